@@ -1,0 +1,150 @@
+"""Turn a URL as a user pastes it into a configured SQLAlchemy engine.
+
+`postgresql://` gets psycopg 3, `mysql://` and `mariadb://` get PyMySQL with utf8mb4, and a
+bare path or `sqlite:///` gets SQLite in WAL mode whose transactions begin IMMEDIATE (SQLite
+ignores FOR UPDATE, so the write lock taken at BEGIN is what makes a claim exclusive).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+
+from pipeline_kit.errors import BadInput, DatabaseUnavailable
+
+DEFAULT_URL = "sqlite:///data/production.db"
+ENV_VAR = "PIPELINE_KIT_DB"
+
+# Seconds between connection attempts before a command gives up (exit 1).
+CONNECT_RETRIES = (0.5, 1.0, 2.0)
+
+
+@dataclass(frozen=True)
+class Database:
+    """A live handle: the engine plus which of the three dialects it speaks."""
+
+    engine: Engine
+    dialect: str  # "sqlite" | "postgresql" | "mysql"
+
+    @property
+    def url(self) -> str:
+        return self.engine.url.render_as_string(hide_password=True)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def resolve_url(url: str | None = None) -> str:
+    """--db URL, else $PIPELINE_KIT_DB, else the SQLite default."""
+    return url or os.environ.get(ENV_VAR) or DEFAULT_URL
+
+
+def normalise_url(raw: str) -> URL:
+    """Pick the project's driver for the plain URLs users paste; reject what is not a URL."""
+    raw = raw.strip()
+    if "://" not in raw:
+        raise BadInput(f"not a database URL: {_redact(raw)!r} (try sqlite:///path.db or postgresql://host/db)")
+    try:
+        url = make_url(raw)
+    except ArgumentError:
+        raise BadInput(f"not a database URL: {_redact(raw)!r}") from None
+    backend = url.get_backend_name()
+    if backend == "postgresql":
+        return url.set(drivername="postgresql+psycopg")
+    if backend in ("mysql", "mariadb"):
+        query = dict(url.query)
+        query.setdefault("charset", "utf8mb4")
+        return url.set(drivername="mysql+pymysql", query=query)
+    if backend == "sqlite":
+        return url.set(drivername="sqlite+pysqlite")
+    raise BadInput(f"unsupported database {backend!r}: use sqlite, postgresql or mysql/mariadb")
+
+
+def _redact(raw: str) -> str:
+    try:
+        return make_url(raw).render_as_string(hide_password=True)
+    except Exception:
+        return raw.split("@")[-1] if "@" in raw else raw
+
+
+def create(url: str | None = None, *, pool_size: int = 5) -> Database:
+    """Build an engine for `url` (not yet connected)."""
+    sa_url = normalise_url(resolve_url(url))
+    backend = sa_url.get_backend_name()
+    if backend == "sqlite":
+        return Database(_sqlite_engine(sa_url), "sqlite")
+    if backend == "postgresql":
+        engine = sa.create_engine(
+            sa_url,
+            pool_pre_ping=True,
+            pool_size=pool_size,
+            isolation_level="READ COMMITTED",
+            # A worker stopped inside a transaction must not hold row locks for long.
+            connect_args={
+                "connect_timeout": 5,
+                "options": "-c idle_in_transaction_session_timeout=60000 -c lock_timeout=30000",
+            },
+        )
+        return Database(engine, "postgresql")
+    engine = sa.create_engine(
+        sa_url,
+        pool_pre_ping=True,
+        pool_size=pool_size,
+        # Each statement sees the latest commits: the lane-limit count after its row lock.
+        isolation_level="READ COMMITTED",
+        connect_args={"connect_timeout": 5, "init_command": "SET SESSION innodb_lock_wait_timeout=30"},
+    )
+    return Database(engine, "mysql")
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    if url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # let SQLAlchemy's begin event issue BEGIN itself
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        # IMMEDIATE takes the write lock up front: no deadlock-prone upgrade from a read lock.
+        mode = conn.get_execution_options().get("sqlite_begin", "IMMEDIATE")
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine
+
+
+def connect(url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES) -> Database:
+    """Create the engine and prove the server answers, retrying briefly before giving up."""
+    db = create(url)
+    for delay in (*retries, None):
+        try:
+            with db.engine.connect() as conn:
+                conn.execute(sa.text("SELECT 1"))
+            return db
+        except OperationalError as exc:
+            if delay is None:
+                db.dispose()
+                raise DatabaseUnavailable(f"database unreachable at {db.url}: {_first_line(exc)}") from None
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _first_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    return str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__

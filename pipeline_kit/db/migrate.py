@@ -1,0 +1,65 @@
+"""Create or upgrade the schema, idempotently, and record its version in the database.
+
+A database whose recorded version is newer than this code is refused: an older worker must not
+write rows a newer schema does not expect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata
+from pipeline_kit.errors import NotInitialised, SchemaTooNew
+
+# version -> step that brings a database at version-1 up to it (run inside one transaction).
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {}
+
+
+def schema_version(db: Database) -> int | None:
+    """The version recorded in the database, or None when it has no pipeline_kit schema."""
+    if not sa.inspect(db.engine).has_table(meta.name):
+        return None
+    with db.engine.connect() as conn:
+        value = conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
+    return int(value) if value is not None else None
+
+
+def init(db: Database) -> tuple[int | None, int]:
+    """Create missing tables and apply pending migrations; returns (version before, after)."""
+    before = schema_version(db)
+    _refuse_newer(before)
+    with db.engine.begin() as conn:
+        metadata.create_all(conn, checkfirst=True)
+        for version in range((before or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
+            MIGRATIONS[version](conn)
+        if before is None:
+            conn.execute(sa.insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        elif before != SCHEMA_VERSION:
+            conn.execute(
+                sa.update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION))
+            )
+    return before, SCHEMA_VERSION
+
+
+def require_schema(db: Database) -> None:
+    """Fail with one clear line unless the database holds this version's schema."""
+    version = schema_version(db)
+    if version is None:
+        raise NotInitialised(f"no pipeline_kit schema in {db.url}: run `pipeline-kit init` first")
+    _refuse_newer(version)
+    if version < SCHEMA_VERSION:
+        raise NotInitialised(
+            f"database schema is version {version}, this pipeline_kit needs {SCHEMA_VERSION}: "
+            "run `pipeline-kit init` to upgrade"
+        )
+
+
+def _refuse_newer(version: int | None) -> None:
+    if version is not None and version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"database schema is version {version}, newer than this pipeline_kit "
+            f"(version {SCHEMA_VERSION}): upgrade pipeline_kit before using it"
+        )

@@ -1,0 +1,221 @@
+"""The one schema, as SQLAlchemy Core tables, shared by SQLite, PostgreSQL and MariaDB.
+
+Names marked * in docs/architecture.md (shots, tasks, attempts and their listed columns) are a
+contract: analysts and outside checks query them directly. Times are naive UTC from the
+database clock (see `pipeline_kit.db.sqltime`).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects import mysql
+
+SCHEMA_VERSION = 1
+
+metadata = MetaData()
+
+# MariaDB's TEXT stops at 64 KiB; a whole book without chapter markers is one chapter.
+LongText = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+# Precise to the microsecond on MariaDB (its DATETIME defaults to whole seconds).
+Time = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+# SQLite only auto-increments an INTEGER PRIMARY KEY.
+Serial = BigInteger().with_variant(Integer(), "sqlite")
+
+_mysql = {"mysql_charset": "utf8mb4", "mysql_collate": "utf8mb4_bin", "mysql_engine": "InnoDB"}
+
+meta = Table(
+    "pk_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", String(255), nullable=False),
+    **_mysql,
+)
+
+books = Table(
+    "books",
+    metadata,
+    Column("bookcode", String(64), primary_key=True),
+    Column("title", String(500), nullable=False),
+    Column("lang", String(8), nullable=False),
+    Column("created_at", Time),
+    Column("budget", Float),  # spend limit for paid lanes; NULL means no limit
+    Column("review", Boolean, nullable=False, default=False),
+    **_mysql,
+)
+
+chapters = Table(
+    "chapters",
+    metadata,
+    Column("bookcode", String(64), ForeignKey("books.bookcode"), primary_key=True),
+    Column("number", Integer, primary_key=True),
+    Column("title", String(500), nullable=False),
+    Column("text", LongText, nullable=False),
+    Column("checksum", String(64), nullable=False),
+    Column("split_at", Time),  # the split lock: set once the chapter's shots exist
+    Column("splitter_version", String(32)),
+    **_mysql,
+)
+
+shots = Table(
+    "shots",
+    metadata,
+    Column("shot_id", String(120), primary_key=True),
+    Column("bookcode", String(64), ForeignKey("books.bookcode"), nullable=False),
+    Column("chapter", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("scene", Integer, nullable=False),
+    Column("location", String(200)),
+    Column("time_of_day", String(32)),
+    Column("characters", JSON, nullable=False),
+    Column("text", LongText, nullable=False),
+    Column("span_start", Integer, nullable=False),
+    Column("span_end", Integer, nullable=False),
+    Column("dialogue", Boolean, nullable=False, default=False),
+    Column("duration_s", Float, nullable=False),
+    Column("prompt", LongText),
+    Column("video_prompt", LongText),
+    Column("edited_at", Time),
+    UniqueConstraint("bookcode", "chapter", "seq", name="uq_shots_position"),
+    **_mysql,
+)
+
+lanes = Table(
+    "lanes",
+    metadata,
+    Column("lane", String(64), primary_key=True),
+    Column("max_running", Integer),  # NULL: no limit across the fleet
+    Column("paused", Boolean, nullable=False, default=False),
+    Column("max_attempts", Integer),  # NULL: the task's own max_attempts
+    Column("on_expire", String(16), nullable=False, default="retry"),  # retry | fail
+    Column("paid", Boolean, nullable=False, default=False),  # stops claiming once a budget is spent
+    **_mysql,
+)
+
+tasks = Table(
+    "tasks",
+    metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),  # FIFO order within a priority
+    Column("task_id", String(255), nullable=False, unique=True),  # the business key
+    Column("bookcode", String(64)),
+    Column("shot_id", String(120)),
+    Column("kind", String(64), nullable=False),
+    Column("lane", String(64), ForeignKey("lanes.lane"), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("priority", Integer, nullable=False, default=0),
+    Column("worker_id", String(128)),
+    Column("lease_token", String(32)),
+    Column("lease_expires_at", Time),
+    Column("heartbeat_at", Time),
+    Column("stage", String(64)),
+    Column("progress", Float),
+    Column("attempts", Integer, nullable=False, default=0),  # claims ever made: the attempt_no
+    Column("retry_base", Integer, nullable=False, default=0),  # attempts before the last reset
+    Column("max_attempts", Integer, nullable=False),
+    Column("run_after", Time, nullable=False),
+    Column("deps_remaining", Integer, nullable=False, default=0),
+    Column("params", JSON),
+    Column("result", JSON),
+    Column("output_path", String(1000)),
+    Column("cost", Float, nullable=False, default=0.0),
+    Column("last_error", Text),
+    Column("created_at", Time, nullable=False),
+    Column("finished_at", Time),
+    **_mysql,
+)
+# The claim scans only eligible rows, in claim order. A partial index where the engine has them
+# (PostgreSQL, SQLite); MariaDB leads with status instead. Extra columns let the filter run on
+# the index alone. SQLite claims name this index (INDEXED BY) so a stale ANALYZE cannot
+# steer the planner to a table scan.
+Index(
+    "ix_tasks_eligible",
+    tasks.c.status,
+    tasks.c.priority.desc(),
+    tasks.c.id,
+    tasks.c.lane,
+    tasks.c.deps_remaining,
+    tasks.c.run_after,
+    postgresql_where=text("status = 'pending'"),
+    sqlite_where=text("status = 'pending'"),
+)
+Index("ix_tasks_running", tasks.c.status, tasks.c.lane, tasks.c.lease_expires_at)
+Index("ix_tasks_worker", tasks.c.worker_id, tasks.c.status)
+Index("ix_tasks_book", tasks.c.bookcode, tasks.c.shot_id)
+
+task_deps = Table(
+    "task_deps",
+    metadata,
+    Column("task_id", String(255), ForeignKey("tasks.task_id"), primary_key=True),
+    Column("depends_on", String(255), ForeignKey("tasks.task_id"), primary_key=True),
+    Index("ix_task_deps_on", "depends_on"),
+    **_mysql,
+)
+
+attempts = Table(
+    "attempts",
+    metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("task_id", String(255), nullable=False),
+    Column("attempt_no", Integer, nullable=False),
+    Column("worker_id", String(128), nullable=False),
+    Column("lease_token", String(32), nullable=False),
+    Column("claimed_at", Time, nullable=False),
+    Column("finished_at", Time),
+    Column("outcome", String(16)),  # completed | failed | retried | lost | canceled; NULL while running
+    Column("error_kind", String(64)),
+    Column("error", Text),
+    Column("cost", Float),
+    Column("model", String(200)),
+    Column("settings", JSON),
+    Column("output_bytes", BigInteger),
+    Column("remote_job_id", String(255)),
+    UniqueConstraint("task_id", "attempt_no", name="uq_attempts_no"),
+    Index("ix_attempts_token", "task_id", "lease_token"),
+    Index("ix_attempts_worker", "worker_id"),
+    **_mysql,
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("at", Time, nullable=False),
+    Column("kind", String(32), nullable=False),  # claim, heartbeat, reclaim, stale, alert, ...
+    Column("task_id", String(255)),
+    Column("worker_id", String(128)),
+    Column("lease_token", String(32)),
+    Column("detail", JSON),
+    Index("ix_events_kind_at", "kind", "at"),
+    Index("ix_events_task", "task_id"),
+    **_mysql,
+)
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("worker_id", String(128), primary_key=True),
+    Column("uid", String(128)),
+    Column("host", String(255)),
+    Column("version", String(32)),
+    Column("lanes", String(500)),
+    Column("backend", String(64)),
+    Column("started_at", Time),
+    Column("last_seen_at", Time),
+    Column("state", String(16)),  # working | idle | stopped
+    **_mysql,
+)

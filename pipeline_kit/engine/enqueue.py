@@ -1,0 +1,120 @@
+"""Bulk enqueue in one transaction, deduplicated by business key, with dependencies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from graphlib import CycleError, TopologicalSorter
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+from pipeline_kit.db.schema import lanes, task_deps, tasks
+from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.engine.models import EnqueueResult, TaskSpec
+from pipeline_kit.engine.states import DEAD_ENDS, Status
+from pipeline_kit.errors import BadInput
+
+DEFAULT_MAX_ATTEMPTS = 3
+MAX_KEY_LENGTH = 255
+_CHUNK = 500  # keys per IN (...) lookup
+
+
+def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
+    """Insert the tasks whose keys are new; existing keys are left untouched (a no-op).
+
+    Runs in the caller's transaction, so a split can write its shots and tasks atomically.
+    A dependency may name a task in the same call or one already stored.
+    """
+    batch = _validated(list(specs))
+    if not batch:
+        return EnqueueResult(0, 0)
+    lane_rows = {r.lane: r for r in conn.execute(sa.select(lanes).where(lanes.c.lane.in_({s.lane for s in batch})))}
+    unknown = sorted({s.lane for s in batch} - lane_rows.keys())
+    if unknown:
+        raise BadInput(f"unknown lane {unknown[0]!r}: add it with `pipeline-kit lane add {unknown[0]}`")
+
+    existing = _statuses(conn, [s.task_id for s in batch])
+    new = [s for s in batch if s.task_id not in existing]
+    new_keys = {s.task_id for s in new}
+    outside = {d for s in new for d in s.depends_on if d not in new_keys}
+    dep_status = _statuses(conn, sorted(outside))
+    missing = sorted(outside - dep_status.keys())
+    if missing:
+        raise BadInput(f"unknown dependency {missing[0]!r}")
+
+    rows: list[dict[str, Any]] = []
+    for spec in _in_dependency_order(new):
+        not_done = [d for d in spec.depends_on if dep_status.get(d) != Status.COMPLETED.value]
+        dead = any(dep_status.get(d) in {s.value for s in DEAD_ENDS} for d in spec.depends_on)
+        status = Status.BLOCKED if dead else Status.PENDING
+        dep_status[spec.task_id] = status.value
+        lane_max = lane_rows[spec.lane].max_attempts
+        rows.append(
+            {
+                "task_id": spec.task_id,
+                "kind": spec.kind,
+                "lane": spec.lane,
+                "status": status.value,
+                "priority": spec.priority,
+                "params": dict(spec.params) if spec.params is not None else None,
+                "max_attempts": spec.max_attempts or lane_max or DEFAULT_MAX_ATTEMPTS,
+                "deps_remaining": len(not_done),
+                "bookcode": spec.bookcode,
+                "shot_id": spec.shot_id,
+                "attempts": 0,
+                "retry_base": 0,
+                "cost": 0.0,
+            }
+        )
+    if rows:
+        stmt = _insert_ignoring_duplicates(conn, tasks).values(run_after=db_now(), created_at=db_now())
+        conn.execute(stmt, rows)
+        deps = [{"task_id": s.task_id, "depends_on": d} for s in new for d in s.depends_on]
+        if deps:
+            conn.execute(_insert_ignoring_duplicates(conn, task_deps), deps)
+    return EnqueueResult(created=len(rows), existing=len(batch) - len(rows))
+
+
+def _validated(batch: Sequence[TaskSpec]) -> list[TaskSpec]:
+    seen: dict[str, TaskSpec] = {}
+    for spec in batch:
+        if not spec.task_id or len(spec.task_id) > MAX_KEY_LENGTH:
+            raise BadInput(f"task key must be 1 to {MAX_KEY_LENGTH} characters: {spec.task_id[:40]!r}")
+        if not spec.kind or not spec.lane:
+            raise BadInput(f"task {spec.task_id!r} needs a kind and a lane")
+        if spec.max_attempts is not None and not 1 <= spec.max_attempts <= 1000:
+            raise BadInput(f"max_attempts must be from 1 to 1000, got {spec.max_attempts}")
+        if spec.task_id in spec.depends_on:
+            raise BadInput(f"task {spec.task_id!r} depends on itself")
+        seen.setdefault(spec.task_id, spec)  # the first spec of a repeated key wins, like a stored one
+    return list(seen.values())
+
+
+def _in_dependency_order(specs: list[TaskSpec]) -> list[TaskSpec]:
+    by_key = {s.task_id: s for s in specs}
+    graph = {s.task_id: [d for d in s.depends_on if d in by_key] for s in specs}
+    try:
+        order = list(TopologicalSorter(graph).static_order())
+    except CycleError as exc:
+        raise BadInput(f"dependency cycle among tasks: {' -> '.join(map(str, exc.args[1]))}") from None
+    return [by_key[k] for k in order]
+
+
+def _statuses(conn: sa.Connection, keys: Sequence[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for i in range(0, len(keys), _CHUNK):
+        chunk = keys[i : i + _CHUNK]
+        query = sa.select(tasks.c.task_id, tasks.c.status).where(tasks.c.task_id.in_(chunk))
+        found.update({r.task_id: r.status for r in conn.execute(query)})
+    return found
+
+
+def _insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table) -> Any:
+    """INSERT that skips rows whose key a concurrent enqueue stored first."""
+    name = conn.dialect.name
+    if name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing()
+    if name == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing()
+    return mysql.insert(table).prefix_with("IGNORE")

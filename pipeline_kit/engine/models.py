@@ -1,0 +1,62 @@
+"""Rows that leave the engine: frozen dataclasses, never tuples or dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSpec:
+    """A task to enqueue. `task_id` is the business key: enqueueing it again is a no-op."""
+
+    task_id: str
+    kind: str
+    lane: str
+    priority: int = 0
+    params: Mapping[str, Any] | None = None
+    max_attempts: int | None = None  # None: the lane's, else the engine default
+    depends_on: tuple[str, ...] = ()
+    bookcode: str | None = None
+    shot_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lease:
+    """A claimed task as its worker holds it: every later write names (task_id, token)."""
+
+    task_id: str
+    token: str
+    kind: str
+    lane: str
+    attempt_no: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+    bookcode: str | None = None
+    shot_id: str | None = None
+    priority: int = 0
+    expires_at: datetime | None = None
+    remote_job_id: str | None = None  # left by an earlier attempt: resume it instead of paying again
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], remote_job_id: str | None = None) -> Lease:
+        return cls(
+            task_id=row["task_id"],
+            token=row["lease_token"],
+            kind=row["kind"],
+            lane=row["lane"],
+            attempt_no=row["attempts"],
+            params=row["params"] or {},
+            bookcode=row["bookcode"],
+            shot_id=row["shot_id"],
+            priority=row["priority"],
+            expires_at=row["lease_expires_at"],
+            remote_job_id=remote_job_id,
+        )
+
+
+@dataclass(frozen=True)
+class EnqueueResult:
+    created: int
+    existing: int  # business keys already present: left as they were

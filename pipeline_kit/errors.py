@@ -1,0 +1,35 @@
+"""Every error the package raises on purpose, rooted in one base class.
+
+The CLI maps `BadInput` to exit 2 and any other `PipelineKitError` to exit 1, each as one line
+on stderr.
+"""
+
+from __future__ import annotations
+
+
+class PipelineKitError(Exception):
+    """Base of the package's own errors; the message is one line an operator can act on."""
+
+    exit_code = 1
+
+
+class BadInput(PipelineKitError):
+    """The caller asked for something invalid (usage, unknown name, malformed value)."""
+
+    exit_code = 2
+
+
+class NotInitialised(BadInput):
+    """The database has no pipeline_kit schema yet."""
+
+
+class SchemaTooNew(PipelineKitError):
+    """The database was made by a newer pipeline_kit than this one."""
+
+
+class DatabaseUnavailable(PipelineKitError):
+    """The database could not be reached after the connection retries."""
+
+
+class NotFound(BadInput):
+    """A named task, book, shot or lane does not exist."""
