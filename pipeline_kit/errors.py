@@ -33,3 +33,19 @@ class DatabaseUnavailable(PipelineKitError):
 
 class NotFound(BadInput):
     """A named task, book, shot or lane does not exist."""
+
+
+class GenerationError(PipelineKitError):
+    """A backend call failed; `retryable` says whether the task should be tried again.
+
+    `error_kind` is a short machine word (timeout, rate_limited, server_error, bad_request,
+    unknown_model, bad_output, ...) stored on the attempt; `retry_after` is the server's own
+    wait hint in seconds, when it gave one.
+    """
+
+    def __init__(self, message: str, *, error_kind: str, retryable: bool,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.error_kind = error_kind
+        self.retryable = retryable
+        self.retry_after = retry_after
