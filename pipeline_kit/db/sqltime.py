@@ -30,6 +30,35 @@ class db_now_plus(FunctionElement[Any]):
     inherit_cache = True
 
 
+def sql_now(dialect: str) -> str:
+    """The current-time SQL of a dialect, for the hand-written claim statements."""
+    return _NOW[_family(dialect)]
+
+
+def sql_now_plus(dialect: str, seconds: str) -> str:
+    """The now-plus-seconds SQL of a dialect; `seconds` is SQL text (a bind like :lease_s)."""
+    return _PLUS[_family(dialect)].format(secs=seconds)
+
+
+def _family(dialect: str) -> str:
+    return "mysql" if dialect in ("mysql", "mariadb") else dialect
+
+
+_NOW = {
+    # SQLite: text timestamps 'YYYY-MM-DD HH:MM:SS.SSS', compared as strings.
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now')",
+    # PostgreSQL: timestamp without time zone, in UTC, the real clock (not transaction start).
+    "postgresql": "(clock_timestamp() AT TIME ZONE 'UTC')",
+    # MariaDB / MySQL: DATETIME(6).
+    "mysql": "UTC_TIMESTAMP(6)",
+}
+_PLUS = {
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.3f seconds', {secs}))",
+    "postgresql": "((clock_timestamp() AT TIME ZONE 'UTC') + make_interval(secs => {secs}))",
+    "mysql": "TIMESTAMPADD(MICROSECOND, CAST(ROUND({secs} * 1000000) AS SIGNED), UTC_TIMESTAMP(6))",
+}
+
+
 def now_plus(seconds: float | ColumnElement[Any]) -> db_now_plus:
     """`db_now_plus` of a Python number (bound) or a SQL expression."""
     if not isinstance(seconds, ColumnElement):
@@ -37,42 +66,12 @@ def now_plus(seconds: float | ColumnElement[Any]) -> db_now_plus:
     return db_now_plus(seconds)
 
 
-# --- SQLite: text timestamps 'YYYY-MM-DD HH:MM:SS.SSS', compared as strings -----------------
-@compiles(db_now, "sqlite")
-def _now_sqlite(element: db_now, compiler: Any, **kw: Any) -> str:
-    return "strftime('%Y-%m-%d %H:%M:%f', 'now')"
+@compiles(db_now)
+def _compile_now(element: db_now, compiler: Any, **kw: Any) -> str:
+    return sql_now(compiler.dialect.name)
 
 
-@compiles(db_now_plus, "sqlite")
-def _plus_sqlite(element: db_now_plus, compiler: Any, **kw: Any) -> str:
+@compiles(db_now_plus)
+def _compile_now_plus(element: db_now_plus, compiler: Any, **kw: Any) -> str:
     (arg,) = element.clauses
-    secs = compiler.process(arg, **kw)
-    return f"strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.3f seconds', {secs}))"
-
-
-# --- PostgreSQL: timestamp without time zone in UTC ------------------------------------------
-@compiles(db_now, "postgresql")
-def _now_pg(element: db_now, compiler: Any, **kw: Any) -> str:
-    return "(clock_timestamp() AT TIME ZONE 'UTC')"
-
-
-@compiles(db_now_plus, "postgresql")
-def _plus_pg(element: db_now_plus, compiler: Any, **kw: Any) -> str:
-    (arg,) = element.clauses
-    secs = compiler.process(arg, **kw)
-    return f"((clock_timestamp() AT TIME ZONE 'UTC') + make_interval(secs => {secs}))"
-
-
-# --- MariaDB / MySQL: DATETIME(6) ------------------------------------------------------------
-@compiles(db_now, "mysql")
-@compiles(db_now, "mariadb")
-def _now_my(element: db_now, compiler: Any, **kw: Any) -> str:
-    return "UTC_TIMESTAMP(6)"
-
-
-@compiles(db_now_plus, "mysql")
-@compiles(db_now_plus, "mariadb")
-def _plus_my(element: db_now_plus, compiler: Any, **kw: Any) -> str:
-    (arg,) = element.clauses
-    secs = compiler.process(arg, **kw)
-    return f"TIMESTAMPADD(MICROSECOND, CAST(ROUND({secs} * 1000000) AS SIGNED), UTC_TIMESTAMP(6))"
+    return sql_now_plus(compiler.dialect.name, compiler.process(arg, **kw))

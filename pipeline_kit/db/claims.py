@@ -1,0 +1,129 @@
+"""The claim statement of each dialect, side by side: the one place where the engines differ.
+
+Every variant does the same thing inside the caller's (short) transaction: pick up to `limit`
+eligible rows of the given lanes in priority-then-FIFO order, mark them processing under one
+fresh lease token with an expiry from the database clock, and return them.
+
+- SQLite ignores FOR UPDATE; the transaction began IMMEDIATE, so it already holds the only
+  write lock. INDEXED BY pins the partial index: a stale ANALYZE cannot turn the claim into a
+  table scan.
+- PostgreSQL does it in one statement: UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED)
+  RETURNING.
+- MariaDB has SKIP LOCKED (>= 10.6) but no UPDATE ... RETURNING: lock the ids, update them,
+  read them back by id and token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from pipeline_kit.db.schema import tasks
+from pipeline_kit.db.sqltime import sql_now, sql_now_plus
+
+COLUMNS = (
+    "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, lease_token, "
+    "lease_expires_at"
+)
+_SET = (
+    "status = 'processing', worker_id = :worker_id, lease_token = :token, "
+    "lease_expires_at = {expires}, heartbeat_at = {now}, stage = 'claimed', progress = NULL, "
+    "attempts = attempts + 1"
+)
+_ELIGIBLE = (
+    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes "
+    "ORDER BY priority DESC, id LIMIT :limit"
+)
+
+
+def _fmt(template: str, dialect: str) -> str:
+    return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"))
+
+
+def _text(sql: str) -> Any:
+    """A claim statement whose returned columns decode like the table's (JSON, timestamps)."""
+    return (
+        sa.text(sql)
+        .bindparams(sa.bindparam("lanes", expanding=True))
+        .columns(params=tasks.c.params.type, lease_expires_at=tasks.c.lease_expires_at.type)
+    )
+
+
+SQLITE = _text(
+    _fmt(
+        f"UPDATE tasks SET {_SET} WHERE id IN ("
+        f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
+        f"RETURNING {COLUMNS}",
+        "sqlite",
+    )
+)
+
+POSTGRESQL = _text(
+    _fmt(
+        f"UPDATE tasks SET {_SET} FROM ("
+        f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
+        f"WHERE tasks.id = c.picked RETURNING {COLUMNS}",
+        "postgresql",
+    )
+)
+
+MARIADB_LOCK = sa.text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql")).bindparams(
+    sa.bindparam("lanes", expanding=True)
+)
+MARIADB_UPDATE = sa.text(_fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql")).bindparams(
+    sa.bindparam("ids", expanding=True)
+)
+MARIADB_READ_BACK = (
+    sa.text(f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token")
+    .bindparams(sa.bindparam("ids", expanding=True))
+    .columns(params=tasks.c.params.type, lease_expires_at=tasks.c.lease_expires_at.type)
+)
+
+# Row lock on a lane, held to the end of the claim transaction, so that counting its running
+# tasks and claiming more is atomic across all machines. SQLite's IMMEDIATE lock already is.
+LOCK_LANE = {
+    "sqlite": "SELECT lane FROM lanes WHERE lane = :lane",
+    "postgresql": "SELECT lane FROM lanes WHERE lane = :lane FOR UPDATE",
+    "mysql": "SELECT lane FROM lanes WHERE lane = :lane FOR UPDATE",
+}
+
+
+def claim_rows(
+    conn: sa.Connection,
+    *,
+    worker_id: str,
+    lanes: Sequence[str],
+    limit: int,
+    lease_s: float,
+    token: str,
+) -> list[sa.RowMapping]:
+    """Claim up to `limit` eligible tasks of `lanes`; rows come back in claim order."""
+    if limit <= 0 or not lanes:
+        return []
+    params: dict[str, Any] = {
+        "worker_id": worker_id,
+        "token": token,
+        "lease_s": float(lease_s),
+        "lanes": list(lanes),
+        "limit": int(limit),
+    }
+    dialect = conn.dialect.name
+    if dialect == "sqlite":
+        rows = conn.execute(SQLITE, params).mappings().all()
+    elif dialect == "postgresql":
+        rows = conn.execute(POSTGRESQL, params).mappings().all()
+    else:
+        ids = list(conn.execute(MARIADB_LOCK, params).scalars())
+        if not ids:
+            return []
+        conn.execute(MARIADB_UPDATE, {**params, "ids": ids})
+        rows = conn.execute(MARIADB_READ_BACK, {"ids": ids, "token": token}).mappings().all()
+    return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
+
+
+def lock_lane(conn: sa.Connection, lane: str) -> None:
+    """Hold the lane's row lock until the transaction ends (see LOCK_LANE)."""
+    family = "mysql" if conn.dialect.name in ("mysql", "mariadb") else conn.dialect.name
+    conn.execute(sa.text(LOCK_LANE[family]), {"lane": lane})

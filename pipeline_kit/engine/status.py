@@ -1,0 +1,119 @@
+"""One query an operator reads: what is queued, running, stuck, blocked and failed, per worker."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import lanes, task_deps, tasks, workers
+from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.engine.states import DEAD_ENDS, Status
+
+LISTED = 50  # at most this many stuck / blocked / failed tasks are listed
+
+
+@dataclass(frozen=True)
+class Problem:
+    task_id: str
+    status: str
+    lane: str
+    worker_id: str | None
+    detail: str
+    next_action: str
+
+
+@dataclass(frozen=True)
+class Overview:
+    counts: dict[str, int]
+    lanes: dict[str, dict[str, Any]]
+    workers: dict[str, dict[str, Any]]
+    stuck: list[Problem] = field(default_factory=list)
+    blocked: list[Problem] = field(default_factory=list)
+    failed: list[Problem] = field(default_factory=list)
+    db_time: datetime | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["total"] = self.total
+        out["db_time"] = self.db_time.isoformat() if self.db_time else None
+        return out
+
+
+def overview(db: Database, bookcode: str | None = None) -> Overview:
+    """Counts per status, per lane and per worker, plus the tasks that need a person, with advice."""
+    scope = [tasks.c.bookcode == bookcode] if bookcode else []
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        now = conn.execute(sa.select(db_now())).scalar()
+        counts = {s.value: 0 for s in Status}
+        per_lane: dict[str, dict[str, Any]] = {}
+        for lane in conn.execute(sa.select(lanes)).mappings():
+            per_lane[lane["lane"]] = {"max_running": lane["max_running"], "paused": bool(lane["paused"]),
+                                      "counts": {}}
+        for row in conn.execute(sa.select(tasks.c.lane, tasks.c.status, sa.func.count().label("n"))
+                                .where(*scope).group_by(tasks.c.lane, tasks.c.status)):
+            counts[row.status] = counts.get(row.status, 0) + row.n
+            per_lane.setdefault(row.lane, {"counts": {}})["counts"][row.status] = row.n
+        per_worker: dict[str, dict[str, Any]] = defaultdict(lambda: {"counts": {}, "current": []})
+        for row in conn.execute(sa.select(tasks.c.worker_id, tasks.c.status, sa.func.count().label("n"))
+                                .where(tasks.c.worker_id.is_not(None), *scope)
+                                .group_by(tasks.c.worker_id, tasks.c.status)):
+            per_worker[row.worker_id]["counts"][row.status] = row.n
+        for row in conn.execute(sa.select(tasks.c.worker_id, tasks.c.task_id, tasks.c.stage, tasks.c.heartbeat_at,
+                                          tasks.c.lease_expires_at)
+                                .where(tasks.c.status == Status.PROCESSING.value, *scope)
+                                .order_by(tasks.c.worker_id, tasks.c.id)):
+            per_worker[row.worker_id]["current"].append(
+                {"task_id": row.task_id, "stage": row.stage,
+                 "heartbeat_age_s": _age(now, row.heartbeat_at),
+                 "lease_left_s": -_age(now, row.lease_expires_at) if row.lease_expires_at else None})
+        for row in conn.execute(sa.select(workers)).mappings():
+            info = per_worker[row["worker_id"]]
+            info.update(host=row["host"], uid=row["uid"], lanes=row["lanes"], state=row["state"],
+                        last_seen_age_s=_age(now, row["last_seen_at"]))
+        stuck = [
+            Problem(r.task_id, r.status, r.lane, r.worker_id, f"lease expired {_age(now, r.lease_expires_at):.0f} s ago",
+                    "run `pipeline-kit watchdog --once` (workers do it on their own within a minute)")
+            for r in conn.execute(sa.select(tasks).where(tasks.c.status == Status.PROCESSING.value,
+                                                         tasks.c.lease_expires_at < now, *scope)
+                                  .order_by(tasks.c.lease_expires_at).limit(LISTED))
+        ]
+        failed = [
+            Problem(r.task_id, r.status, r.lane, r.worker_id, r.last_error or "",
+                    f"fix the cause, then `pipeline-kit retry {r.task_id}` (or cancel it)")
+            for r in conn.execute(sa.select(tasks).where(tasks.c.status == Status.FAILED.value, *scope)
+                                  .order_by(tasks.c.id).limit(LISTED))
+        ]
+        blocked = []
+        dead = [s.value for s in DEAD_ENDS]
+        for r in conn.execute(sa.select(tasks).where(tasks.c.status == Status.BLOCKED.value, *scope)
+                              .order_by(tasks.c.id).limit(LISTED)):
+            blockers = conn.execute(
+                sa.select(tasks.c.task_id).join(task_deps, task_deps.c.depends_on == tasks.c.task_id)
+                .where(task_deps.c.task_id == r.task_id, tasks.c.status.in_(dead))
+            ).scalars().all()
+            blocked.append(Problem(r.task_id, r.status, r.lane, r.worker_id,
+                                   f"waits on {', '.join(blockers) or 'a dependency that cannot finish'}",
+                                   "retry the failed dependency; this task is released when it can run"))
+    return Overview(counts=counts, lanes=per_lane, workers=dict(per_worker), stuck=stuck,
+                    blocked=blocked, failed=failed, db_time=now)
+
+
+def _age(now: datetime | None, then: datetime | None) -> float | None:
+    if now is None or then is None:
+        return None
+    if isinstance(now, str) or isinstance(then, str):  # SQLite raw text from a bare select
+        now, then = _parse(now), _parse(then)
+    return round((now - then).total_seconds(), 1)
+
+
+def _parse(value: datetime | str) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
