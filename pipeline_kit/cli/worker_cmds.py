@@ -1,9 +1,55 @@
-"""Subcommands of this area (filled in by its issue)."""
+"""Worker subcommands: work (one PC's worker) and demo (the whole pipeline on SQLite)."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
+
+from pipeline_kit.cli.common import open_db, positive_float, positive_int
+from pipeline_kit.errors import BadInput
+from pipeline_kit.worker import WorkerConfig, run_worker
+from pipeline_kit.worker.runtime import default_worker_id
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add this area's subcommands to the parser."""
+    p = sub.add_parser("work", help="run a worker on this PC: claim, generate, heartbeat, complete")
+    p.add_argument("--worker-id", default=None, help="this worker's id (default HOST-PID)")
+    p.add_argument("--lanes", default="image,video", help="comma-separated lanes to serve")
+    p.add_argument("--backend", default="sketch", help="sketch | noop | sleep:SECONDS | openai | comfyui | ollama")
+    p.add_argument("--batch", type=positive_int, default=1, help="tasks claimed per claim")
+    stop = p.add_mutually_exclusive_group()
+    stop.add_argument("--until-empty", action="store_true", help="stop when the lanes have no open work")
+    stop.add_argument("--max-tasks", type=positive_int)
+    stop.add_argument("--max-minutes", type=positive_float)
+    p.add_argument("--uid", default=None, help="API identity for rate limits (default $PIPELINE_KIT_UID)")
+    p.add_argument("--lease", type=positive_float, default=120.0, help="lease seconds")
+    p.add_argument("--heartbeat", type=positive_float, default=20.0, help="seconds between lease renewals")
+    p.add_argument("--hours", default=None, help="work only in these local hours, e.g. 22-07")
+    p.add_argument("--outputs", type=Path, default=Path("data/outputs"), help="where outputs are published")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_work)
+
+
+def worker_config(args: argparse.Namespace) -> WorkerConfig:
+    """Validate the work flags into a WorkerConfig (bad combinations are BadInput)."""
+    lanes = tuple(dict.fromkeys(x.strip() for x in args.lanes.split(",") if x.strip()))
+    if not lanes:
+        raise BadInput("--lanes needs at least one lane")
+    if args.heartbeat >= args.lease:
+        raise BadInput(f"--heartbeat ({args.heartbeat:g} s) must be shorter than --lease ({args.lease:g} s)")
+    return WorkerConfig(
+        worker_id=args.worker_id or default_worker_id(), lanes=lanes, backend=args.backend, batch=args.batch,
+        until_empty=args.until_empty, max_tasks=args.max_tasks, max_minutes=args.max_minutes,
+        lease_s=args.lease, heartbeat_s=args.heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
+        hours=args.hours, outputs=args.outputs, progress=not args.quiet,
+    )
+
+
+def cmd_work(args: argparse.Namespace) -> int:
+    cfg = worker_config(args)
+    from pipeline_kit.backends import get_backend
+    get_backend(cfg.backend)  # an unknown backend is bad input before anything connects
+    summary = run_worker(open_db(args), cfg, handle_signals=True)
+    print(summary.line())
+    return 0

@@ -24,8 +24,8 @@ from pipeline_kit.db.schema import tasks
 from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
 COLUMNS = (
-    "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, lease_token, "
-    "lease_expires_at"
+    "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, generation, "
+    "lease_token, lease_expires_at"
 )
 _SET = (
     "status = 'processing', worker_id = :worker_id, lease_token = :token, "

@@ -126,6 +126,8 @@ tasks = Table(
     Column("progress", Float),
     Column("attempts", Integer, nullable=False, default=0),  # claims ever made: the attempt_no
     Column("retry_base", Integer, nullable=False, default=0),  # attempts before the last reset
+    Column("generation", Integer, nullable=False, default=0),  # bumped by each reset: outputs of
+    # an older generation are never reused
     Column("max_attempts", Integer, nullable=False),
     Column("run_after", Time, nullable=False),
     Column("deps_remaining", Integer, nullable=False, default=0),

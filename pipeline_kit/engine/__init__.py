@@ -6,29 +6,39 @@ notebook or the worker runtime calls are re-exported here.
 
 from pipeline_kit.engine.claim import LaneCache, claim
 from pipeline_kit.engine.enqueue import enqueue
-from pipeline_kit.engine.lanes import add_lane, get_lane, list_lanes, seed_default_lanes, update_lane
+from pipeline_kit.engine.lanes import (
+    add_lane,
+    get_lane,
+    list_lanes,
+    require_lanes,
+    seed_default_lanes,
+    update_lane,
+)
 from pipeline_kit.engine.lease import (
     Completion,
     complete,
     complete_many,
+    dependency_outputs,
     fail,
     heartbeat,
     heartbeat_many,
     record_cost,
     record_remote_job,
+    release_many,
 )
 from pipeline_kit.engine.models import EnqueueResult, Lease, TaskSpec
 from pipeline_kit.engine.operator import cancel_task, reset_tasks, retry_task
 from pipeline_kit.engine.registry import register_worker, touch_worker
 from pipeline_kit.engine.retry import Decision, RetryPolicy
+from pipeline_kit.engine.review import ReviewItem, approve, awaiting_review, reject, set_review
 from pipeline_kit.engine.states import Ack, Outcome, Status
-from pipeline_kit.engine.status import Overview, overview
+from pipeline_kit.engine.status import Overview, open_work, overview
 from pipeline_kit.engine.watchdog import Reclaimed, reclaim_expired
 
 __all__ = [
     "Ack", "Completion", "Decision", "EnqueueResult", "LaneCache", "Lease", "Outcome", "Overview",
-    "Reclaimed", "RetryPolicy", "Status", "TaskSpec", "add_lane", "cancel_task", "claim", "complete",
-    "complete_many", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
-    "overview", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "reset_tasks",
+    "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review", "Status", "TaskSpec", "add_lane", "cancel_task", "claim", "complete",
+    "complete_many", "dependency_outputs", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
+    "open_work", "overview", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
     "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
 ]

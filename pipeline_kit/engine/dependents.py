@@ -87,3 +87,17 @@ def recount_dependencies(conn: sa.Connection, task_ids: Iterable[str]) -> None:
             .values(deps_remaining=sa.bindparam("n")),
             [{"tid": t, "n": counts.get(t, 0)} for t in chunk],
         )
+
+
+def release_dependents(conn: sa.Connection, done: Sequence[str]) -> None:
+    """Count completed tasks off their dependents' deps_remaining (once per completion)."""
+    counts = conn.execute(
+        sa.select(task_deps.c.task_id, sa.func.count().label("n"))
+        .where(task_deps.c.depends_on.in_(list(done))).group_by(task_deps.c.task_id)
+    ).all()
+    if counts:
+        conn.execute(
+            sa.update(tasks).where(tasks.c.task_id == sa.bindparam("tid"))
+            .values(deps_remaining=tasks.c.deps_remaining - sa.bindparam("n")),
+            [{"tid": r.task_id, "n": r.n} for r in counts],
+        )

@@ -64,6 +64,7 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
                 "shot_id": spec.shot_id,
                 "attempts": 0,
                 "retry_base": 0,
+                "generation": 0,
                 "cost": 0.0,
             }
         )

@@ -16,7 +16,8 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, events, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now, now_plus
-from pipeline_kit.engine.dependents import block_dependents
+from pipeline_kit.engine.dependents import block_dependents, release_dependents
+from pipeline_kit.engine.review import needs_review
 from pipeline_kit.engine.retry import DEFAULT_POLICY, RetryPolicy
 from pipeline_kit.engine.states import Ack, Outcome, Status
 
@@ -123,29 +124,32 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
         return {}
     by_id = {c.task_id: c for c in items}
     with db.engine.begin() as conn:
-        current = _current_tokens(conn, list(by_id), lock=True)
+        current = _current_rows(conn, list(by_id))
         acks: dict[str, Ack] = {}
         for task_id, c in by_id.items():
-            token, status = current.get(task_id, (None, None))
-            if token == c.token and status == Status.PROCESSING.value:
+            row = current.get(task_id)
+            if row is not None and row.lease_token == c.token and row.status == Status.PROCESSING.value:
                 acks[task_id] = Ack.ACCEPTED
-            elif token == c.token and status in (Status.COMPLETED.value, Status.AWAITING_REVIEW.value):
+            elif row is not None and row.lease_token == c.token and row.status in _DONE:
                 acks[task_id] = Ack.DUPLICATE
             else:
                 acks[task_id] = Ack.FENCED
         accepted = [by_id[t] for t, a in acks.items() if a is Ack.ACCEPTED]
         if accepted:
+            held = needs_review(conn, [current[c.task_id] for c in accepted])
             _close_attempts(conn, accepted)
             conn.execute(
                 sa.update(tasks)
                 .where(tasks.c.task_id == sa.bindparam("tid"), tasks.c.lease_token == sa.bindparam("tok"))
-                .values(status=Status.COMPLETED.value, result=sa.bindparam("res", type_=tasks.c.result.type),
+                .values(status=sa.bindparam("st"), result=sa.bindparam("res", type_=tasks.c.result.type),
                         output_path=sa.bindparam("path"), finished_at=db_now(), lease_expires_at=None,
                         stage="done", progress=1.0, last_error=None, cost=_attempts_cost()),
                 [{"tid": c.task_id, "tok": c.token, "res": dict(c.result) if c.result is not None else None,
-                  "path": c.output_path} for c in accepted],
+                  "path": c.output_path,
+                  "st": (Status.AWAITING_REVIEW if c.task_id in held else Status.COMPLETED).value}
+                 for c in accepted],
             )
-            release_dependents(conn, [c.task_id for c in accepted])
+            release_dependents(conn, [c.task_id for c in accepted if c.task_id not in held])
         for task_id, ack in acks.items():
             if ack is Ack.FENCED:
                 c = by_id[task_id]
@@ -197,18 +201,40 @@ def fail(db: Database, task_id: str, token: str, *, error: str, error_kind: str 
     return Ack.ACCEPTED, status
 
 
-def release_dependents(conn: sa.Connection, done: Sequence[str]) -> None:
-    """Count completed tasks off their dependents' deps_remaining (once per completion)."""
-    counts = conn.execute(
-        sa.select(task_deps.c.task_id, sa.func.count().label("n"))
-        .where(task_deps.c.depends_on.in_(list(done))).group_by(task_deps.c.task_id)
-    ).all()
-    if counts:
-        conn.execute(
-            sa.update(tasks).where(tasks.c.task_id == sa.bindparam("tid"))
-            .values(deps_remaining=tasks.c.deps_remaining - sa.bindparam("n")),
-            [{"tid": r.task_id, "n": r.n} for r in counts],
-        )
+def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | None = None) -> list[str]:
+    """Give back unstarted leases (task_id -> token) on a graceful stop, without using up a retry.
+
+    Their attempts close as canceled with error_kind 'released'; the tasks are claimable at once.
+    """
+    released: list[str] = []
+    with db.engine.begin() as conn:
+        for task_id, token in leases.items():
+            if conn.execute(
+                sa.update(tasks).where(_held(task_id, token))
+                .values(status=Status.PENDING.value, lease_expires_at=None, stage=None, run_after=db_now(),
+                        retry_base=tasks.c.retry_base + 1)
+            ).rowcount:
+                conn.execute(
+                    sa.update(attempts)
+                    .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
+                    .values(outcome=Outcome.CANCELED.value, finished_at=db_now(), error_kind="released",
+                            error=f"released unstarted by {worker_id} on shutdown")
+                )
+                released.append(task_id)
+    return released
+
+
+def dependency_outputs(db: Database, task_id: str) -> dict[str, str]:
+    """Recorded output paths of a task's dependencies, by task id and by kind (first of a kind)."""
+    with db.engine.connect() as conn:
+        found = conn.execute(
+            sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.output_path)
+            .join(task_deps, task_deps.c.depends_on == tasks.c.task_id)
+            .where(task_deps.c.task_id == task_id, tasks.c.output_path.is_not(None))
+            .order_by(tasks.c.id)
+        ).all()
+    by_kind = {r.kind: r.output_path for r in reversed(found)}
+    return {**by_kind, **{r.task_id: r.output_path for r in found}}
 
 
 def alert(conn: sa.Connection, task_id: str | None, worker_id: str | None, message: str) -> None:
@@ -222,10 +248,18 @@ def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
                    tasks.c.status == Status.PROCESSING.value)
 
 
-def _current_tokens(conn: sa.Connection, task_ids: list[str], *, lock: bool = False) -> dict[str, tuple[str, str]]:
+_DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
+
+
+def _current_rows(conn: sa.Connection, task_ids: list[str]) -> dict[str, sa.Row[Any]]:
+    """Lock and read the fencing columns of tasks about to be completed."""
+    query = (sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status, tasks.c.lane, tasks.c.bookcode)
+             .where(tasks.c.task_id.in_(task_ids)).with_for_update())
+    return {r.task_id: r for r in conn.execute(query)}
+
+
+def _current_tokens(conn: sa.Connection, task_ids: list[str]) -> dict[str, tuple[str, str]]:
     query = sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status).where(tasks.c.task_id.in_(task_ids))
-    if lock:
-        query = query.with_for_update()
     return {r.task_id: (r.lease_token, r.status) for r in conn.execute(query)}
 
 
@@ -258,4 +292,5 @@ def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None,
 
 
 __all__ = ["Completion", "alert", "complete", "complete_many", "fail", "heartbeat", "heartbeat_many",
-           "record_cost", "record_remote_job", "release_dependents"]
+           "record_cost", "record_remote_job", "release_many",
+           "dependency_outputs"]

@@ -32,6 +32,7 @@ class Lease:
     kind: str
     lane: str
     attempt_no: int
+    generation: int = 0  # bumped when the task is reset for a re-run
     params: Mapping[str, Any] = field(default_factory=dict)
     bookcode: str | None = None
     shot_id: str | None = None
@@ -47,6 +48,7 @@ class Lease:
             kind=row["kind"],
             lane=row["lane"],
             attempt_no=row["attempts"],
+            generation=row["generation"],
             params=row["params"] or {},
             bookcode=row["bookcode"],
             shot_id=row["shot_id"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -117,3 +118,13 @@ def _age(now: datetime | None, then: datetime | None) -> float | None:
 
 def _parse(value: datetime | str) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def open_work(db: Database, lanes_served: Sequence[str]) -> int:
+    """Tasks in these lanes that are pending or running: a worker `--until-empty` stops at 0."""
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        return int(conn.execute(
+            sa.select(sa.func.count()).select_from(tasks)
+            .where(tasks.c.lane.in_(list(lanes_served)),
+                   tasks.c.status.in_([Status.PENDING.value, Status.PROCESSING.value]))
+        ).scalar_one())

@@ -1,0 +1,86 @@
+"""The contract between the worker runtime and a generation backend.
+
+The runtime hands a backend a `Job` and a `CallContext`; the backend writes `job.out_path`
+and returns an `Output` with the cost it spent, or raises `GenerationError`. Backends never
+touch the database: the context is their only way to report progress and remote job ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """One task as a backend sees it: what to make, from which inputs, and where to write it."""
+
+    task_id: str
+    kind: str                     # character_sheet | first_frame | last_frame | video | llm | noop
+    lane: str
+    params: Mapping[str, Any]     # the params contract (see params.py)
+    inputs: Mapping[str, Path]    # outputs of the task's dependencies, by their kind
+    out_path: Path                # temporary file to write; the runtime moves it into place
+    remote_job_id: str | None = None  # recorded by an earlier attempt: resume, do not pay again
+
+
+@dataclass(frozen=True, kw_only=True)
+class Output:
+    """What a successful call produced and what it cost."""
+
+    path: Path | None             # the file written (normally job.out_path), None if no file
+    cost: float = 0.0             # money spent by this call (0 for offline backends)
+    model: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    remote_job_id: str | None = None
+    result: Mapping[str, Any] = field(default_factory=dict)  # JSON-able facts
+    # side files published next to the main one: suffix (".srt") -> temporary path written
+    extras: Mapping[str, Path] = field(default_factory=dict)
+
+
+@runtime_checkable
+class CallContext(Protocol):
+    """What the runtime lends a backend for one call."""
+
+    timeout_s: float              # every external call must honour it
+    uid: str | None               # the worker's API identity (for rate limiting)
+
+    def stage(self, name: str) -> None:
+        """Report progress: loading_model | generating_image | generating_video | uploading
+        | finalizing."""
+
+    def remember_remote_job(self, job_id: str) -> None:
+        """Persist a remote job id at once, so a takeover can resume instead of paying again."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A generation backend: one module in this package, one line in the registry."""
+
+    name: str
+
+    def suffix(self, kind: str) -> str:
+        """File suffix of this backend's output for `kind` (".png", ".mp4", ".json")."""
+
+    def run(self, job: Job, ctx: CallContext) -> Output:
+        """Make the output of `job`; raise `GenerationError` on failure."""
+
+
+@dataclass
+class LocalContext:
+    """A CallContext for tests and notebooks: records stages and remote ids in lists."""
+
+    timeout_s: float = 60.0
+    uid: str | None = None
+    stages: list[str] = field(default_factory=list)
+    remote_jobs: list[str] = field(default_factory=list)
+
+    def stage(self, name: str) -> None:
+        """Record the stage name."""
+        self.stages.append(name)
+
+    def remember_remote_job(self, job_id: str) -> None:
+        """Record the remote job id."""
+        self.remote_jobs.append(job_id)

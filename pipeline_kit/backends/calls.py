@@ -1,0 +1,65 @@
+"""HTTP calls under one deadline, rate limited per uid, failing only with GenerationError.
+
+Every request gets the time left of the job's deadline as its httpx timeout (connect, read,
+write and pool alike), so a hung server costs at most the caller's `timeout_s`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from pipeline_kit.backends.classify import classify
+from pipeline_kit.backends.ratelimit import RateLimiter
+from pipeline_kit.errors import GenerationError
+
+
+class Deadline:
+    """The moment a call must be over by; `remaining()` raises a timeout once it has passed."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.seconds = seconds
+        self._end = clock() + seconds
+
+    def remaining(self) -> float:
+        """Seconds left; a retryable `timeout` GenerationError when none are."""
+        left = self._end - self._clock()
+        if left <= 0:
+            raise GenerationError(f"timeout: no answer within {self.seconds:g} s",
+                                  error_kind="timeout", retryable=True)
+        return left
+
+
+def send(client: httpx.Client, method: str, url: str, *, deadline: Deadline,
+         **kwargs: Any) -> httpx.Response:
+    """One request within the deadline; a non-2xx status or any failure -> GenerationError."""
+    try:
+        response = client.request(method, url, timeout=deadline.remaining(), **kwargs)
+        response.raise_for_status()
+    except Exception as exc:  # the classify table decides what each failure is
+        raise classify(exc) from exc
+    return response
+
+
+def send_paid(client: httpx.Client, method: str, url: str, *, deadline: Deadline,
+              limiter: RateLimiter, uid: str | None, **kwargs: Any) -> httpx.Response:
+    """`send` for a call that spends quota: take a token first, honour a 429's Retry-After."""
+    limiter.acquire(uid, max_wait=deadline.remaining())
+    try:
+        return send(client, method, url, deadline=deadline, **kwargs)
+    except GenerationError as error:
+        if error.retry_after is not None:
+            limiter.defer(uid, error.retry_after)
+        raise
+
+
+def json_body(response: httpx.Response) -> Any:
+    """The response's JSON; a body that is not JSON is a permanent `bad_output`."""
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise classify(exc) from exc

@@ -1,0 +1,155 @@
+"""One table that turns any failure of a backend call into a `GenerationError`.
+
+Transient failures (timeouts, 429, 5xx, dropped connections, temporary out-of-memory, a model
+that failed to load) are retryable: the same call may succeed later. Permanent failures (400,
+401, 403, 404, 422, a missing field, an unknown model, an unsupported size, an invalid kind, an
+output that is not what was asked for) are not: retrying would only spend money again. The
+rules are tried in order; the first that matches decides.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import ParamSpec, TypeVar
+
+import httpx
+from PIL import UnidentifiedImageError
+
+from pipeline_kit.errors import GenerationError
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+_OOM = re.compile(r"out of memory|\bOOM\b|cudaMalloc failed", re.IGNORECASE)
+_MODEL_LOAD = re.compile(r"(failed|unable|error) (to load|loading) (the )?model|"
+                         r"model failed to load|llama runner process has terminated", re.IGNORECASE)
+_UNKNOWN_MODEL = re.compile(r"model .{0,80}not found|unknown model|model_not_found|"
+                            r"invalid model|value not in list", re.IGNORECASE)
+_SIZE = re.compile(r"\bsize\b|width|height|dimension|resolution", re.IGNORECASE)
+
+
+class RemoteError(Exception):
+    """A remote service reported that its own run failed (e.g. a ComfyUI execution error)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """If `matches(exc)`, the error is `error_kind`, retryable or not."""
+
+    error_kind: str
+    retryable: bool
+    matches: Callable[[BaseException], bool]
+
+
+def _status(exc: BaseException) -> int | None:
+    return exc.response.status_code if isinstance(exc, httpx.HTTPStatusError) else None
+
+
+def _status_in(*codes: int) -> Callable[[BaseException], bool]:
+    return lambda exc: _status(exc) in codes
+
+
+def _text_matches(pattern: re.Pattern[str]) -> Callable[[BaseException], bool]:
+    return lambda exc: bool(pattern.search(describe(exc)))
+
+
+def _client_error_with(pattern: re.Pattern[str]) -> Callable[[BaseException], bool]:
+    return lambda exc: (_status(exc) in (400, 404, 422) or not isinstance(exc, httpx.HTTPError)) \
+        and bool(pattern.search(describe(exc)))
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("timeout", True, lambda e: isinstance(e, (httpx.TimeoutException, TimeoutError))
+         or _status(e) == 408),
+    Rule("rate_limited", True, _status_in(429)),
+    Rule("out_of_memory", True, lambda e: isinstance(e, MemoryError) or bool(_OOM.search(
+        describe(e)))),
+    Rule("model_load_failed", True, _text_matches(_MODEL_LOAD)),
+    Rule("server_error", True, lambda e: (_status(e) or 0) >= 500),
+    Rule("connection_error", True, lambda e: isinstance(e, (httpx.TransportError,
+                                                            ConnectionError))),
+    Rule("unknown_model", False, _client_error_with(_UNKNOWN_MODEL)),
+    Rule("unsupported_size", False, lambda e: _status(e) in (400, 422) and bool(
+        _SIZE.search(describe(e)))),
+    Rule("unauthorized", False, _status_in(401, 403)),
+    Rule("not_found", False, _status_in(404)),
+    Rule("bad_request", False, lambda e: 400 <= (_status(e) or 0) < 500),
+    Rule("missing_field", False, lambda e: isinstance(e, KeyError)),
+    Rule("bad_output", False, lambda e: isinstance(e, (UnidentifiedImageError,
+                                                       json.JSONDecodeError))),
+    Rule("remote_error", True, lambda e: isinstance(e, RemoteError)),
+    Rule("io_error", True, lambda e: isinstance(e, OSError)),  # disk full, file busy, ...
+)
+# Anything else is a defect in the backend: retrying the same code would fail the same way.
+FALLBACK = Rule("internal_error", False, lambda e: True)
+
+
+def describe(exc: BaseException) -> str:
+    """One line naming the failure: the HTTP status and the start of the body, or the message."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        response = exc.response
+        try:
+            body = response.text
+        except (httpx.ResponseNotRead, UnicodeDecodeError):
+            body = ""
+        detail = " ".join(body.split())[:300]
+        return f"HTTP {response.status_code} from {exc.request.url.copy_with(query=None)}" + (
+            f": {detail}" if detail else "")
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}" if exc.args else "missing field"
+    message = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def retry_after(exc: BaseException, now: float | None = None) -> float | None:
+    """The server's Retry-After in seconds (delta-seconds or HTTP-date), None if absent."""
+    if not isinstance(exc, httpx.HTTPStatusError):
+        return None
+    return parse_retry_after(exc.response.headers.get("retry-after"), now)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Parse a Retry-After header value into seconds from `now` (never negative)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return None if math.isnan(seconds) else max(0.0, seconds)
+
+
+def classify(exc: BaseException) -> GenerationError:
+    """The `GenerationError` for `exc`; a GenerationError passes through unchanged."""
+    if isinstance(exc, GenerationError):
+        return exc
+    rule = next((r for r in RULES if r.matches(exc)), FALLBACK)
+    error = GenerationError(f"{rule.error_kind}: {describe(exc)}", error_kind=rule.error_kind,
+                            retryable=rule.retryable, retry_after=retry_after(exc))
+    error.__cause__ = exc
+    return error
+
+
+def classified(call: Callable[P, T]) -> Callable[P, T]:
+    """Decorate a backend's `run` so that whatever fails leaves it as a GenerationError."""
+    @functools.wraps(call)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return call(*args, **kwargs)
+        except Exception as exc:  # the table decides what each failure is
+            raise classify(exc) from exc
+    return wrapper

@@ -1,0 +1,249 @@
+"""Storyboard frames and character sheets drawn with Pillow, deterministic from their fields.
+
+A frame's look comes from its shot: the sky or wall colours from the time of day and the
+location, hills or a room from the location, one labelled figure per character, the shot text
+wrapped in a caption band and the shot id in the corner. The last frame moves the figures, so
+a clip between the two frames shows motion. Same fields and seed -> the same pixels.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import hashlib
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from pipeline_kit.backends.fonts import Font, font
+
+RGB = tuple[int, int, int]
+
+# (words that name the time, sky colour at the top, sky colour at the horizon); first match wins.
+TIMES: tuple[tuple[tuple[str, ...], RGB, RGB], ...] = (
+    (("night", "midnight", "夜", "深夜", "午夜", "半夜"), (10, 14, 38), (42, 52, 96)),
+    (("dawn", "sunrise", "morning", "清晨", "黎明", "拂晓", "早晨", "早上"),
+     (118, 140, 204), (250, 196, 150)),
+    (("dusk", "sunset", "evening", "黄昏", "傍晚", "日落", "晚"), (72, 58, 120), (242, 142, 88)),
+    (("day", "noon", "afternoon", "白天", "中午", "下午", "上午", "午", "日"),
+     (96, 160, 228), (204, 228, 246)),
+)
+NEUTRAL_SKY: tuple[RGB, RGB] = ((120, 140, 170), (200, 208, 220))
+INDOOR = re.compile(r"room|hall|house|inside|interior|office|inn|shop|palace|temple|"
+                    r"[室屋房厅殿店内堂府楼馆宫庙舍]", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9'\u2019.,;:!?\-]+\s*|\s+|.", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Shot:
+    """The fields of a storyboard frame that change its picture."""
+
+    shot_id: str
+    kind: str
+    caption: str
+    characters: tuple[str, ...]
+    location: str | None
+    time_of_day: str | None
+    chapter: str = ""
+    seq: str = ""
+
+
+def _hash_unit(text: str) -> float:
+    """A number in [0, 1) from text, the same on every machine (unlike hash())."""
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big") / 2**32
+
+
+def _hsv(hue: float, sat: float, val: float) -> RGB:
+    r, g, b = colorsys.hsv_to_rgb(hue % 1.0, sat, val)
+    return round(r * 255), round(g * 255), round(b * 255)
+
+
+def _mix(a: RGB, b: RGB, t: float) -> RGB:
+    return (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t),
+            round(a[2] + (b[2] - a[2]) * t))
+
+
+def sky_colours(time_of_day: str | None, location: str | None) -> tuple[RGB, RGB]:
+    """(top, horizon) colours: the time of day, tinted a little by the location's hue."""
+    when = (time_of_day or "").lower()
+    top, bottom = next(((t, b) for words, t, b in TIMES if any(w in when for w in words)),
+                       NEUTRAL_SKY)
+    tint = _hsv(_hash_unit(location or ""), 0.5, 0.8)
+    return _mix(top, tint, 0.12), _mix(bottom, tint, 0.12)
+
+
+def vertical_gradient(size: tuple[int, int], top: RGB, bottom: RGB) -> Image.Image:
+    """An RGB image fading from `top` to `bottom`."""
+    width, height = size
+    ramp = np.linspace(np.array(top, float), np.array(bottom, float), height)
+    rows = np.repeat(ramp.round().astype(np.uint8)[:, None, :], width, axis=1)
+    return Image.fromarray(rows, "RGB")
+
+
+def wrap(text: str, face: Font, width: float) -> list[str]:
+    """Greedy line wrap: by word for Latin text, by character for Chinese."""
+    lines, line = [], ""
+    for token in _TOKEN.findall(" ".join(text.split())):
+        if line and face.getlength(line + token.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = token.lstrip()
+        else:
+            line += token
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def _fit_lines(lines: list[str], face: Font, width: float, max_lines: int) -> list[str]:
+    """At most `max_lines`, the last ending in an ellipsis when text was cut."""
+    if len(lines) <= max_lines:
+        return lines
+    last = lines[max_lines - 1]
+    while last and face.getlength(last + "…") > width:
+        last = last[:-1]
+    return [*lines[:max_lines - 1], last + "…"]
+
+
+def _label(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, face: Font,
+           fill: RGB = (255, 255, 255), box: RGB | None = (20, 20, 28),
+           anchor: str = "mt") -> None:
+    """Text with a small dark box behind it so it reads on any background."""
+    if box is not None:
+        left, top, right, bottom = draw.textbbox(xy, text, font=face, anchor=anchor)
+        draw.rounded_rectangle((left - 4, top - 3, right + 4, bottom + 3), radius=4, fill=box)
+    draw.text(xy, text, font=face, fill=fill, anchor=anchor)
+
+
+def figure(draw: ImageDraw.ImageDraw, cx: float, base: float, height: float, colour: RGB,
+           pose: str = "front") -> None:
+    """A simple standing figure (head, body, arms, legs); pose is front, side or back."""
+    head = height * 0.13
+    neck = base - height + 2 * head
+    skin = (232, 200, 170) if pose != "back" else _mix(colour, (30, 30, 30), 0.5)
+    half = height * (0.11 if pose == "side" else 0.16)
+    body_bottom = base - height * 0.42
+    leg = max(2, int(height * 0.05))
+    draw.line((cx - half * 0.5, body_bottom, cx - half * 0.6, base), fill=(40, 40, 48), width=leg)
+    draw.line((cx + half * 0.5, body_bottom, cx + half * 0.6, base), fill=(40, 40, 48), width=leg)
+    draw.polygon(((cx - half * 0.7, neck), (cx + half * 0.7, neck), (cx + half, body_bottom),
+                  (cx - half, body_bottom)), fill=colour, outline=(25, 25, 30))
+    arm = max(2, int(height * 0.04))
+    reach = half * (1.4 if pose != "side" else 1.2)
+    draw.line((cx - half * 0.7, neck + head * 0.3, cx - reach, body_bottom), fill=colour, width=arm)
+    if pose != "side":
+        draw.line((cx + half * 0.7, neck + head * 0.3, cx + reach, body_bottom), fill=colour,
+                  width=arm)
+    draw.ellipse((cx - head, neck - 2 * head, cx + head, neck), fill=skin, outline=(25, 25, 30))
+    if pose == "side":
+        draw.polygon(((cx + head * 0.9, neck - head), (cx + head * 1.3, neck - head * 0.8),
+                      (cx + head * 0.9, neck - head * 0.6)), fill=skin)
+
+
+def character_colour(name: str) -> RGB:
+    """A costume colour from the name alone, so a character looks the same in every shot."""
+    unit = _hash_unit(name)
+    return _hsv(unit, 0.55, 0.55 + 0.3 * ((unit * 997) % 1.0))
+
+
+def _background(image: Image.Image, shot: Shot, rng: random.Random) -> None:
+    """Sky and hills outdoors, or a wall, window and floor when the location is indoors."""
+    width, height = image.size
+    draw = ImageDraw.Draw(image)
+    top, horizon = sky_colours(shot.time_of_day, shot.location)
+    hue = _hash_unit(shot.location or "")
+    floor_y = height * 0.66
+    if shot.location and INDOOR.search(shot.location):
+        wall = _mix(_hsv(hue, 0.25, 0.7), top, 0.25)
+        image.paste(vertical_gradient((width, height), wall, _mix(wall, (0, 0, 0), 0.3)))
+        wx = width * (0.15 + 0.5 * rng.random())
+        draw.rectangle((wx, height * 0.14, wx + width * 0.22, height * 0.45), fill=horizon,
+                       outline=(60, 45, 35), width=4)
+        draw.rectangle((0, floor_y, width, height), fill=_hsv(hue + 0.08, 0.35, 0.35))
+        return
+    image.paste(vertical_gradient((width, height), top, horizon))
+    ground = _mix(_hsv(hue, 0.35, 0.45), top, 0.3)
+    for layer in range(3):
+        shade = _mix(ground, horizon, 0.45 - layer * 0.2)
+        ridge = height * (0.42 + 0.08 * layer)
+        points = [(0.0, float(height))]
+        for step in range(9):
+            points.append((width * step / 8, ridge + height * 0.09 * (rng.random() - 0.5)))
+        points.append((float(width), float(height)))
+        draw.polygon(points, fill=shade)
+    draw.rectangle((0, floor_y, width, height), fill=ground)
+
+
+def storyboard_frame(shot: Shot, size: tuple[int, int], seed: int) -> Image.Image:
+    """One storyboard frame of `size` for a first_frame or last_frame task."""
+    width, height = size
+    image = Image.new("RGB", size)
+    _background(image, shot, random.Random(f"{seed}:{shot.location}"))
+    draw = ImageDraw.Draw(image)
+    rng = random.Random(f"{seed}:{shot.shot_id}")
+    last = shot.kind == "last_frame"
+    shown = shot.characters[:6]
+    name_face = font(max(10, height // 22))
+    labels = []
+    for index, name in enumerate(shown):
+        slot = (index + 0.5) / len(shown)
+        drift = ((rng.random() - 0.5) * 0.18 + (0.1 if last else 0.0)) / len(shown)
+        cx = width * min(0.93, max(0.07, slot + drift))
+        scale = (0.36 + 0.06 * rng.random()) * (1.1 if last else 1.0)
+        base = height * (0.6 + 0.04 * rng.random())
+        figure(draw, cx, base, height * scale, character_colour(name))
+        labels.append(((cx, base + 4), name))
+    if len(shot.characters) > len(shown):
+        labels.append(((width - 24, height * 0.14), f"+{len(shot.characters) - len(shown)}"))
+    _caption_band(image, shot.caption, height * 0.26)
+    for xy, name in labels:  # after the band, so a name is never hidden under it
+        _label(draw, xy, name, name_face)
+    small = font(max(10, height // 26))
+    header = " · ".join(p for p in (shot.shot_id, shot.chapter and f"ch {shot.chapter}",
+                                   shot.seq and f"#{shot.seq}") if p)
+    _label(draw, (8, 8), header, small, anchor="lt")
+    place = " · ".join(p for p in (shot.location, shot.time_of_day) if p)
+    if place:
+        _label(draw, (8, 16 + small.getbbox("Ag国")[3]), place, small, anchor="lt")
+    _label(draw, (width - 8, 8), "LAST" if last else "FIRST", small, anchor="rt",
+           box=(150, 30, 30) if last else (30, 110, 60))
+    return image
+
+
+def _caption_band(image: Image.Image, caption: str, band: float) -> None:
+    """Darken the bottom of the image and write the wrapped caption on it."""
+    width, height = image.size
+    top = int(height - band)
+    region = image.crop((0, top, width, height))
+    image.paste(Image.blend(region, Image.new("RGB", region.size), 0.6), (0, top))
+    if not caption.strip():
+        return
+    face = font(max(10, height // 20))
+    line_height = face.getbbox("Ag国")[3] + 4
+    lines = wrap(caption, face, width - 24)
+    lines = _fit_lines(lines, face, width - 24, max(1, int((band - 8) // line_height)))
+    draw = ImageDraw.Draw(image)
+    for row, line in enumerate(lines):
+        draw.text((12, top + 6 + row * line_height), line, font=face, fill=(245, 245, 240))
+
+
+def character_sheet(name: str, prompt: str, size: tuple[int, int],
+                    poses: Sequence[str] = ("front", "side", "back")) -> Image.Image:
+    """A reference sheet: the name, the figure from front, side and back, the prompt below."""
+    width, height = size
+    hue = _hash_unit(name)
+    image = vertical_gradient(size, _hsv(hue, 0.08, 0.97), _hsv(hue, 0.15, 0.82))
+    draw = ImageDraw.Draw(image)
+    title = font(max(12, height // 11))
+    _label(draw, (width / 2, 6), name, title, box=None, fill=(30, 30, 40))
+    small = font(max(10, height // 26))
+    colour = character_colour(name)
+    base = height * 0.72
+    for index, pose in enumerate(poses):
+        cx = width * (index + 0.5) / len(poses)
+        figure(draw, cx, base, height * 0.5, colour, pose)
+        _label(draw, (cx, base + 6), pose, small)
+    _caption_band(image, prompt, height * 0.2)
+    return image

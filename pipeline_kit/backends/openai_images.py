@@ -1,0 +1,103 @@
+"""OpenAI-compatible image generation: POST {base}/v1/images/generations.
+
+Configuration from the environment: PIPELINE_KIT_OPENAI_URL (default https://api.openai.com),
+OPENAI_API_KEY (required), PIPELINE_KIT_OPENAI_MODEL (default dall-e-3),
+PIPELINE_KIT_OPENAI_PRICE (cost per image, default 0), PIPELINE_KIT_OPENAI_RATE/_BURST (calls
+a second per uid). The key goes into the Authorization header only: never into settings,
+results, messages or logs. An image that does not decode or has another size than asked for
+is a permanent `bad_output`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from typing import Any
+
+import httpx
+
+from pipeline_kit.backends import params
+from pipeline_kit.backends.base import CallContext, Job, Output
+from pipeline_kit.backends.calls import Deadline, json_body, send, send_paid
+from pipeline_kit.backends.classify import classified
+from pipeline_kit.backends.images import save_checked_png
+from pipeline_kit.backends.ratelimit import RateLimiter
+from pipeline_kit.errors import BadInput
+
+DEFAULT_URL = "https://api.openai.com"
+DEFAULT_MODEL = "dall-e-3"
+
+
+class OpenAIImages:
+    """Generates character sheets and storyboard frames through an images endpoint."""
+
+    name = "openai"
+
+    def __init__(self, base_url: str, api_key: str, model: str, price: float,
+                 limiter: RateLimiter) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.model, self.price, self.limiter = model, price, limiter
+
+    def __repr__(self) -> str:  # keeps the key out of any repr that reaches a log
+        return f"OpenAIImages(base_url={self.base_url!r}, model={self.model!r})"
+
+    def suffix(self, kind: str) -> str:
+        """.png: this backend makes image kinds only."""
+        params.check_kind(kind, params.IMAGE_KINDS, self.name)
+        return ".png"
+
+    @classified
+    def run(self, job: Job, ctx: CallContext) -> Output:
+        """Generate one image of the requested size and write it as PNG."""
+        params.check_kind(job.kind, params.IMAGE_KINDS, self.name)
+        prompt = str(params.require(job.params, "prompt"))
+        width, height = params.size(job.params)
+        deadline = Deadline(ctx.timeout_s)
+        request = {"model": self.model, "prompt": prompt, "size": f"{width}x{height}", "n": 1,
+                   "response_format": "b64_json"}
+        ctx.stage("generating_image")
+        with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+            response = send_paid(client, "POST", f"{self.base_url}/v1/images/generations",
+                                 json=request, deadline=deadline, limiter=self.limiter,
+                                 uid=ctx.uid)
+        ctx.stage("finalizing")
+        data = self._image_bytes(json_body(response), deadline)
+        facts = save_checked_png(data, (width, height), job.out_path)
+        return Output(path=job.out_path, cost=self.price, model=self.model,
+                      settings={"size": request["size"], "endpoint": self.base_url},
+                      result=facts)
+
+    def _image_bytes(self, body: Any, deadline: Deadline) -> bytes:
+        """The image from `data[0]`: decoded from b64_json, or fetched from its url."""
+        try:
+            item = body["data"][0]
+        except (KeyError, IndexError, TypeError):
+            raise params.permanent("bad_output", "bad_output: the answer has no data[0]") from None
+        if item.get("b64_json"):
+            try:
+                return base64.b64decode(item["b64_json"], validate=True)
+            except (binascii.Error, ValueError):
+                raise params.permanent("bad_output", "bad_output: b64_json is not base64") from None
+        if item.get("url"):
+            # A plain client: the key must not travel to the image host.
+            with httpx.Client(follow_redirects=True) as client:
+                return send(client, "GET", item["url"], deadline=deadline).content
+        raise params.permanent("bad_output", "bad_output: data[0] has neither b64_json nor url")
+
+
+def make(arg: str | None) -> OpenAIImages:
+    """Registry factory for `openai` (no argument; configuration from the environment)."""
+    if arg is not None:
+        raise BadInput(f"backend 'openai' takes no argument, got 'openai:{arg}'")
+    api_key = os.environ.get("OPENAI_API_KEY", "")
+    if not api_key:
+        raise BadInput("backend 'openai' needs OPENAI_API_KEY in the environment")
+    try:
+        price = float(os.environ.get("PIPELINE_KIT_OPENAI_PRICE", "0"))
+    except ValueError:
+        raise BadInput("PIPELINE_KIT_OPENAI_PRICE must be a number (cost per image)") from None
+    return OpenAIImages(os.environ.get("PIPELINE_KIT_OPENAI_URL", DEFAULT_URL), api_key,
+                        os.environ.get("PIPELINE_KIT_OPENAI_MODEL", DEFAULT_MODEL), price,
+                        RateLimiter.from_env("openai"))

@@ -1,0 +1,122 @@
+"""The params contract every backend reads, with its defaults and its permanent errors.
+
+The splitting side produces these params; a missing required field or an impossible value is
+the caller's fault, so it fails at once (permanent `GenerationError`) naming the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline_kit.backends.base import Job
+from pipeline_kit.errors import GenerationError
+
+IMAGE_KINDS = frozenset({"character_sheet", "first_frame", "last_frame"})
+VIDEO_KINDS = frozenset({"video"})
+RECORD_KINDS = frozenset({"llm", "noop"})  # kinds whose output is a small JSON record
+SUFFIXES = {**dict.fromkeys(IMAGE_KINDS, ".png"), **dict.fromkeys(VIDEO_KINDS, ".mp4"),
+            **dict.fromkeys(RECORD_KINDS, ".json")}
+
+DEFAULT_WIDTH, DEFAULT_HEIGHT, DEFAULT_FPS = 640, 360, 12
+MAX_SIDE = 4096
+
+
+def permanent(error_kind: str, message: str) -> GenerationError:
+    """A non-retryable error: retrying the same call cannot succeed."""
+    return GenerationError(message, error_kind=error_kind, retryable=False)
+
+
+def check_kind(kind: str, supported: frozenset[str], backend: str) -> None:
+    """Refuse a kind this backend does not make (permanent `invalid_kind`)."""
+    if kind not in supported:
+        raise permanent("invalid_kind",
+                        f"backend {backend} cannot make kind {kind!r} "
+                        f"(it makes {', '.join(sorted(supported))})")
+
+
+def suffix_for(kind: str) -> str:
+    """The output suffix of a kind: .png for images, .mp4 for video, .json for records."""
+    try:
+        return SUFFIXES[kind]
+    except KeyError:
+        raise permanent("invalid_kind", f"unknown task kind {kind!r}") from None
+
+
+def require(params: Mapping[str, Any], name: str) -> Any:
+    """The value of a required field; missing or empty -> permanent `missing_field`."""
+    value = params.get(name)
+    if value is None or value == "":
+        raise permanent("missing_field", f"params field {name!r} is required")
+    return value
+
+
+def text(params: Mapping[str, Any], name: str, default: str = "") -> str:
+    """An optional text field as a string (None -> default)."""
+    value = params.get(name)
+    return default if value is None else str(value)
+
+
+def _positive_int(params: Mapping[str, Any], name: str, default: int, limit: int) -> int:
+    value = params.get(name, default)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise permanent("bad_param",
+                        f"params field {name!r} must be an integer, got {value!r}") from None
+    if not 0 < number <= limit:
+        raise permanent("unsupported_size" if name in ("width", "height") else "bad_param",
+                        f"params field {name!r} must be in 1..{limit}, got {number}")
+    return number
+
+
+def size(params: Mapping[str, Any]) -> tuple[int, int]:
+    """(width, height), default 640x360."""
+    return (_positive_int(params, "width", DEFAULT_WIDTH, MAX_SIDE),
+            _positive_int(params, "height", DEFAULT_HEIGHT, MAX_SIDE))
+
+
+def even_size(params: Mapping[str, Any]) -> tuple[int, int]:
+    """(width, height) rounded down to even numbers (x264 with yuv420p needs them), min 2."""
+    width, height = size(params)
+    return max(2, width - width % 2), max(2, height - height % 2)
+
+
+def fps(params: Mapping[str, Any]) -> int:
+    """Frames per second, default 12."""
+    return _positive_int(params, "fps", DEFAULT_FPS, 120)
+
+
+def duration_s(params: Mapping[str, Any]) -> float:
+    """The clip length in seconds (required, finite, > 0, at most 10 minutes)."""
+    value = require(params, "duration_s")
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise permanent("bad_param",
+                        f"params field 'duration_s' must be a number, got {value!r}") from None
+    if not (math.isfinite(seconds) and 0 < seconds <= 600):
+        raise permanent("bad_param",
+                        f"params field 'duration_s' must be in (0, 600], got {value!r}")
+    return seconds
+
+
+def stable_seed(task_id: str) -> int:
+    """A seed derived from the task id alone, identical on every machine and run."""
+    return int.from_bytes(hashlib.sha256(task_id.encode("utf-8")).digest()[:4], "big")
+
+
+def seed(job: Job) -> int:
+    """The params seed, else a stable hash of the task id."""
+    value = job.params.get("seed")
+    if value is None:
+        return stable_seed(job.task_id)
+    try:
+        return int(value) & 0xFFFFFFFF
+    except (TypeError, ValueError):
+        raise permanent("bad_param",
+                        f"params field 'seed' must be an integer, got {value!r}") from None

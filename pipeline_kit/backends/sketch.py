@@ -1,0 +1,94 @@
+"""The offline backend: real storyboard PNGs and MP4 clips, deterministic and free.
+
+It lets the whole pipeline run on a laptop with no GPU and no account: same params, same bytes
+(on the same machine and fonts). Kinds `llm` and `noop` get a small JSON record so a book can
+run end to end on this backend alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pipeline_kit.backends import clip, drawing, fonts, params
+from pipeline_kit.backends.base import CallContext, Job, Output
+from pipeline_kit.backends.classify import classified
+from pipeline_kit.errors import BadInput
+
+KINDS = params.IMAGE_KINDS | params.VIDEO_KINDS | params.RECORD_KINDS
+
+
+class SketchBackend:
+    """Draws frames and sheets with Pillow, encodes clips with imageio-ffmpeg."""
+
+    name = "sketch"
+
+    def suffix(self, kind: str) -> str:
+        """.png for image kinds, .mp4 for video, .json for llm/noop."""
+        params.check_kind(kind, KINDS, self.name)
+        return params.suffix_for(kind)
+
+    @classified
+    def run(self, job: Job, ctx: CallContext) -> Output:
+        """Make the output of `job` at `job.out_path`."""
+        params.check_kind(job.kind, KINDS, self.name)
+        if job.kind in params.VIDEO_KINDS:
+            result = self._video(job, ctx)
+        elif job.kind in params.IMAGE_KINDS:
+            result = self._image(job, ctx)
+        else:
+            result = self._record(job)
+        return Output(path=job.out_path, model=self.name, result=result,
+                      settings={"seed": params.seed(job), "font": fonts.cjk_font_path()})
+
+    def _image(self, job: Job, ctx: CallContext) -> dict[str, Any]:
+        p = job.params
+        size, seed = params.size(p), params.seed(job)
+        ctx.stage("generating_image")
+        if job.kind == "character_sheet":
+            image = drawing.character_sheet(str(params.require(p, "name")),
+                                            params.text(p, "prompt"), size)
+        else:
+            characters = p.get("characters") or []
+            if not isinstance(characters, (list, tuple)):
+                raise params.permanent("bad_param", "params field 'characters' must be a list")
+            shot = drawing.Shot(
+                shot_id=str(params.require(p, "shot_id")), kind=job.kind,
+                caption=params.text(p, "caption") or params.text(p, "prompt"),
+                characters=tuple(str(c) for c in characters),
+                location=p.get("location") or None, time_of_day=p.get("time_of_day") or None,
+                chapter=params.text(p, "chapter"), seq=params.text(p, "seq"))
+            image = drawing.storyboard_frame(shot, size, seed)
+        ctx.stage("finalizing")
+        image.save(job.out_path, format="PNG")
+        return {"width": size[0], "height": size[1]}
+
+    def _video(self, job: Job, ctx: CallContext) -> dict[str, Any]:
+        p = job.params
+        size, rate = params.even_size(p), params.fps(p)
+        count = max(1, round(params.duration_s(p) * rate))
+        ctx.stage("loading_model")
+        first = clip.load_frame(job.inputs.get("first_frame"), "first_frame", size)
+        last = clip.load_frame(job.inputs.get("last_frame"), "last_frame", size)
+        ctx.stage("generating_video")
+        pan_right = params.seed(job) % 2 == 0
+        clip.write_mp4(job.out_path, clip.frames(first, last, count, pan_right), size, rate)
+        ctx.stage("finalizing")
+        return {"width": size[0], "height": size[1], "frames": count, "fps": rate,
+                "duration_s": count / rate}
+
+    def _record(self, job: Job) -> dict[str, Any]:
+        prompt = job.params.get("prompt") or json.dumps(job.params.get("messages"),
+                                                       ensure_ascii=False)
+        record = {"task_id": job.task_id, "kind": job.kind, "backend": self.name,
+                  "text": f"(offline sketch reply to: {str(prompt)[:200]})"}
+        job.out_path.write_text(json.dumps(record, ensure_ascii=False, sort_keys=True),
+                                encoding="utf-8")
+        return record
+
+
+def make(arg: str | None) -> SketchBackend:
+    """Registry factory for `sketch` (takes no argument)."""
+    if arg is not None:
+        raise BadInput(f"backend 'sketch' takes no argument, got 'sketch:{arg}'")
+    return SketchBackend()

@@ -1,0 +1,86 @@
+"""The review gate: with review on for a book, its generated images wait for a person.
+
+A completed image of such a book lands in `awaiting_review` and its dependents (the video)
+stay unclaimable; approving completes it and releases them; rejecting with a note resets it
+(and what depends on it) for regeneration, keeping the attempt history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import books, events, tasks
+from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.engine.dependents import release_dependents
+from pipeline_kit.engine.operator import reset_tasks
+from pipeline_kit.engine.states import Status
+from pipeline_kit.errors import BadInput, NotFound
+
+REVIEW_LANES = frozenset({"image"})
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    task_id: str
+    shot_id: str | None
+    kind: str
+    output_path: str | None
+
+
+def needs_review(conn: sa.Connection, rows: Sequence[sa.Row[Any]]) -> set[str]:
+    """Task ids among just-completed rows that must wait for a person (lane and book say so)."""
+    books_asked = {r.bookcode for r in rows if r.bookcode and r.lane in REVIEW_LANES}
+    if not books_asked:
+        return set()
+    reviewed = set(conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode.in_(books_asked),
+                                                                  books.c.review.is_(True))).scalars())
+    return {r.task_id for r in rows if r.bookcode in reviewed and r.lane in REVIEW_LANES}
+
+
+def set_review(db: Database, bookcode: str, on: bool) -> None:
+    """Turn the review gate on or off for a book (affects images completed from now on)."""
+    with db.engine.begin() as conn:
+        if not conn.execute(sa.update(books).where(books.c.bookcode == bookcode).values(review=on)).rowcount:
+            raise NotFound(f"unknown book {bookcode!r}")
+
+
+def awaiting_review(db: Database, bookcode: str | None = None) -> list[ReviewItem]:
+    query = sa.select(tasks.c.task_id, tasks.c.shot_id, tasks.c.kind, tasks.c.output_path).where(
+        tasks.c.status == Status.AWAITING_REVIEW.value).order_by(tasks.c.id)
+    if bookcode:
+        query = query.where(tasks.c.bookcode == bookcode)
+    with db.engine.connect() as conn:
+        return [ReviewItem(r.task_id, r.shot_id, r.kind, r.output_path) for r in conn.execute(query)]
+
+
+def approve(db: Database, task_id: str, *, by: str = "reviewer") -> None:
+    """Accept a reviewed output: the task completes and its dependents may run."""
+    with db.engine.begin() as conn:
+        _require_waiting(conn, task_id)
+        conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(status=Status.COMPLETED.value))
+        release_dependents(conn, [task_id])
+        conn.execute(sa.insert(events).values(at=db_now(), kind="approve", task_id=task_id, worker_id=by, detail={}))
+
+
+def reject(db: Database, task_id: str, note: str, *, by: str = "reviewer") -> list[str]:
+    """Send a reviewed output back for regeneration with a note; returns the tasks reset."""
+    if not note.strip():
+        raise BadInput("a rejection needs a note saying what to change")
+    with db.engine.begin() as conn:
+        _require_waiting(conn, task_id)
+        conn.execute(sa.insert(events).values(at=db_now(), kind="reject", task_id=task_id, worker_id=by,
+                                              detail={"note": note}))
+        return reset_tasks(conn, [task_id], reason=f"rejected: {note}", by=by)
+
+
+def _require_waiting(conn: sa.Connection, task_id: str) -> None:
+    status = conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == task_id)).scalar()
+    if status is None:
+        raise NotFound(f"unknown task {task_id!r}")
+    if status != Status.AWAITING_REVIEW.value:
+        raise BadInput(f"task {task_id!r} is {status}, not awaiting review")

@@ -1,0 +1,66 @@
+"""A background thread that renews every lease the worker holds, with each task's stage."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from pipeline_kit import engine
+from pipeline_kit.db.connect import Database
+from pipeline_kit.engine import Ack
+
+
+class Heartbeat:
+    """Renews held leases every `every_s` seconds; remembers which ones were fenced."""
+
+    def __init__(self, db: Database, worker_id: str, *, lease_s: float, every_s: float,
+                 on_error: Callable[[BaseException], None] | None = None) -> None:
+        self.db, self.worker_id, self.lease_s, self.every_s = db, worker_id, lease_s, every_s
+        self._held: dict[str, str] = {}
+        self._stages: dict[str, str] = {}
+        self.fenced: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._on_error = on_error
+        self._thread = threading.Thread(target=self._run, name=f"heartbeat-{worker_id}", daemon=True)
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.every_s + 5)
+
+    def hold(self, task_id: str, token: str) -> None:
+        with self._lock:
+            self._held[task_id] = token
+
+    def drop(self, task_id: str) -> None:
+        with self._lock:
+            self._held.pop(task_id, None)
+            self._stages.pop(task_id, None)
+
+    def set_stage(self, task_id: str, stage: str) -> None:
+        with self._lock:
+            self._stages[task_id] = stage
+
+    def beat(self) -> None:
+        """Renew now (also called by the runtime right before it publishes an output)."""
+        with self._lock:
+            held, stages = dict(self._held), dict(self._stages)
+        if not held:
+            engine.touch_worker(self.db, self.worker_id, "idle")
+            return
+        acks = engine.heartbeat_many(self.db, self.worker_id, held, lease_s=self.lease_s, stages=stages)
+        with self._lock:
+            self.fenced.update(t for t, ack in acks.items() if ack is Ack.FENCED)
+        engine.touch_worker(self.db, self.worker_id, "working")
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            try:
+                self.beat()
+            except Exception as exc:  # the database may be away: the next beat tries again
+                if self._on_error:
+                    self._on_error(exc)

@@ -1,0 +1,67 @@
+"""Survive a database that goes away: retry a call with backoff 1, 2, 5, 10, 30, 60 s plus jitter.
+
+The schedule starts again from the first step for every call, so it resets after a success.
+A worker gives up (DatabaseUnavailable, exit 1) only after `max_outage_s` without an answer.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+
+from pipeline_kit.errors import DatabaseUnavailable
+
+T = TypeVar("T")
+SCHEDULE = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+
+
+# Words in a driver's message that mean "the server is not there", not "your SQL is wrong".
+_LOSS = re.compile(
+    r"connection|connect to|server closed|terminating|shutting down|lost|gone away|broken pipe|"
+    r"timeout|timed out|database is locked|unable to open|refused|reset by peer|not accepting|"
+    r"starting up|recovery mode|admin shutdown", re.IGNORECASE,
+)
+
+
+def is_connection_loss(exc: DBAPIError) -> bool:
+    """True for a lost or refused connection (worth waiting for), False for an error in the SQL."""
+    if exc.connection_invalidated or isinstance(exc, InterfaceError):
+        return True
+    return isinstance(exc, OperationalError) and bool(_LOSS.search(str(exc.orig)))
+
+
+@dataclass(frozen=True)
+class Reconnect:
+    schedule: Sequence[float] = SCHEDULE
+    jitter: float = 0.2
+    max_outage_s: float = 900.0
+
+    def call(self, fn: Callable[[], T], *, what: str, stop: threading.Event | None = None) -> T:
+        """Run `fn`; on a lost connection wait and run it again, until it answers or time is up."""
+        started = time.monotonic()
+        step = 0
+        while True:
+            try:
+                return fn()
+            except DBAPIError as exc:
+                if not is_connection_loss(exc):
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self.max_outage_s:
+                    raise DatabaseUnavailable(f"database away for {waited:.0f} s during {what}; giving up") from None
+                delay = self.schedule[min(step, len(self.schedule) - 1)]
+                delay *= random.uniform(1 - self.jitter, 1 + self.jitter)
+                sys.stderr.write(f"database unreachable during {what}; retrying in {delay:.1f} s\n")
+                step += 1
+                if stop is not None and stop.wait(delay):
+                    raise DatabaseUnavailable(f"stopped while the database was away during {what}") from None
+                if stop is None:
+                    time.sleep(delay)

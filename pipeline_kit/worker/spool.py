@@ -1,0 +1,43 @@
+"""A local spool for results the database could not take: submitted when it returns.
+
+One JSON file per finished task under data/spool/WORKER/. A spooled completion is submitted
+with its original lease token, so if the lease was lost meanwhile the engine fences it and the
+entry is dropped: nothing is accepted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+
+from pipeline_kit import engine
+from pipeline_kit.db.connect import Database
+from pipeline_kit.engine import Ack, Completion
+
+
+class Spool:
+    def __init__(self, root: Path, worker_id: str) -> None:
+        self.dir = root / worker_id.replace("/", "_")
+
+    def put(self, completion: Completion) -> Path:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        path = self.dir / f"{abs(hash(completion.task_id)):x}-{completion.token[:8]}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(completion), default=str))
+        os.replace(tmp, path)
+        return path
+
+    def pending(self) -> list[Path]:
+        return sorted(self.dir.glob("*.json")) if self.dir.exists() else []
+
+    def flush(self, db: Database, worker_id: str) -> dict[str, Ack]:
+        """Submit every spooled completion; each is removed once the engine answered."""
+        answered: dict[str, Ack] = {}
+        for path in self.pending():
+            data = json.loads(path.read_text())
+            completion = Completion(**data)
+            answered[completion.task_id] = engine.complete(db, completion, worker_id=worker_id)
+            path.unlink()
+        return answered

@@ -1,0 +1,1 @@
+"""Tests of pipeline_kit.backends (fake servers live in tests/servers)."""

@@ -1,0 +1,34 @@
+"""Assertions shared by the backend tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pipeline_kit.backends import Job
+from pipeline_kit.errors import GenerationError
+
+MakeJob = Callable[..., Job]  # the make_job fixture: make_job(kind, params, *, task_id=...)
+
+
+def _raised(call: Callable[[], Any]) -> GenerationError:
+    with pytest.raises(GenerationError) as info:
+        call()
+    return info.value
+
+
+def assert_permanent(call: Callable[[], Any], kind: str, mentions: str = "") -> GenerationError:
+    """`call` fails with a non-retryable GenerationError of `kind` whose message has `mentions`."""
+    error = _raised(call)
+    assert (error.error_kind, error.retryable) == (kind, False), str(error)
+    assert mentions in str(error)
+    return error
+
+
+def assert_transient(call: Callable[[], Any], kind: str) -> GenerationError:
+    """`call` fails with a retryable GenerationError of `kind`."""
+    error = _raised(call)
+    assert (error.error_kind, error.retryable) == (kind, True), str(error)
+    return error
