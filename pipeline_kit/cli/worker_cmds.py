@@ -30,6 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_work)
 
+    p = sub.add_parser("demo", help="the whole pipeline on the sample book: 3 workers, sketch backend")
+    p.add_argument("--workers", type=positive_int, default=3)
+    p.set_defaults(func=cmd_demo)
+
 
 def worker_config(args: argparse.Namespace) -> WorkerConfig:
     """Validate the work flags into a WorkerConfig (bad combinations are BadInput)."""
@@ -53,3 +57,17 @@ def cmd_work(args: argparse.Namespace) -> int:
     summary = run_worker(open_db(args), cfg, handle_signals=True)
     print(summary.line())
     return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pipeline_kit.db.connect import connect
+    from pipeline_kit.demo import run_demo
+
+    result = run_demo(connect(args.db), workers=args.workers)
+    print(f"done in {result.seconds:.0f} s: " + ", ".join(f"{n} {s}" for s, n in result.counts.items()))
+    print(f"frames and clips: {result.outputs}/")
+    if result.film:
+        print(f"film: {result.film}")
+    if result.report:
+        print(f"report: {result.report}")
+    return 0 if set(result.counts) == {"completed"} else 1
