@@ -15,6 +15,7 @@ fresh lease token with an expiry from the database clock, and return them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,53 +34,47 @@ _SET = (
     "attempts = attempts + 1"
 )
 _ELIGIBLE = (
-    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes "
+    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes{books} "
     "ORDER BY priority DESC, id LIMIT :limit"
 )
+# Only when some book's budget is spent: its tasks in paid lanes wait.
+_NOT_SPENT = " AND (bookcode IS NULL OR bookcode NOT IN :spent)"
 
 
-def _fmt(template: str, dialect: str) -> str:
-    return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"))
+def _fmt(template: str, dialect: str, books: bool) -> str:
+    return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"),
+                           books=_NOT_SPENT if books else "")
 
 
-def _text(sql: str) -> Any:
-    """A claim statement whose returned columns decode like the table's (JSON, timestamps)."""
-    return (
-        sa.text(sql)
-        .bindparams(sa.bindparam("lanes", expanding=True))
-        .columns(params=tasks.c.params.type, lease_expires_at=tasks.c.lease_expires_at.type)
-    )
+def _text(sql: str, *, returns: bool = True) -> Any:
+    """A claim statement; returned columns decode like the table's (JSON, timestamps)."""
+    stmt = sa.text(sql).bindparams(*(sa.bindparam(n, expanding=True) for n in ("lanes", "spent", "ids")
+                                     if f":{n}" in sql))
+    if returns:
+        return stmt.columns(params=tasks.c.params.type, lease_expires_at=tasks.c.lease_expires_at.type)
+    return stmt
 
 
-SQLITE = _text(
-    _fmt(
-        f"UPDATE tasks SET {_SET} WHERE id IN ("
-        f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
-        f"RETURNING {COLUMNS}",
-        "sqlite",
-    )
-)
+@functools.cache
+def statements(dialect: str, books: bool) -> dict[str, Any]:
+    """The claim statement(s) of a dialect, with or without the spent-budget filter."""
+    if dialect == "sqlite":
+        return {"claim": _text(_fmt(
+            f"UPDATE tasks SET {_SET} WHERE id IN ("
+            f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
+            f"RETURNING {COLUMNS}", "sqlite", books))}
+    if dialect == "postgresql":
+        return {"claim": _text(_fmt(
+            f"UPDATE tasks SET {_SET} FROM ("
+            f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
+            f"WHERE tasks.id = c.picked RETURNING {COLUMNS}", "postgresql", books))}
+    return {
+        "lock": _text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books),
+                      returns=False),
+        "update": _text(_fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql", books), returns=False),
+        "read_back": _text(f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token"),
+    }
 
-POSTGRESQL = _text(
-    _fmt(
-        f"UPDATE tasks SET {_SET} FROM ("
-        f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
-        f"WHERE tasks.id = c.picked RETURNING {COLUMNS}",
-        "postgresql",
-    )
-)
-
-MARIADB_LOCK = sa.text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql")).bindparams(
-    sa.bindparam("lanes", expanding=True)
-)
-MARIADB_UPDATE = sa.text(_fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql")).bindparams(
-    sa.bindparam("ids", expanding=True)
-)
-MARIADB_READ_BACK = (
-    sa.text(f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token")
-    .bindparams(sa.bindparam("ids", expanding=True))
-    .columns(params=tasks.c.params.type, lease_expires_at=tasks.c.lease_expires_at.type)
-)
 
 # Row lock on a lane, held to the end of the claim transaction, so that counting its running
 # tasks and claiming more is atomic across all machines. SQLite's IMMEDIATE lock already is.
@@ -98,8 +93,9 @@ def claim_rows(
     limit: int,
     lease_s: float,
     token: str,
+    spent_books: Sequence[str] = (),
 ) -> list[sa.RowMapping]:
-    """Claim up to `limit` eligible tasks of `lanes`; rows come back in claim order."""
+    """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), in claim order."""
     if limit <= 0 or not lanes:
         return []
     params: dict[str, Any] = {
@@ -109,17 +105,18 @@ def claim_rows(
         "lanes": list(lanes),
         "limit": int(limit),
     }
-    dialect = conn.dialect.name
-    if dialect == "sqlite":
-        rows = conn.execute(SQLITE, params).mappings().all()
-    elif dialect == "postgresql":
-        rows = conn.execute(POSTGRESQL, params).mappings().all()
+    if spent_books:
+        params["spent"] = list(spent_books)
+    dialect = "mysql" if conn.dialect.name in ("mysql", "mariadb") else conn.dialect.name
+    sql = statements(dialect, bool(spent_books))
+    if "claim" in sql:
+        rows = conn.execute(sql["claim"], params).mappings().all()
     else:
-        ids = list(conn.execute(MARIADB_LOCK, params).scalars())
+        ids = list(conn.execute(sql["lock"], params).scalars())
         if not ids:
             return []
-        conn.execute(MARIADB_UPDATE, {**params, "ids": ids})
-        rows = conn.execute(MARIADB_READ_BACK, {"ids": ids, "token": token}).mappings().all()
+        conn.execute(sql["update"], {**params, "ids": ids})
+        rows = conn.execute(sql["read_back"], {"ids": ids, "token": token}).mappings().all()
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
 
 

@@ -54,7 +54,8 @@ def claim(
     """Lease up to `limit` eligible tasks, highest priority first, then oldest first.
 
     Eligible: pending, run_after due, every dependency completed, lane not paused and under its
-    fleet-wide max_running, and (for paid lanes) the book's budget not spent. Each returned
+    fleet-wide max_running, and (for paid lanes) the book's budget not spent: the sum of all its
+    attempts' costs, so money spent by lost or fenced attempts counts too. Each returned
     lease carries one fresh token; an attempt row is opened for each task.
     """
     if not 1 <= limit <= MAX_BATCH:
@@ -66,16 +67,18 @@ def claim(
     with db.engine.begin() as conn:
         config = cache.get(conn, lanes_served)
         open_lanes = [n for n in lanes_served if n in config and not config[n]["paused"]]
-        if any(config[n]["paid"] for n in open_lanes) and _budget_spent(conn):
-            open_lanes = [n for n in open_lanes if not config[n]["paid"]]
+        spent = _spent_books(conn) if any(config[n]["paid"] for n in open_lanes) else []
         limited = sorted(n for n in open_lanes if config[n]["max_running"] is not None)
         free = [n for n in open_lanes if config[n]["max_running"] is None]
         rows: list[sa.RowMapping] = []
         for lane in limited:  # sorted: claimers lock lanes in one order, so never deadlock
-            rows += _claim_limited(conn, lane, worker_id, limit - len(rows), lease_s, token)
-        if free and len(rows) < limit:
-            rows += claim_rows(conn, worker_id=worker_id, lanes=free, limit=limit - len(rows),
-                               lease_s=lease_s, token=token)
+            rows += _claim_limited(conn, lane, worker_id, limit - len(rows), lease_s, token,
+                                   spent if config[lane]["paid"] else [])
+        for group in ([n for n in free if not config[n]["paid"]], [n for n in free if config[n]["paid"]]):
+            if group and len(rows) < limit:
+                rows += claim_rows(conn, worker_id=worker_id, lanes=group, limit=limit - len(rows),
+                                   lease_s=lease_s, token=token,
+                                   spent_books=spent if config[group[0]]["paid"] else [])
         if not rows:
             return []
         conn.execute(
@@ -88,7 +91,7 @@ def claim(
 
 
 def _claim_limited(conn: sa.Connection, lane: str, worker_id: str, want: int, lease_s: float,
-                   token: str) -> list[sa.RowMapping]:
+                   token: str, spent: list[str]) -> list[sa.RowMapping]:
     """Claim from a lane with max_running: lock it, count what runs, take only the free slots."""
     if want <= 0:
         return []
@@ -101,18 +104,20 @@ def _claim_limited(conn: sa.Connection, lane: str, worker_id: str, want: int, le
         .where(tasks.c.status == Status.PROCESSING.value, tasks.c.lane == lane)
     ).scalar_one()
     slots = want if row.max_running is None else min(want, row.max_running - running)
-    return claim_rows(conn, worker_id=worker_id, lanes=[lane], limit=slots, lease_s=lease_s, token=token)
+    return claim_rows(conn, worker_id=worker_id, lanes=[lane], limit=slots, lease_s=lease_s, token=token,
+                      spent_books=spent)
 
 
-def _budget_spent(conn: sa.Connection) -> bool:
-    """True when any book with a budget has spent it (its paid tasks then wait)."""
+def _spent_books(conn: sa.Connection) -> list[str]:
+    """Books whose paid attempts (all of them, fenced or lost included) reached their budget."""
     spent = (
         sa.select(books.c.bookcode)
         .where(books.c.budget.is_not(None))
-        .where(books.c.budget <= sa.select(sa.func.coalesce(sa.func.sum(tasks.c.cost), 0.0))
+        .where(books.c.budget <= sa.select(sa.func.coalesce(sa.func.sum(attempts.c.cost), 0.0))
+               .select_from(attempts.join(tasks, tasks.c.task_id == attempts.c.task_id))
                .where(tasks.c.bookcode == books.c.bookcode).scalar_subquery())
     )
-    return conn.execute(spent.limit(1)).first() is not None
+    return list(conn.execute(spent).scalars())
 
 
 def _remote_jobs(conn: sa.Connection, task_ids: list[str]) -> dict[str, str]:

@@ -266,3 +266,24 @@ def test_lane_limit_holds_across_processes(db_url: str, db: Database, limit: int
     assert peak <= limit
     assert peak >= 1  # the sampler did see work in flight
     assert rows(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.status == "completed"))[0][0] == 24
+
+
+def test_paid_lane_stops_when_the_book_budget_is_spent(db: Database) -> None:
+    """A book's paid tasks stop being claimed once its attempts cost its budget (fenced and lost
+    attempts count); other books and unpaid lanes go on."""
+    from pipeline_kit.db.schema import books
+
+    engine.add_lane(db, "paid-image", paid=True)
+    with db.engine.begin() as conn:
+        conn.execute(sa.insert(books), [{"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05, "review": False},
+                                        {"bookcode": "b2", "title": "Two", "lang": "en", "budget": None, "review": False}])
+        engine.enqueue(conn, [TaskSpec(task_id=f"{b}-{i}", kind="x", lane=lane, bookcode=b)
+                              for b in ("b1", "b2") for i in range(2) for lane in ("paid-image",)]
+                       + [TaskSpec(task_id="b1-free", kind="x", lane="default", bookcode="b1")])
+    (lease,) = engine.claim(db, "w", ["paid-image"], limit=1)
+    assert lease.task_id == "b1-0"
+    engine.record_cost(db, lease.task_id, lease.token, 0.05)
+    engine.complete(db, Completion(task_id=lease.task_id, token=lease.token))
+    got = [le.task_id for le in engine.claim(db, "w", ["paid-image", "default"], limit=10)]
+    assert sorted(got) == ["b1-free", "b2-0", "b2-1"]
+    assert task(db, "b1-0")["cost"] == pytest.approx(0.05)
