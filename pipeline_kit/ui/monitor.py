@@ -1,0 +1,178 @@
+"""The admin screen's view-model: one snapshot of the fleet, and the operator's buttons.
+
+A snapshot is the engine's `overview` reshaped into rows a screen can lay out, plus what the
+overview does not hold: throughput over the last hour (closed attempts, by the database clock)
+and the running tasks whose lease runs out soon. Actions call the engine's operator verbs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from pipeline_kit import engine
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import attempts, tasks
+from pipeline_kit.db.sqltime import now_plus
+from pipeline_kit.engine.states import Outcome, Status
+from pipeline_kit.engine.status import Problem
+from pipeline_kit.ui.actions import ActionResult, attempt
+
+HOUR_S = 3600.0
+OPEN = (Status.PENDING.value, Status.PROCESSING.value)
+
+
+@dataclass(frozen=True)
+class LaneRow:
+    lane: str
+    paused: bool
+    max_running: int | None
+    counts: Mapping[str, int]  # status -> tasks in this lane
+
+
+@dataclass(frozen=True)
+class WorkerRow:
+    worker_id: str
+    host: str | None
+    state: str | None  # working | idle | stopped (None: never registered)
+    task_id: str | None  # the first task it holds now
+    running: int  # tasks it holds now
+    stage: str | None
+    heartbeat_age_s: float | None
+    last_seen_age_s: float | None
+    completed: int
+
+
+@dataclass(frozen=True)
+class ExpiringRow:
+    task_id: str
+    worker_id: str
+    lease_left_s: float  # negative: already expired, the watchdog will take it back
+
+
+@dataclass(frozen=True)
+class ProblemRow:
+    task_id: str
+    status: str
+    lane: str
+    detail: str  # the last error, or what a blocked task waits on
+    next_action: str
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Attempts closed in the last hour, by outcome (completed, retried, failed, lost, canceled)."""
+
+    outcomes: Mapping[str, int]
+
+    @property
+    def completed(self) -> int:
+        return self.outcomes.get(Outcome.COMPLETED.value, 0)
+
+    @property
+    def per_minute(self) -> float:
+        return round(self.completed / (HOUR_S / 60), 2)
+
+
+@dataclass(frozen=True)
+class MonitorSnapshot:
+    db_time: datetime | None
+    counts: Mapping[str, int]  # status -> tasks, every status present
+    lanes: tuple[LaneRow, ...]
+    workers: tuple[WorkerRow, ...]
+    expiring: tuple[ExpiringRow, ...]
+    failed: tuple[ProblemRow, ...]
+    blocked: tuple[ProblemRow, ...]
+    throughput: Throughput
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def open(self) -> int:
+        """Tasks still pending or running: 0 means the fleet has nothing left to do."""
+        return sum(self.counts.get(s, 0) for s in OPEN)
+
+
+class MonitorModel:
+    """Read the fleet's state and act on tasks and lanes, for one book or the whole database."""
+
+    def __init__(self, db: Database, bookcode: str | None = None, *, expiring_within_s: float = 30.0,
+                 by: str = "monitor") -> None:
+        self.db, self.bookcode, self.by = db, bookcode or None, by
+        self.expiring_within_s = expiring_within_s
+
+    def snapshot(self) -> MonitorSnapshot:
+        """Everything the admin screen shows, read in a few short queries."""
+        view = engine.overview(self.db, self.bookcode)
+        return MonitorSnapshot(
+            db_time=view.db_time,
+            counts=dict(view.counts),
+            lanes=tuple(LaneRow(name, bool(info.get("paused", False)), info.get("max_running"),
+                                dict(info.get("counts", {})))
+                        for name, info in sorted(view.lanes.items())),
+            workers=_workers(view.workers),
+            expiring=_expiring(view.workers, self.expiring_within_s),
+            failed=tuple(_problem(p) for p in view.failed),
+            blocked=tuple(_problem(p) for p in view.blocked),
+            throughput=Throughput(self._closed_last_hour()),
+        )
+
+    def retry(self, task_id: str) -> ActionResult:
+        return attempt(lambda: engine.retry_task(self.db, task_id, by=self.by),
+                       lambda freed: f"{task_id} is pending again" + (f"; {len(freed)} dependent(s) released"
+                                                                      if freed else ""))
+
+    def cancel(self, task_id: str) -> ActionResult:
+        return attempt(lambda: engine.cancel_task(self.db, task_id, by=self.by),
+                       lambda blocked: f"{task_id} canceled" + (f"; {len(blocked)} dependent(s) blocked"
+                                                                if blocked else ""))
+
+    def pause(self, lane: str) -> ActionResult:
+        return attempt(lambda: engine.update_lane(self.db, lane, paused=True),
+                       lambda _: f"lane {lane} paused: running tasks finish, nothing new is claimed")
+
+    def resume(self, lane: str) -> ActionResult:
+        return attempt(lambda: engine.update_lane(self.db, lane, paused=False), lambda _: f"lane {lane} resumed")
+
+    def _closed_last_hour(self) -> dict[str, int]:
+        query = (sa.select(attempts.c.outcome, sa.func.count().label("n"))
+                 .where(attempts.c.finished_at >= now_plus(-HOUR_S), attempts.c.outcome.is_not(None))
+                 .group_by(attempts.c.outcome))
+        if self.bookcode:
+            query = query.where(attempts.c.task_id.in_(
+                sa.select(tasks.c.task_id).where(tasks.c.bookcode == self.bookcode)))
+        with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+            return {row.outcome: int(row.n) for row in conn.execute(query)}
+
+
+def _workers(raw: Mapping[str, Mapping[str, Any]]) -> tuple[WorkerRow, ...]:
+    rows = []
+    for worker_id, info in raw.items():
+        current = list(info.get("current", []))
+        first = current[0] if current else {}
+        rows.append(WorkerRow(
+            worker_id=worker_id, host=info.get("host"), state=info.get("state"), task_id=first.get("task_id"),
+            running=len(current), stage=first.get("stage"), heartbeat_age_s=first.get("heartbeat_age_s"),
+            last_seen_age_s=info.get("last_seen_age_s"),
+            completed=int(info.get("counts", {}).get(Status.COMPLETED.value, 0)),
+        ))
+    # Busy workers first, then the most recently seen.
+    return tuple(sorted(rows, key=lambda w: (w.running == 0, w.last_seen_age_s is None,
+                                             w.last_seen_age_s or 0.0, w.worker_id)))
+
+
+def _expiring(raw: Mapping[str, Mapping[str, Any]], within_s: float) -> tuple[ExpiringRow, ...]:
+    rows = [ExpiringRow(t["task_id"], worker_id, float(t["lease_left_s"]))
+            for worker_id, info in raw.items() for t in info.get("current", [])
+            if t.get("lease_left_s") is not None and t["lease_left_s"] <= within_s]
+    return tuple(sorted(rows, key=lambda r: r.lease_left_s))
+
+
+def _problem(p: Problem) -> ProblemRow:
+    return ProblemRow(p.task_id, p.status, p.lane, p.detail, p.next_action)

@@ -1,0 +1,85 @@
+"""The new-book screen's widgets: title, one chapter pasted or uploaded, and what it changed."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+
+from pipeline_kit.ui.newbook import AddResult, NewBookModel
+from pipeline_kit.ui.widgets import STYLE, Message, heading, table
+
+
+class NewBookScreen:
+    """Type a title, then add chapters one at a time; the stored chapters and the last change show below."""
+
+    def __init__(self, model: NewBookModel, *, title: str = "") -> None:
+        self.model = model
+        self.message = Message()
+        self.title = w.Text(value=title, description="Title", placeholder="the book's title",
+                            layout=w.Layout(width="600px"))
+        self.code = w.HTML()
+        self.number = w.BoundedIntText(value=0, min=0, max=100_000, description="Chapter no.",
+                                       tooltip="0: the next chapter")
+        self.force = w.Checkbox(value=False, description="re-split a changed chapter that was already split",
+                                indent=False)
+        self.body = w.Textarea(placeholder="paste one chapter here (a heading on its first line becomes its title)",
+                               layout=w.Layout(width="100%", height="220px"))
+        self.paste = w.Button(description="Add pasted chapter", button_style="primary", icon="plus")
+        self.upload = w.FileUpload(accept=".txt,.md", multiple=False, description="Upload chapter")
+        self.chapters, self.changes = w.HTML(), w.HTML()
+        self.paste.on_click(lambda _: self.add_pasted())
+        self.upload.observe(lambda _: self.add_uploaded(), names="value")
+        self.title.observe(lambda _: self.redraw(), names="value")
+        self.widget = w.VBox([
+            w.HTML(STYLE), self.title, self.code,
+            w.HBox([self.number, self.force]), self.body, w.HBox([self.paste, self.upload]), self.message.widget,
+            heading("What changed"), self.changes, heading("Chapters stored"), self.chapters,
+        ])
+        self.redraw()
+
+    def add_pasted(self) -> AddResult:
+        result = self.model.add_chapter(self.title.value, self.body.value, self.number.value or None,
+                                        force=self.force.value)
+        if result.ok:
+            self.body.value = ""
+        return self._after(result)
+
+    def add_uploaded(self) -> AddResult | None:
+        if not self.upload.value:
+            return None
+        item = self.upload.value[0]
+        result = self.model.add_upload(self.title.value, bytes(item["content"]), item["name"],
+                                       self.number.value or None, force=self.force.value)
+        self.upload.value = ()
+        return self._after(result)
+
+    def redraw(self) -> None:
+        code = self.model.bookcode_for(self.title.value)
+        self.code.value = (f"Bookcode: <b data-pk='bookcode'>{html.escape(code)}</b> (open the storyboard with it)"
+                           if code else "<i>type the title: the bookcode appears here</i>")
+        self.chapters.value = table(
+            ["no.", "title", "characters", "split"],
+            [(c.number, c.title, c.characters, "yes" if c.split else "no") for c in self.model.chapters(code)],
+            key="chapters", empty="no chapters yet")
+
+    def _after(self, result: AddResult) -> AddResult:
+        self.message.show(result)
+        if result.changes:
+            self.changes.value = table(["no.", "title", "action", "detail"],
+                                       [(c.number, c.title, c.action, c.detail) for c in result.changes],
+                                       key="changes")
+        self.number.value = 0
+        self.redraw()
+        return result
+
+
+def books_html(model: NewBookModel) -> str:
+    """The stored books as a table (to pick a bookcode for the storyboard)."""
+    rows = [(b.bookcode, b.title, b.lang, b.chapters, "on" if b.review else "off") for b in model.books()]
+    return STYLE + table(["bookcode", "title", "lang", "chapters", "review"], rows, key="books",
+                         empty="no books yet: add one in 01_new_book")
+
+
+def newbook_screen(model: NewBookModel, *, title: str = "") -> NewBookScreen:
+    return NewBookScreen(model, title=title)

@@ -1,0 +1,177 @@
+"""The storyboard screen's view-model: split a book, page through its shots, edit, re-run, review.
+
+Shots are filtered by chapter, character and location in Python over one query's light columns
+(a book holds about a thousand shots, and `characters` is a JSON list that the three databases
+query differently). Each row carries its tasks' statuses; a shot's media are its tasks'
+`output_path` files. The review gate is the engine's (`set_review`, `approve`, `reject`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from pipeline_kit import engine, text
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import books, shots, tasks
+from pipeline_kit.text.graph import FRAMES, shot_task_ids
+from pipeline_kit.ui.actions import ActionResult, attempt
+
+MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
+        ".mp4": "video/mp4", ".webm": "video/webm", ".json": "application/json"}
+
+
+@dataclass(frozen=True)
+class ShotRow:
+    shot_id: str
+    chapter: int
+    seq: int
+    location: str | None
+    characters: tuple[str, ...]
+    prompt: str
+    statuses: Mapping[str, str]  # task kind (first_frame, last_frame, video) -> status
+
+
+@dataclass(frozen=True)
+class ShotPage:
+    rows: tuple[ShotRow, ...]
+    total: int  # shots matching the filters
+    page: int  # 1-based, clamped to the pages there are
+    pages: int
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The values a filter can take in this book."""
+
+    chapters: tuple[int, ...]
+    characters: tuple[str, ...]
+    locations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MediaItem:
+    task_id: str
+    kind: str
+    status: str
+    path: str | None
+    mime: str | None
+    ready: bool  # the file exists and can be shown
+
+
+@dataclass(frozen=True)
+class ReviewRow:
+    task_id: str
+    shot_id: str | None
+    kind: str
+    path: str | None
+
+
+class StoryboardModel:
+    """One book's storyboard: its shots, their tasks and the review gate."""
+
+    def __init__(self, db: Database, bookcode: str) -> None:
+        self.db, self.bookcode = db, bookcode
+
+    def split(self) -> ActionResult:
+        """Split the chapters not yet split into shots and tasks (a second run creates nothing)."""
+        def said(r: text.SplitReport) -> str:
+            if not r.chapters_split:
+                return f"nothing to split: {r.chapters_already_split} chapter(s) already split"
+            return (f"split {r.chapters_split} chapter(s): {r.shots_created} shots, {r.tasks_created} tasks "
+                    f"({r.chapters_already_split} already split)")
+        return attempt(lambda: text.split_book(self.db, self.bookcode, progress=False), said)
+
+    def filters(self) -> Filters:
+        rows = self._shots()
+        return Filters(
+            chapters=tuple(sorted({r.chapter for r in rows})),
+            characters=tuple(sorted({c for r in rows for c in r.characters})),
+            locations=tuple(sorted({r.location for r in rows if r.location})),
+        )
+
+    def page(self, page: int = 1, size: int = 20, *, chapter: int | None = None, character: str | None = None,
+             location: str | None = None) -> ShotPage:
+        """One page of the shots that match every filter given (None or "" means any)."""
+        size = max(1, size)
+        matching = [r for r in self._shots()
+                    if (chapter is None or r.chapter == chapter)
+                    and (not character or character in r.characters)
+                    and (not location or r.location == location)]
+        pages = max(1, math.ceil(len(matching) / size))
+        page = min(max(1, page), pages)
+        return ShotPage(tuple(matching[(page - 1) * size : page * size]), len(matching), page, pages)
+
+    def shot(self, shot_id: str) -> text.Shot:
+        return text.show_shot(self.db, shot_id)
+
+    def edit(self, shot_id: str, *, prompt: str | None = None, characters: str | list[str] | None = None,
+             location: str | None = None) -> ActionResult:
+        """Change what was given (characters as a list or comma-separated); the shot's tasks re-run."""
+        names = characters.split(",") if isinstance(characters, str) else characters
+        return attempt(lambda: text.edit_shot(self.db, shot_id, prompt=prompt, characters=names, location=location),
+                       lambda r: f"{shot_id} saved; {len(r.reset)} task(s) will run again")
+
+    def rerun(self, shot_id: str) -> ActionResult:
+        """Send the shot's tasks (and what depends on them) back to pending, unchanged."""
+        return attempt(lambda: text.rerun_shot(self.db, shot_id),
+                       lambda r: f"{shot_id} marked for re-run; {len(r.reset)} task(s) pending")
+
+    def media(self, shot_id: str) -> tuple[MediaItem, ...]:
+        """The shot's frames and clip, in order, with whether each file is there to show."""
+        ids = shot_task_ids(shot_id)
+        with self._read() as conn:
+            found = {r.task_id: r for r in conn.execute(
+                sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path)
+                .where(tasks.c.task_id.in_(list(ids.values()))))}
+        items = []
+        for kind in (*FRAMES, "video"):
+            row = found.get(ids[kind])
+            if row is None:
+                continue
+            path = row.output_path
+            items.append(MediaItem(row.task_id, kind, row.status, path,
+                                   MIME.get(Path(path).suffix.lower()) if path else None,
+                                   bool(path) and Path(path).is_file()))
+        return tuple(items)
+
+    def review_on(self) -> bool:
+        with self._read() as conn:
+            return bool(conn.execute(sa.select(books.c.review).where(books.c.bookcode == self.bookcode)).scalar())
+
+    def set_review(self, on: bool) -> ActionResult:
+        return attempt(lambda: engine.set_review(self.db, self.bookcode, on),
+                       lambda _: ("review on: new frames wait for approval before their clip is made" if on
+                                  else "review off: new frames go straight on"))
+
+    def awaiting(self) -> tuple[ReviewRow, ...]:
+        return tuple(ReviewRow(i.task_id, i.shot_id, i.kind, i.output_path)
+                     for i in engine.awaiting_review(self.db, self.bookcode))
+
+    def approve(self, task_id: str, *, by: str = "reviewer") -> ActionResult:
+        return attempt(lambda: engine.approve(self.db, task_id, by=by), lambda _: f"{task_id} approved")
+
+    def reject(self, task_id: str, note: str, *, by: str = "reviewer") -> ActionResult:
+        return attempt(lambda: engine.reject(self.db, task_id, note, by=by),
+                       lambda reset: f"{task_id} sent back for regeneration ({len(reset)} task(s) reset)")
+
+    def _shots(self) -> list[ShotRow]:
+        with self._read() as conn:
+            statuses: dict[str, dict[str, str]] = defaultdict(dict)
+            for r in conn.execute(sa.select(tasks.c.shot_id, tasks.c.kind, tasks.c.status)
+                                  .where(tasks.c.bookcode == self.bookcode, tasks.c.shot_id.is_not(None))):
+                statuses[r.shot_id][r.kind] = r.status
+            return [ShotRow(r.shot_id, r.chapter, r.seq, r.location, tuple(r.characters or ()), r.prompt or "",
+                            statuses.get(r.shot_id, {}))
+                    for r in conn.execute(
+                        sa.select(shots.c.shot_id, shots.c.chapter, shots.c.seq, shots.c.location,
+                                  shots.c.characters, shots.c.prompt)
+                        .where(shots.c.bookcode == self.bookcode).order_by(shots.c.chapter, shots.c.seq))]
+
+    def _read(self) -> sa.Connection:
+        return self.db.engine.connect().execution_options(sqlite_begin="DEFERRED")

@@ -1,0 +1,66 @@
+"""Small pieces every screen shares: escaped HTML tables, a message line, number formats."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+
+import ipywidgets as w
+
+from pipeline_kit.ui.actions import ActionResult
+
+STYLE = """<style>
+.pk-table {border-collapse: collapse; font-size: 13px; margin: 4px 0 10px 0}
+.pk-table th, .pk-table td {border: 1px solid #ccc; padding: 2px 8px; text-align: left; vertical-align: top}
+.pk-table th {background: #f2f2f2}
+.pk-ok {color: #1a7f37} .pk-bad {color: #c62828}
+</style>"""
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, key: str = "",
+          empty: str = "none") -> str:
+    """An HTML table; every cell escaped. `key` names the table (data-pk) for tests and styling."""
+    body = ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows]
+    if not body:
+        return f'<p data-pk="{key}"><i>{html.escape(empty)}</i></p>'
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    return f'<table class="pk-table" data-pk="{key}"><tr>{head}</tr>{"".join(body)}</table>'
+
+
+def cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    if isinstance(value, (tuple, list)):
+        return html.escape(", ".join(map(str, value)))
+    return html.escape(str(value))
+
+
+def heading(text: str) -> w.HTML:
+    return w.HTML(f"<h3 style='margin:8px 0 2px 0'>{html.escape(text)}</h3>")
+
+
+def ages(seconds: float | None) -> str:
+    """'12 s', '3.5 min', '2.0 h' ('' when unknown)."""
+    if seconds is None:
+        return ""
+    if abs(seconds) < 120:
+        return f"{seconds:.0f} s"
+    if abs(seconds) < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class Message:
+    """One line telling the person what their last action did (green if it worked, red if not)."""
+
+    def __init__(self) -> None:
+        self.widget = w.HTML("", layout=w.Layout(min_height="1.5em"))
+
+    def show(self, result: ActionResult) -> None:
+        css = "pk-ok" if result.ok else "pk-bad"
+        self.widget.value = f'<span class="{css}" data-pk="message">{html.escape(result.message)}</span>'
+
+    def error(self, text: str) -> None:
+        self.show(ActionResult(False, text))

@@ -1,0 +1,71 @@
+"""The three screens' notebooks run under papermill on tiny inputs: the book entered in 01, split
+and browsed in 02, watched in 03. The database URL travels in the environment, never as a parameter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+
+from pipeline_kit.db import Database
+from pipeline_kit.errors import BadInput
+from pipeline_kit.ui.monitor import MonitorModel
+from pipeline_kit.ui.newbook import NewBookModel
+from pipeline_kit.ui.newbook_view import books_html
+from pipeline_kit.ui.session import open_database
+from pipeline_kit.ui.storyboard import StoryboardModel
+
+from .conftest import TITLE, sample_chapters
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+def _run(name: str, out: Path, params: dict[str, object]) -> nbformat.NotebookNode:
+    papermill.execute_notebook(str(NOTEBOOKS / name), str(out), parameters=params, kernel_name="python3",
+                               cwd=str(NOTEBOOKS), progress_bar=False)
+    return nbformat.read(out, as_version=4)
+
+
+def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for c in nb.cells for o in c.get("outputs", [])]
+
+
+def test_screens_notebooks_run_in_order(sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """01 adds a chapter, 02 splits and shows the shots, 03 shows the counts; each renders its widget."""
+    url = sqlite_db.engine.url.render_as_string(hide_password=False)
+    monkeypatch.setenv("PIPELINE_KIT_DB", url)
+
+    first = _run("01_new_book.ipynb", tmp_path / "01.ipynb", {"title": TITLE, "chapter_text": sample_chapters()[0]})
+    assert any(WIDGET in o.get("data", {}) for o in _outputs(first))
+    assert url not in json.dumps(first.metadata)
+    (book,) = NewBookModel(sqlite_db).books()
+    assert book.chapters == 1
+
+    board = _run("02_storyboard.ipynb", tmp_path / "02.ipynb",
+                 {"bookcode": book.bookcode, "page_size": 5, "split_now": True})
+    assert any(WIDGET in o.get("data", {}) for o in _outputs(board))
+    assert StoryboardModel(sqlite_db, book.bookcode).page().total > 0
+
+    monitor = _run("03_monitor.ipynb", tmp_path / "03.ipynb", {"refresh_s": 0.5})
+    assert any(WIDGET in o.get("data", {}) for o in _outputs(monitor))
+    assert MonitorModel(sqlite_db).snapshot().counts["pending"] > 0
+
+
+def test_screens_need_the_database_variable(sqlite_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No PIPELINE_KIT_DB: one line saying what to set (the kernel's cwd would make a second database)."""
+    monkeypatch.delenv("PIPELINE_KIT_DB", raising=False)
+    with pytest.raises(BadInput, match="PIPELINE_KIT_DB"):
+        open_database()
+    monkeypatch.setenv("PIPELINE_KIT_DB", sqlite_db.engine.url.render_as_string(hide_password=False))
+    open_database().dispose()
+
+
+def test_books_list_for_picking_a_bookcode(db: Database) -> None:
+    """02 without a bookcode lists the books stored."""
+    assert "no books yet" in books_html(NewBookModel(db))
+    bookcode = NewBookModel(db).add_chapter(TITLE, sample_chapters()[0]).bookcode
+    assert f"<td>{bookcode}</td>" in books_html(NewBookModel(db))
