@@ -1,9 +1,103 @@
-"""Subcommands of this area (filled in by its issue)."""
+"""Text subcommands: ingest, split, and shot show/edit/rerun. Handlers only parse and print."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from pipeline_kit import text
+from pipeline_kit.cli.common import open_db, positive_int, print_json
+from pipeline_kit.errors import BadInput
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this area's subcommands to the parser."""
+    p = sub.add_parser("ingest", help="store a book (or one chapter) and print its bookcode")
+    p.add_argument("file")
+    p.add_argument("--title", required=True)
+    p.add_argument("--lang", choices=["zh", "en"], help="default: detected from the text")
+    p.add_argument("--chapter", type=positive_int, metavar="N", help="the file is chapter N: add or replace it")
+    p.add_argument("--force", action="store_true", help="re-split a changed chapter that was already split")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("split", help="split the book's unsplit chapters into shots and tasks")
+    p.add_argument("bookcode")
+    p.add_argument("--model", metavar="ollama[:MODEL]",
+                   help="group sentences with a chat model (checked; the rules decide when it answers badly)")
+    p.set_defaults(func=cmd_split)
+
+    p = sub.add_parser("shot", help="show, edit or re-run one shot")
+    shot_sub = p.add_subparsers(dest="shot_command", metavar="ACTION", parser_class=type(p))
+    shot_sub.required = True
+    q = shot_sub.add_parser("show")
+    q.add_argument("shot_id")
+    q.set_defaults(func=cmd_shot_show)
+    q = shot_sub.add_parser("edit", help="change the prompt, characters or location; resets the shot's tasks")
+    q.add_argument("shot_id")
+    q.add_argument("--prompt")
+    q.add_argument("--characters", help="comma-separated names (empty for none)")
+    q.add_argument("--location")
+    q.set_defaults(func=cmd_shot_edit)
+    q = shot_sub.add_parser("rerun", help="reset the shot's tasks (and their dependents) to pending")
+    q.add_argument("shot_id")
+    q.set_defaults(func=cmd_shot_rerun)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    db = open_db(args)
+    report = text.ingest_file(db, args.file, args.title, lang=args.lang, chapter=args.chapter, force=args.force)
+    for warning in report.warnings:
+        sys.stderr.write(f"pipeline-kit: warning: {warning}\n")
+    counts = ", ".join(f"{report.count(a)} {a}" for a in ("added", "updated", "unchanged", "resplit") if report.count(a))
+    sys.stderr.write(f"{report.title} ({report.lang}, {report.encoding}): {counts}\n")
+    for ch in report.chapters:
+        if ch.changes is not None:
+            c = ch.changes
+            sys.stderr.write(f"chapter {ch.number} re-split: {len(c.changed)} shots changed, {len(c.added)} added, "
+                             f"{len(c.removed)} removed, {len(c.reset_tasks)} tasks reset\n")
+            for shot_id in c.changed:
+                sys.stderr.write(f"  changed {shot_id}\n")
+    print(report.bookcode)
+    return 0
+
+
+def cmd_split(args: argparse.Namespace) -> int:
+    db = open_db(args)
+    splitter = _model_splitter(args.model) if args.model else None
+    report = text.split_book(db, args.bookcode, splitter=splitter)
+    if splitter is not None and splitter.fallbacks:
+        sys.stderr.write(f"pipeline-kit: warning: {len(splitter.fallbacks)} chapters fell back to the rules "
+                         f"(first: {splitter.fallbacks[0]})\n")
+    print(f"{report.bookcode}: {report.chapters_split} chapters split ({report.chapters_already_split} already), "
+          f"{report.shots_created} shots, {report.tasks_created} tasks created")
+    return 0
+
+
+def _model_splitter(spec: str) -> text.ModelSplitter:
+    """`ollama` or `ollama:MODEL`: the Ollama backend's chat function behind the model splitter."""
+    kind, _, model = spec.partition(":")
+    if kind != "ollama":
+        raise BadInput(f"--model must be ollama or ollama:MODEL, got {spec!r}")
+    from pipeline_kit.backends.ollama import chat  # the CLI joins the layers; text never imports a backend
+
+    return text.ModelSplitter(lambda messages: chat(messages, model=model or None))
+
+
+def cmd_shot_show(args: argparse.Namespace) -> int:
+    shot = text.show_shot(open_db(args), args.shot_id)
+    print_json(shot.__dict__)
+    return 0
+
+
+def cmd_shot_edit(args: argparse.Namespace) -> int:
+    names = None if args.characters is None else args.characters.split(",")
+    report = text.edit_shot(open_db(args), args.shot_id, prompt=args.prompt, characters=names,
+                            location=args.location)
+    print(f"{args.shot_id}: edited; {len(report.reset)} tasks reset to pending")
+    return 0
+
+
+def cmd_shot_rerun(args: argparse.Namespace) -> int:
+    report = text.rerun_shot(open_db(args), args.shot_id)
+    print(f"{args.shot_id}: {len(report.reset)} tasks reset to pending")
+    return 0

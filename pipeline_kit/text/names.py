@@ -1,0 +1,226 @@
+"""Find the people and places a chapter mentions, with the offset of every mention.
+
+Chinese: words that jieba's dictionary tags `nr*` (people) or `ns` (places if they end like
+山/洞/宫, people if a speech verb follows as in 三藏道, else dropped), kept when frequent,
+confirmed by jieba's cut and not a common role word; a short name ending exactly one longer
+name merges into it (悟空 -> 孙悟空). English: capitalised words that are not sentence-initial,
+frequent, and rarely written in lower case; a word mostly seen after in/at/to/from, or before
+Street/Road/..., is a place; a first name mostly followed by one surname merges into it
+(`Sherlock` -> `Holmes`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import pickle
+import re
+import tempfile
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+MIN_MENTIONS = 3
+
+_ZH_STOP = frozenset(
+    "和尚 闻言 大王 小姐 宝贝 童子 言语 拜佛 马匹 二人 谢恩 师兄 师弟 师父 徒弟 文武 胡说 金光 长老 老儿 老和尚 众人 "
+    "天王 大仙 仙人 娘娘 夫人 公主 太子 妖精 妖怪 妖魔 菩萨 真人 道人 行童 小的 老爷 哥哥 兄弟 圣僧 和平 "
+    "明白 高兴 只见 却说 原来 正是 如何 不知 那里 这里 甚么 怎么 一时 心中 大喜 贫僧 老孙 弟子 满心 "
+    "多谢 托生 招安 老叟 老僧 众僧 师公 老公公 唐人 松树 凤凰".split()
+)
+_ZH_SPEECH = frozenset("道问曰说笑叫喝答闻")
+_ZH_PLACE_END = tuple("山洞宫殿城国寺庄河海江湖关岭州洲府县村岛院庙阁楼台门")
+_EN_STOP = frozenset(
+    """i a an the and but or if so then there here this that these those it its he she they we you
+    his her their our your my me him them who what when where why how which yes no not oh ah well
+    now mr mrs miss ms dr sir madam lady lord colonel captain inspector doctor professor majesty
+    god heaven street road square lane english french german american british monday tuesday
+    wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december christmas chapter part book one two three four st saint city league
+    however still yet perhaps indeed very good come look let pray do did does is was were be
+    as at by for from in into of on to up with after before while ah ha hum""".split()
+)
+_EN_TITLES = frozenset("mr mrs miss ms dr sir lady lord colonel captain inspector doctor professor".split())
+_EN_PLACE_WORDS = "|".join(
+    "Street Road Square Lane Place Terrace Avenue Hall House Court Bridge Park Station Hotel Inn Lighthouse "
+    "Pier Quay Abbey Manor Castle Farm Woods? Forest River Harbour Harbor Market Tower Gate Hill Mill Lodge "
+    "Yard Cottage Grange Temple Church Chapel Wharf Row Crescent Gardens".split()
+)
+_EN_PLACE_PHRASE = re.compile(rf"\b(?!(?:The|A|An|In|At|To|From|Of|Our|My|His|Her|Their|This|That) )(?:[A-Z][a-z’']+ )+(?:{_EN_PLACE_WORDS})\b")
+_EN_WORD = re.compile(r"\b[A-Z][a-z’']*[a-z]\b")
+_EN_PLACE_BEFORE = frozenset("in at to from near towards toward into through reached".split())
+_EN_SPEECH_AFTER = frozenset("said cried asked answered replied remarked observed whispered shouted".split())
+_INITIAL_BEFORE = set(".!?“\"‘(—:")
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """People and places of one chapter: canonical names and every mention's offset."""
+
+    people: tuple[str, ...]
+    places: tuple[str, ...]
+    offsets: tuple[int, ...]  # sorted mention offsets
+    names: tuple[str, ...]  # canonical name of each mention, parallel to offsets
+    is_place: tuple[bool, ...]
+
+    def between(self, start: int, end: int) -> tuple[list[str], list[str]]:
+        """(people, places) mentioned in [start, end), each once, in order of first mention."""
+        lo = bisect.bisect_left(self.offsets, start)
+        hi = bisect.bisect_left(self.offsets, end)
+        people: dict[str, None] = {}
+        places: dict[str, None] = {}
+        for k in range(lo, hi):
+            (places if self.is_place[k] else people).setdefault(self.names[k], None)
+        return list(people), list(places)
+
+
+def find_mentions(text: str, lang: str) -> Mentions:
+    """Mentions of frequent people and places in one chapter's text."""
+    raw = _zh_raw(text) if lang == "zh" else _en_raw(text)
+    return _build(raw)
+
+
+def _build(raw: list[tuple[int, str, bool]]) -> Mentions:
+    raw.sort()
+    people = tuple(dict.fromkeys(n for _, n, p in raw if not p))
+    places = tuple(dict.fromkeys(n for _, n, p in raw if p))
+    return Mentions(people, places, tuple(o for o, _, _ in raw), tuple(n for _, n, _ in raw),
+                    tuple(p for _, _, p in raw))
+
+
+@lru_cache(maxsize=1)
+def _zh_lexicon() -> tuple[dict[str, bool], frozenset[str]]:
+    """jieba's dictionary words tagged `nr*`/`ns` (2-4 characters) -> tagged ns; and their 2-char prefixes.
+
+    Parsing jieba's dictionary takes ~0.4 s, so the result is cached (pickle in the temp
+    directory, keyed by the dictionary's path, size and mtime).
+    """
+    import jieba
+
+    dict_path = Path(jieba.dt.dictionary or Path(jieba.__file__).with_name("dict.txt"))
+    stat = dict_path.stat()
+    key = hashlib.sha256(f"{dict_path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    cache = Path(tempfile.gettempdir()) / f"pipeline_kit_zh_names_{key}.pickle"
+    try:
+        lexicon: dict[str, bool] = pickle.loads(cache.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError):
+        lexicon = {}
+        with dict_path.open("rb") as handle:
+            for raw in handle:
+                parts = raw.decode("utf-8").split()
+                if len(parts) == 3 and 2 <= len(parts[0]) <= 4 and (parts[2].startswith("nr") or parts[2] == "ns"):
+                    lexicon[parts[0]] = parts[2] == "ns"
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(lexicon))
+        os.replace(tmp, cache)
+    return lexicon, frozenset(w[:2] for w in lexicon)
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    """jieba's tokenizer, loaded once per process."""
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba.dt
+
+
+def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
+    """Longest-match scan for tagged dictionary words, then jieba confirms each frequent one.
+
+    Scanning is ~10x faster than cutting the whole text; jieba then cuts a few short contexts
+    per candidate and keeps the name only if it comes out as a word there (`王道` in `大王道` does not).
+    """
+    lexicon, prefixes = _zh_lexicon()
+    found: list[tuple[int, str, bool]] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i : i + 2] in prefixes:
+            for size in (4, 3, 2):
+                word = text[i : i + size]
+                if word in lexicon:
+                    lead = 1 if word[0] in "那这" and size >= 3 else 0  # 那长老 is 那 + 长老
+                    name = word[lead:]
+                    if name[-1] in _ZH_SPEECH and name[:-1] in lexicon:  # 太宗闻 is 太宗 + 闻
+                        name = name[:-1]
+                    if name not in _ZH_STOP:
+                        found.append((i + lead, name, name.endswith(_ZH_PLACE_END)))
+                    i += size - 1
+                    break
+        i += 1
+    speaks: Counter[str] = Counter(name for o, name, _ in found if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH)
+    # An `ns` word without a place ending is a person if it speaks (三藏道), else it is dropped.
+    found = [f for f in found if f[2] or not lexicon.get(f[1], False) or speaks[f[1]] >= 2]
+    where: dict[str, list[int]] = defaultdict(list)
+    for o, name, _ in found:
+        where[name].append(o)
+    keep = {name for name, offs in where.items() if len(offs) >= MIN_MENTIONS and _confirmed(text, name, offs)}
+    canonical = {name: name for name in keep}
+    for name in keep:  # 悟空 -> 孙悟空, 大圣 -> 齐天大圣: a short name ending the one longer name
+        longer = [full for full in keep if len(full) > len(name) and full.endswith(name)]
+        if len(longer) == 1:
+            canonical[name] = longer[0]
+    return [(o, canonical[n], p) for o, n, p in found if n in keep]
+
+
+def _confirmed(text: str, name: str, offsets: list[int], tries: int = 3) -> bool:
+    """Does jieba cut `name` out as a word in at least one of its first few contexts?"""
+    tokenizer = _jieba()
+    for o in offsets[:tries]:
+        words = tokenizer.cut(text[max(0, o - 6) : o + len(name) + 6], HMM=False)
+        if any(w == name or len(w) > len(name) and w.endswith(name) and w[0] in "那这" for w in words):
+            return True
+    return False
+
+
+def _en_raw(text: str) -> list[tuple[int, str, bool]]:
+    words = [(m.start(), m.group()) for m in _EN_WORD.finditer(text)]
+    lower_counts = Counter(w.lower() for w in re.findall(r"\b[a-z][a-z’']*\b", text))
+    total: Counter[str] = Counter()
+    inner: Counter[str] = Counter()
+    place_ctx: Counter[str] = Counter()
+    person_ctx: Counter[str] = Counter()
+    follows: dict[str, Counter[str]] = defaultdict(Counter)
+    for k, (off, word) in enumerate(words):
+        total[word] += 1
+        before = text[max(0, off - 20) : off].rstrip(" _\n\t")
+        if before and before[-1] not in _INITIAL_BEFORE:
+            inner[word] += 1
+        prev = before.split()[-1].rstrip(".").lower() if before.split() else ""
+        after = text[off + len(word) : off + len(word) + 14].lstrip(",’” ").split()
+        nxt = after[0].lower().strip(".,;!?") if after else ""
+        if prev in _EN_PLACE_BEFORE:
+            place_ctx[word] += 1
+        if prev in _EN_TITLES or prev in _EN_SPEECH_AFTER or nxt in _EN_SPEECH_AFTER:
+            person_ctx[word] += 1
+        if k + 1 < len(words) and words[k + 1][0] == off + len(word) + 1:
+            follows[word][words[k + 1][1]] += 1
+    keep = {
+        w for w, n in total.items()
+        if n >= MIN_MENTIONS and inner[w] >= 1 and w.lower() not in _EN_STOP
+        and lower_counts[w.lower()] * 4 < n
+    }
+    canonical = {w: w for w in keep}
+    for w in keep:  # Sherlock -> Holmes: a first name nearly always followed by one surname
+        if follows[w]:
+            nxt, n = follows[w].most_common(1)[0]
+            if nxt in keep and nxt != w and n * 5 >= total[w] * 3:
+                canonical[w] = nxt
+    matches = list(_EN_PLACE_PHRASE.finditer(text))
+    phrases = Counter(m.group() for m in matches)
+    found = [(m.start(), m.group(), True) for m in matches if phrases[m.group()] >= 2]
+    covered = [(m.start(), m.end()) for m in matches if phrases[m.group()] >= 2]
+    starts = [off for off, _ in words]
+    in_phrase = {starts[k] for a, b in covered
+                 for k in range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b))}
+    found += [
+        (off, canonical[w], place_ctx[canonical[w]] >= max(2, person_ctx[canonical[w]] + 1))
+        for off, w in words if w in keep and off not in in_phrase
+    ]
+    return found

@@ -1,0 +1,80 @@
+"""Prompts from editable templates: image and video prompts per shot, one per character sheet.
+
+Templates are `string.Template` files (`$caption`, `$characters`, ...) in `text/templates/`; a
+directory named by $PIPELINE_KIT_TEMPLATES, or passed in, overrides them file by file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from pipeline_kit.errors import BadInput
+
+TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
+TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet")
+CAPTION_CHARS = {"zh": 160, "en": 400}
+_BUILTIN = Path(__file__).with_name("templates")
+
+
+@dataclass(frozen=True)
+class Templates:
+    """The three prompt templates in use."""
+
+    image: Template
+    video: Template
+    sheet: Template
+
+    @classmethod
+    def load(cls, directory: str | Path | None = None) -> Templates:
+        """Built-in templates, each replaced by `<directory>/<name>.txt` when that file exists."""
+        override = Path(directory or os.environ.get(TEMPLATE_ENV) or _BUILTIN)
+        texts = {}
+        for name in TEMPLATE_NAMES:
+            path = override / f"{name}.txt"
+            if not path.is_file():
+                path = _BUILTIN / f"{name}.txt"
+            texts[name] = Template(path.read_text(encoding="utf-8").strip())
+        for name, template in texts.items():
+            if not template.is_valid():
+                raise BadInput(f"prompt template {name}.txt has a bad $placeholder")
+        return cls(texts["image_prompt"], texts["video_prompt"], texts["character_sheet"])
+
+
+def caption(text: str, lang: str) -> str:
+    """The shot's text on one line, whitespace and italics marks squeezed, cut to a prompt's length."""
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", text.replace("_", "")).strip()
+    limit = CAPTION_CHARS.get(lang, 400)
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def shot_fields(*, title: str, scene: int, seq: int, location: str | None, time_of_day: str | None,
+                characters: list[str], caption_text: str, duration_s: float) -> dict[str, str]:
+    """The placeholders a shot's templates may use."""
+    return {
+        "title": title, "scene": str(scene), "seq": str(seq),
+        "location": location or "unspecified place", "time_of_day": time_of_day or "unspecified time",
+        "characters": ", ".join(characters) or "none named", "caption": caption_text,
+        "duration_s": f"{duration_s:g}",
+    }
+
+
+def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
+    return templates.image.safe_substitute(fields)
+
+
+def frame_prompt(prompt: str, frame: str) -> str:
+    """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment."""
+    moment = "the moment the shot opens" if frame == "first_frame" else "the moment the shot ends"
+    return f"{prompt}\nFrame: {moment}."
+
+
+def video_prompt(templates: Templates, fields: dict[str, str]) -> str:
+    return templates.video.safe_substitute(fields)
+
+
+def sheet_prompt(templates: Templates, *, title: str, name: str, description: str) -> str:
+    return templates.sheet.safe_substitute(title=title, name=name, description=description)

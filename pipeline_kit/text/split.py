@@ -1,0 +1,85 @@
+"""`split_book`: every chapter not yet split becomes shots and tasks.
+
+The slow part (splitting) runs outside any transaction. Chapters are then written in batches of
+about a thousand shots, one transaction each: each chapter's shots and tasks go in together with
+its claim, which sets `chapters.split_at` where it is still NULL and the text is the one that
+was split: that guarded update is the lock, so a second or concurrent run creates nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from tqdm import tqdm
+
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import chapters
+from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.text.prompts import Templates
+from pipeline_kit.text.records import Book, get_book
+from pipeline_kit.text.splitter import ChapterShots, RuleSplitter, Splitter, build_shots
+from pipeline_kit.text.store import insert_chapters
+
+PROGRESS_MIN_CHAPTERS = 5
+BATCH_SHOTS = 1000  # chapters are written together until this many shots: fewer, larger transactions
+
+
+@dataclass(frozen=True)
+class SplitReport:
+    """What one split run did."""
+
+    bookcode: str
+    chapters_split: int
+    chapters_already_split: int
+    shots_created: int
+    tasks_created: int
+
+
+def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
+               templates: Templates | None = None, progress: bool | None = None) -> SplitReport:
+    """Split every unsplit chapter of the book into shots and enqueue their tasks."""
+    splitter = splitter or RuleSplitter()
+    templates = templates or Templates.load()
+    with db.engine.connect() as conn:
+        book = get_book(conn, bookcode)
+        rows = conn.execute(
+            sa.select(chapters.c.number, chapters.c.text, chapters.c.checksum, chapters.c.split_at)
+            .where(chapters.c.bookcode == bookcode).order_by(chapters.c.number)
+        ).all()
+        conn.rollback()
+    todo = [r for r in rows if r.split_at is None]
+    done = shots_created = tasks_created = 0
+    show = progress if progress is not None else len(todo) >= PROGRESS_MIN_CHAPTERS
+    batch: list[tuple[sa.Row[Any], ChapterShots]] = []
+    for k, row in enumerate(tqdm(todo, desc=f"split {bookcode}", unit="ch", disable=not show)):
+        batch.append((row, chapter_shots(book, row.number, row.text, splitter, templates)))
+        if k + 1 < len(todo) and sum(len(m.shots) for _, m in batch) < BATCH_SHOTS:
+            continue
+        with db.engine.begin() as conn:
+            # A chapter split meanwhile by another run, or re-ingested since it was read, is left alone.
+            claimed = [m for r, m in batch if claim_chapter(conn, bookcode, r.number, r.checksum, splitter.version)]
+            tasks_created += insert_chapters(conn, claimed, book.lang)
+        done += len(claimed)
+        shots_created += sum(len(m.shots) for m in claimed)
+        batch = []
+    return SplitReport(bookcode, done, len(rows) - done, shots_created, tasks_created)
+
+
+def chapter_shots(book: Book, number: int, text: str, splitter: Splitter, templates: Templates) -> ChapterShots:
+    """The chapter's shots as the splitter cuts them, with ids and prompts."""
+    drafts = splitter.split(text, book.lang)
+    return build_shots(bookcode=book.bookcode, title=book.title, lang=book.lang, chapter=number, text=text,
+                       drafts=drafts, templates=templates)
+
+
+def claim_chapter(conn: sa.Connection, bookcode: str, number: int, checksum: str, version: str) -> bool:
+    """Set the chapter's split lock if it is unsplit and unchanged; False if another got there first."""
+    result = conn.execute(
+        sa.update(chapters)
+        .where(chapters.c.bookcode == bookcode, chapters.c.number == number,
+               chapters.c.split_at.is_(None), chapters.c.checksum == checksum)
+        .values(split_at=db_now(), splitter_version=version)
+    )
+    return result.rowcount == 1

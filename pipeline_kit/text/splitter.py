@@ -1,0 +1,67 @@
+"""The splitter interface, the rule-based splitter, and drafts turned into stored shots with prompts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from pipeline_kit.text.prompts import Templates, caption, image_prompt, sheet_prompt, shot_fields, video_prompt
+from pipeline_kit.text.records import Shot, shot_id
+from pipeline_kit.text.shots import SPLITTER_VERSION, ShotDraft, split_chapter
+
+
+class Splitter(Protocol):
+    """Turns one chapter's text into shot drafts that tile it; `version` is recorded per chapter."""
+
+    version: str
+
+    def split(self, text: str, lang: str) -> list[ShotDraft]: ...
+
+
+@dataclass(frozen=True)
+class RuleSplitter:
+    """The deterministic, offline splitter (see `pipeline_kit.text.shots`)."""
+
+    version: str = SPLITTER_VERSION
+
+    def split(self, text: str, lang: str) -> list[ShotDraft]:
+        return split_chapter(text, lang)
+
+
+@dataclass(frozen=True)
+class ChapterShots:
+    """A chapter's shots plus a sheet prompt for each character first seen in it."""
+
+    shots: tuple[Shot, ...]
+    sheet_prompts: dict[str, str]
+
+
+def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str,
+                drafts: list[ShotDraft], templates: Templates) -> ChapterShots:
+    """Give drafts their ids, source text and prompts; describe each character by its first shot."""
+    shots: list[Shot] = []
+    sheets: dict[str, str] = {}
+    for d in drafts:
+        piece = text[d.span_start:d.span_end]
+        cap = caption(piece, lang)
+        fields = shot_fields(title=title, scene=d.scene, seq=d.seq, location=d.location,
+                             time_of_day=d.time_of_day, characters=list(d.characters), caption_text=cap,
+                             duration_s=d.duration_s)
+        shots.append(Shot(
+            shot_id=shot_id(bookcode, chapter, d.seq), bookcode=bookcode, chapter=chapter, seq=d.seq,
+            scene=d.scene, location=d.location, time_of_day=d.time_of_day, characters=d.characters,
+            text=piece, span_start=d.span_start, span_end=d.span_end, dialogue=d.dialogue,
+            duration_s=d.duration_s, prompt=image_prompt(templates, fields), video_prompt=video_prompt(templates, fields),
+        ))
+        for name in d.characters:
+            if name not in sheets:
+                sheets[name] = sheet_prompt(templates, title=title, name=name, description=cap)
+    return ChapterShots(tuple(shots), sheets)
+
+
+def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates) -> tuple[str, str]:
+    """(image prompt, video prompt) rendered afresh from the shot's current fields."""
+    fields = shot_fields(title=title, scene=shot.scene, seq=shot.seq, location=shot.location,
+                         time_of_day=shot.time_of_day, characters=list(shot.characters),
+                         caption_text=caption(shot.text, lang), duration_s=shot.duration_s)
+    return image_prompt(templates, fields), video_prompt(templates, fields)

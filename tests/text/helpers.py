@@ -1,0 +1,32 @@
+"""Small helpers shared by the text tests: row counts and chapter files of the sample book."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from pipeline_kit.db import Database
+from pipeline_kit.db.schema import books, chapters, shots, task_deps, tasks
+from pipeline_kit.text import sample_book_path
+from pipeline_kit.text.chapters import find_chapters
+
+SAMPLE_TITLE = "The Lamplighter of Gullhaven"
+
+
+def row_counts(db: Database) -> dict[str, int]:
+    """Rows in each table the text layer writes."""
+    with db.engine.connect() as conn:
+        return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+                for t in (books, chapters, shots, tasks, task_deps)}
+
+
+def sample_chapter_files(directory: Path) -> list[Path]:
+    """The sample book written out one chapter per file, heading first (as a creator would)."""
+    found = find_chapters(sample_book_path().read_text(encoding="utf-8"), SAMPLE_TITLE)
+    paths = []
+    for number, chapter in enumerate(found.chapters, start=1):
+        path = directory / f"chapter{number}.txt"
+        path.write_text(f"{chapter.title}\n\n{chapter.text}\n", encoding="utf-8")
+        paths.append(path)
+    return paths

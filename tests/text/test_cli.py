@@ -1,0 +1,122 @@
+"""The text commands as users run them: `python -m pipeline_kit --db URL ...` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline_kit.db import create
+from pipeline_kit.text import make_bookcode, sample_book_path
+from tests.text.helpers import SAMPLE_TITLE, row_counts
+
+
+def run(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_ingest_split_and_shot_commands(db_url: str) -> None:
+    """ingest prints the bookcode; split creates shots once; shot show/edit/rerun work, on every database."""
+    ingested = run(db_url, "ingest", str(sample_book_path()), "--title", SAMPLE_TITLE)
+    assert ingested.returncode == 0, ingested.stderr
+    bookcode = ingested.stdout.strip()
+    assert bookcode == make_bookcode(SAMPLE_TITLE)
+    first = run(db_url, "split", bookcode)
+    assert first.returncode == 0 and "3 chapters split" in first.stdout, first.stderr
+    second = run(db_url, "split", bookcode)
+    assert "0 shots, 0 tasks created" in second.stdout
+    sid = f"{bookcode}-c001-s0002"
+    shown = run(db_url, "shot", "show", sid)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["shot_id"] == sid
+    edited = run(db_url, "shot", "edit", sid, "--characters", "Mara,Tobias", "--location", "The pier")
+    assert edited.returncode == 0 and "3 tasks reset" in edited.stdout, edited.stderr
+    assert json.loads(run(db_url, "shot", "show", sid).stdout)["location"] == "The pier"
+    assert "3 tasks reset" in run(db_url, "shot", "rerun", sid).stdout
+
+
+def _bad_files(tmp: Path) -> dict[str, tuple[Path, list[str]]]:
+    """name -> (file, extra args) for each kind of bad input."""
+    files = {
+        "empty": b"",
+        "binary": bytes(range(256)) * 40,
+        "undecodable": b"Chapter 1\n\nSome words \x80\x81\xff\xfe more words.\n",
+        "heading only": "第一回　只有标题\n\n".encode(),
+        "good": b"Chapter 1\n\nA short and proper chapter.\n",
+    }
+    out: dict[str, tuple[Path, list[str]]] = {}
+    for name, data in files.items():
+        path = tmp / f"{name.replace(' ', '_')}.txt"
+        path.write_bytes(data)
+        out[name] = (path, ["--title", "Bad Input Book"])
+    out["punctuation title"] = (out["good"][0], ["--title", "!?…"])
+    big = tmp / "big.txt"
+    line = ("All work and no play makes a very dull story indeed. " * 20 + "\n").encode()
+    with big.open("wb") as handle:
+        for _ in range(50 * 2**20 // len(line) + 1):
+            handle.write(line)
+    out["50 MB file"] = (big, ["--title", "Huge"])
+    out["missing file"] = (tmp / "nope.txt", ["--title", "Nope"])
+    out["chapter number 0"] = (out["good"][0], ["--title", "X", "--chapter", "0"])
+    del out["good"]
+    return out
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    """Each bad input gives exit 2 and one line on stderr (no traceback) and leaves every table unchanged."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    assert run(url, "init").returncode == 0
+    db = create(url)
+    before = row_counts(db)
+    for name, (path, extra) in _bad_files(tmp_path).items():
+        result = run(url, "ingest", str(path), *extra)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2, (name, result.stderr)
+        assert len(lines) == 1 and "Traceback" not in result.stderr, (name, result.stderr)
+        assert row_counts(db) == before, name
+    for args in (("split", "no-such-book-000000"), ("shot", "show", "nope"), ("shot", "edit", "nope", "--prompt", "x")):
+        result = run(url, *args)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, args
+    db.dispose()
+
+
+def test_text_without_markers_warns_on_stderr(tmp_path: Path) -> None:
+    """A file with no chapter markers is ingested as one chapter, with a warning on stderr."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    run(url, "init")
+    path = tmp_path / "plain.txt"
+    path.write_text("Once upon a time there was a lamp.\n\nIt went out.\n", encoding="utf-8")
+    result = run(url, "ingest", str(path), "--title", "Plain")
+    assert result.returncode == 0 and result.stdout.strip() == make_bookcode("Plain")
+    assert "warning" in result.stderr and "one chapter" in result.stderr
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "gb18030", "utf-16"])
+def test_encodings_through_the_command(tmp_path: Path, encoding: str) -> None:
+    """The command reads UTF-8 with a BOM, GB18030 and UTF-16 files and reports what it read."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    run(url, "init")
+    path = tmp_path / "zh.txt"
+    path.write_bytes("第一回　开篇\r\n    悟空道：“师父！”三藏笑了。\r\n".encode(encoding))
+    result = run(url, "ingest", str(path), "--title", "编码")
+    assert result.returncode == 0, result.stderr
+    assert "(zh," in result.stderr
+
+
+def test_model_splitter_falls_back_when_the_model_is_unreachable(tmp_path: Path) -> None:
+    """`split --model ollama` with no server still splits (by the rules), warning once on stderr."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    run(url, "init")
+    bookcode = run(url, "ingest", str(sample_book_path()), "--title", SAMPLE_TITLE).stdout.strip()
+    env_run = subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "--db", url, "split", bookcode, "--model", "ollama:none"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PIPELINE_KIT_OLLAMA_URL": "http://127.0.0.1:9"},
+    )
+    assert env_run.returncode == 0, env_run.stderr
+    assert "3 chapters split" in env_run.stdout and "fell back to the rules" in env_run.stderr
+    assert run(url, "split", bookcode, "--model", "gpt").returncode == 2
