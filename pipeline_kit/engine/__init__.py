@@ -27,7 +27,7 @@ from pipeline_kit.engine.lease import (
     release_many,
 )
 from pipeline_kit.engine.models import EnqueueResult, Lease, TaskSpec
-from pipeline_kit.engine.operator import cancel_task, reset_tasks, retry_task
+from pipeline_kit.engine.operator import cancel_task, cancel_tasks, reset_tasks, retry_task, set_dependencies
 from pipeline_kit.engine.registry import register_worker, touch_worker
 from pipeline_kit.engine.retry import Decision, RetryPolicy
 from pipeline_kit.engine.review import ReviewItem, approve, awaiting_review, reject, set_review
@@ -37,7 +37,7 @@ from pipeline_kit.engine.watchdog import Reclaimed, reclaim_expired
 
 __all__ = [
     "Ack", "Completion", "Decision", "EnqueueResult", "LaneCache", "Lease", "Outcome", "Overview",
-    "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review", "Status", "TaskSpec", "add_lane", "cancel_task", "claim", "complete",
+    "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review", "Status", "TaskSpec", "add_lane", "cancel_task", "cancel_tasks", "set_dependencies", "claim", "complete",
     "complete_many", "dependency_outputs", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
     "open_work", "overview", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
     "retry_task", "seed_default_lanes", "touch_worker", "update_lane",

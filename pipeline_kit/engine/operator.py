@@ -44,11 +44,43 @@ def cancel_task(db: Database, task_id: str, *, by: str = "operator") -> list[str
         status = _status(conn, task_id)
         if status in (Status.COMPLETED.value, Status.CANCELED.value):
             raise BadInput(f"task {task_id!r} is {status}: nothing to cancel")
-        _revoke_leases(conn, [task_id])
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id)
-                     .values(status=Status.CANCELED.value, lease_expires_at=None, finished_at=db_now()))
-        _event(conn, "cancel", task_id, by)
-        return block_dependents(conn, [task_id])
+        return cancel_tasks(conn, [task_id], reason="canceled by an operator", by=by)
+
+
+def cancel_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by: str = "operator") -> list[str]:
+    """Cancel the unfinished ones among `task_ids` in the caller's transaction (e.g. the tasks of
+    shots a re-split removed); returns the dependents that became blocked."""
+    ids = list(conn.execute(
+        sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(list(task_ids)),
+                                         tasks.c.status.notin_([Status.COMPLETED.value, Status.CANCELED.value]))
+    ).scalars())
+    if not ids:
+        return []
+    _revoke_leases(conn, ids)
+    conn.execute(sa.update(tasks).where(tasks.c.task_id.in_(ids))
+                 .values(status=Status.CANCELED.value, lease_expires_at=None, finished_at=db_now()))
+    conn.execute(sa.insert(events).values(at=db_now()),
+                 [{"kind": "cancel", "task_id": t, "worker_id": by, "detail": {"reason": reason}} for t in ids])
+    return block_dependents(conn, ids)
+
+
+def set_dependencies(conn: sa.Connection, task_id: str, depends_on: Iterable[str]) -> None:
+    """Replace a task's dependencies (an edited shot gained or lost a character) and recount them."""
+    deps = list(dict.fromkeys(depends_on))
+    _status(conn, task_id)
+    known = set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(deps))).scalars())
+    missing = [d for d in deps if d not in known]
+    if missing:
+        raise NotFound(f"unknown dependency {missing[0]!r}")
+    if task_id in deps or set(deps) & set(transitive_dependents(conn, [task_id])):
+        raise BadInput(f"dependencies of {task_id!r} would form a cycle")
+    conn.execute(sa.delete(task_deps).where(task_deps.c.task_id == task_id))
+    if deps:
+        conn.execute(sa.insert(task_deps), [{"task_id": task_id, "depends_on": d} for d in deps])
+    recount_dependencies(conn, [task_id])
+    dead = _dead_dependencies(conn, task_id)
+    if dead:  # a dependency that can never finish blocks this task (and what waits on it)
+        block_dependents(conn, dead)
 
 
 def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by: str = "operator") -> list[str]:

@@ -15,7 +15,8 @@ import sqlalchemy as sa
 from pipeline_kit.db.schema import shots as shots_table
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine.enqueue import enqueue
-from pipeline_kit.text.graph import sheet_spec, shot_params, shot_specs, shot_task_ids
+from pipeline_kit.engine.operator import cancel_tasks, reset_tasks, set_dependencies
+from pipeline_kit.text.graph import FRAMES, sheet_spec, sheet_task_id, shot_params, shot_specs, shot_task_ids
 from pipeline_kit.text.records import Shot
 from pipeline_kit.text.splitter import ChapterShots
 
@@ -64,30 +65,32 @@ def replace_chapter(conn: sa.Connection, made: ChapterShots, lang: str, *, bookc
     changed = [s for sid, s in new.items() if sid in old and old[sid] != s]
     added = [s for sid, s in new.items() if sid not in old]
     removed = sorted(set(old) - set(new))
-    if removed:
+    if removed:  # their tasks stop; attempts stay on record
+        cancel_tasks(conn, [t for sid in removed for t in shot_task_ids(sid).values()], reason=reason)
         conn.execute(sa.delete(shots_table).where(shots_table.c.shot_id.in_(removed)))
+    if added:
+        conn.execute(sa.insert(shots_table), [s.to_row() for s in added])
+    enqueue_tasks(conn, [made], lang, added)  # also the sheets of characters new to changed shots
     for shot in changed:
         conn.execute(sa.update(shots_table).where(shots_table.c.shot_id == shot.shot_id).values(**shot.to_row()))
         update_task_params(conn, shot, lang)
-    if added:
-        conn.execute(sa.insert(shots_table), [s.to_row() for s in added])
-    enqueue_tasks(conn, [made], lang, added)
     reset = reset_shot_tasks(conn, [s.shot_id for s in changed], reason) if changed else []
     return ShotChanges(tuple(s.shot_id for s in changed), tuple(s.shot_id for s in added), tuple(removed),
                        tuple(reset))
 
 
 def update_task_params(conn: sa.Connection, shot: Shot, lang: str) -> None:
-    """Rewrite the params of the shot's three tasks to match the shot."""
+    """Rewrite the params of the shot's three tasks, and its frames' sheet dependencies, to match the shot."""
     ids = shot_task_ids(shot.shot_id)
     for kind, params in shot_params(shot, lang).items():
         conn.execute(sa.update(tasks).where(tasks.c.task_id == ids[kind]).values(params=params))
+    sheets = [sheet_task_id(shot.bookcode, name) for name in shot.characters]
+    for kind in FRAMES:
+        set_dependencies(conn, ids[kind], sheets)
 
 
 def reset_shot_tasks(conn: sa.Connection, shot_ids: list[str], reason: str) -> list[str]:
     """Reset the shots' tasks and their dependents to pending (the engine keeps attempt history)."""
-    from pipeline_kit.engine.operator import reset_tasks  # the engine's operator verbs
-
     task_ids = [tid for sid in shot_ids for tid in shot_task_ids(sid).values()]
     present: list[str] = []
     for i in range(0, len(task_ids), _CHUNK):

@@ -6,7 +6,7 @@ import pytest
 import sqlalchemy as sa
 
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import shots, tasks
+from pipeline_kit.db.schema import shots, task_deps, tasks
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.text import edit_shot, ingest_file, rerun_shot, sample_book_path, show_shot, split_book
 from tests.text.helpers import SAMPLE_TITLE
@@ -69,6 +69,14 @@ def test_edit_with_a_new_character_adds_its_sheet(db: Database) -> None:
     status = _statuses(db)
     assert status[f"{bookcode}/char/the-old-sailor"] == ("pending", 0)
     assert status[f"{bookcode}/char/mara"] == ("completed", 1)
+    with db.engine.connect() as conn:
+        deps = set(conn.execute(sa.select(task_deps.c.depends_on).where(
+            task_deps.c.task_id == f"{bookcode}-c003-s0001/first_frame")).scalars())
+        waiting = conn.execute(sa.select(tasks.c.deps_remaining).where(
+            tasks.c.task_id == f"{bookcode}-c003-s0001/first_frame")).scalar()
+    # the frame now waits on exactly the sheets of the shot's characters, the new one unfinished
+    assert deps == {f"{bookcode}/char/mara", f"{bookcode}/char/the-old-sailor"}
+    assert waiting == 1
 
 
 def test_bad_edits_are_refused(db: Database) -> None:

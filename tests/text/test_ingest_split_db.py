@@ -133,6 +133,22 @@ def test_changed_split_chapter_is_refused_unless_forced(db: Database, tmp_path: 
     assert statuses == {"pending"}
 
 
+def test_forced_resplit_that_drops_shots_cancels_their_tasks(db: Database, tmp_path: Path) -> None:
+    """Shots a forced re-split no longer has are removed and their tasks canceled, never left pending."""
+    files = sample_chapter_files(tmp_path)
+    bookcode = ingest_file(db, sample_book_path(), SAMPLE_TITLE).bookcode
+    split_book(db, bookcode)
+    text = files[2].read_text(encoding="utf-8")
+    files[2].write_text(text[: text.index("\n\n", len(text.splitlines()[0]) + 2)] + "\n", encoding="utf-8")
+    report = ingest_file(db, files[2], SAMPLE_TITLE, chapter=3, force=True)
+    removed = report.chapters[0].changes.removed
+    assert removed
+    with db.engine.connect() as conn:
+        states = {r.task_id: r.status for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.status))}
+    for shot_id in removed:
+        assert {states[f"{shot_id}/{k}"] for k in ("first_frame", "last_frame", "video")} == {"canceled"}
+
+
 def test_bad_input_writes_nothing(db: Database, tmp_path: Path) -> None:
     """Refused input (bad title, empty text, heading without body, unknown book) leaves every table as it was."""
     before = row_counts(db)
