@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "openai": "pipeline_kit.backends.openai_images:make",
     "comfyui": "pipeline_kit.backends.comfyui:make",
     "ollama": "pipeline_kit.backends.ollama:make",
+    "assembly": "pipeline_kit.backends.assembly:make",
 }
 
 

@@ -15,7 +15,7 @@ from pipeline_kit.worker.runtime import default_worker_id
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("work", help="run a worker on this PC: claim, generate, heartbeat, complete")
     p.add_argument("--worker-id", default=None, help="this worker's id (default HOST-PID)")
-    p.add_argument("--lanes", default="image,video", help="comma-separated lanes to serve")
+    p.add_argument("--lanes", default="image,video,assembly", help="comma-separated lanes to serve")
     p.add_argument("--backend", default="sketch", help="sketch | noop | sleep:SECONDS | openai | comfyui | ollama")
     p.add_argument("--batch", type=positive_int, default=1, help="tasks claimed per claim")
     stop = p.add_mutually_exclusive_group()

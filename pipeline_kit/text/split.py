@@ -20,6 +20,7 @@ from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.text.prompts import Templates
 from pipeline_kit.text.records import Book, get_book
 from pipeline_kit.text.splitter import ChapterShots, RuleSplitter, Splitter, build_shots
+from pipeline_kit.film.graph import plan_assembly
 from pipeline_kit.text.store import insert_chapters
 
 PROGRESS_MIN_CHAPTERS = 5
@@ -64,6 +65,8 @@ def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
         done += len(claimed)
         shots_created += sum(len(m.shots) for m in claimed)
         batch = []
+    with db.engine.begin() as conn:  # the chapter films and, once every chapter is split, the book's
+        tasks_created += plan_assembly(conn, bookcode)[0]
     return SplitReport(bookcode, done, len(rows) - done, shots_created, tasks_created)
 
 

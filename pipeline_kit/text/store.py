@@ -16,6 +16,7 @@ from pipeline_kit.db.schema import shots as shots_table
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks, set_dependencies
+from pipeline_kit.film.graph import plan_assembly
 from pipeline_kit.text.graph import FRAMES, sheet_spec, sheet_task_id, shot_params, shot_specs, shot_task_ids
 from pipeline_kit.text.records import Shot
 from pipeline_kit.text.splitter import ChapterShots
@@ -75,6 +76,7 @@ def replace_chapter(conn: sa.Connection, made: ChapterShots, lang: str, *, bookc
         conn.execute(sa.update(shots_table).where(shots_table.c.shot_id == shot.shot_id).values(**shot.to_row()))
         update_task_params(conn, shot, lang)
     reset = reset_shot_tasks(conn, [s.shot_id for s in changed], reason) if changed else []
+    reset += [t for t in plan_assembly(conn, bookcode)[1] if t not in reset]
     return ShotChanges(tuple(s.shot_id for s in changed), tuple(s.shot_id for s in added), tuple(removed),
                        tuple(reset))
 

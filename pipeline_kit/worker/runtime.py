@@ -43,7 +43,7 @@ LOCAL_KINDS = {"assemble_chapter": "assembly", "assemble_book": "assembly"}
 @dataclass(frozen=True, kw_only=True)
 class WorkerConfig:
     worker_id: str
-    lanes: tuple[str, ...] = ("image", "video")
+    lanes: tuple[str, ...] = ("image", "video", "assembly")
     backend: str = "sketch"
     batch: int = 1
     until_empty: bool = False

@@ -75,7 +75,9 @@ def test_task_graph_follows_the_params_contract(db: Database) -> None:
     names = {n for s in rows for n in s["characters"]}
     sheets = {t for t, r in all_tasks.items() if r.kind == "character_sheet"}
     assert len(sheets) == len(names) >= 2
-    assert len(all_tasks) == len(sheets) + 3 * len(rows)
+    films = {t for t, r in all_tasks.items() if r.lane == "assembly"}
+    assert len(films) == len({s["chapter"] for s in rows}) + 1  # a film per chapter, one for the book
+    assert len(all_tasks) == len(sheets) + 3 * len(rows) + len(films)
     for tid in sheets:
         r = all_tasks[tid]
         assert set(r.params) == SHEET_KEYS and r.lane == "image" and tid.startswith(f"{bookcode}/char/")

@@ -1,0 +1,287 @@
+"""The assembly backend: a chapter's clips become its film, the chapter films become the book's.
+
+Each shot's clip is normalised to the chapter's size and frame rate and cut or held to exactly
+the frames its estimated duration asks for, a title card goes first; BATCH parts are encoded per
+ffmpeg run, PARALLEL runs at once, and the runs' segments are joined by the concat demuxer
+without re-encoding. No frame passes through Python.
+Side files: an .srt per film (cues timed from the same frame counts) and, for a chapter, a
+contact sheet of the shots' first frames, taken from the same ffmpeg runs. A clip that is
+absent or unreadable fails the task as retryable, so it runs again once the clip is remade.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pipeline_kit.backends import params
+from pipeline_kit.backends.base import CallContext, Job, Output
+from pipeline_kit.backends.classify import classified
+from pipeline_kit.errors import BadInput, GenerationError
+from pipeline_kit.film import cards, ffmpeg, srt
+from pipeline_kit.film.names import CHAPTER_KIND, CONTACT, KINDS, SRT, side_path
+from pipeline_kit.film.timeline import TITLE_CARD_S, card_frames, cues_for, frame_ms, frames_for
+
+PARALLEL = 2  # ffmpeg runs at once: enough to keep two cores busy
+BATCH = 8     # parts per ffmpeg run: fewer process and encoder starts; ~10 MB per part
+T = TypeVar("T")
+_NUMBERED = re.compile(r"\s*(chapter\b|ch\.|第)", re.IGNORECASE)
+
+
+def missing_input(message: str) -> GenerationError:
+    """An input clip is not there yet: retry once it has been (re)made."""
+    return GenerationError(message, error_kind="missing_input", retryable=True)
+
+
+def corrupt_input(message: str) -> GenerationError:
+    """An input clip cannot be read: retry once it has been remade."""
+    return GenerationError(message, error_kind="corrupt_input", retryable=True)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The picture format of a film: size and constant frame rate."""
+
+    width: int
+    height: int
+    fps: int
+
+    @classmethod
+    def of(cls, p: Mapping[str, Any]) -> Frame:
+        width, height = params.even_size(p)
+        return cls(width, height, params.fps(p))
+
+
+class AssemblyBackend:
+    """Assembles chapter and book films with the ffmpeg imageio-ffmpeg ships."""
+
+    name = "assembly"
+
+    def suffix(self, kind: str) -> str:
+        """.mp4 for both kinds."""
+        params.check_kind(kind, KINDS, self.name)
+        return ".mp4"
+
+    @classified
+    def run(self, job: Job, ctx: CallContext) -> Output:
+        """Write the film to `job.out_path` and its side files next to it."""
+        params.check_kind(job.kind, KINDS, self.name)
+        try:
+            with tempfile.TemporaryDirectory(prefix=".assembly-", dir=job.out_path.parent) as tmp:
+                if job.kind == CHAPTER_KIND:
+                    result, extras = self._chapter(job, ctx, Path(tmp))
+                else:
+                    result, extras = self._book(job, ctx, Path(tmp))
+        except BaseException:  # leave no half-written side file behind (the runtime drops .part)
+            for suffix in (SRT, CONTACT):
+                _side(job, suffix).unlink(missing_ok=True)
+            raise
+        return Output(path=job.out_path, model="ffmpeg", result=result, extras=extras,
+                      settings={"ffmpeg": ffmpeg.exe().rsplit("/", 1)[-1]})
+
+    # -- a chapter -------------------------------------------------------------------------
+    def _chapter(self, job: Job, ctx: CallContext,
+                 tmp: Path) -> tuple[dict[str, Any], dict[str, Path]]:
+        p = job.params
+        frame = Frame.of(p)
+        shots = _shots(p)
+        clips = [_clip(job, s) for s in shots]
+        lead = card_frames(_card_s(p), frame.fps)
+        burn = bool(p.get("burn_subtitles"))
+        ctx.stage("generating_video")
+        shot_frames = [frames_for(float(s["duration_s"]), frame.fps) for s in shots]
+        thumbs = [tmp / f"thumb-{i:05d}.png" for i in range(len(shots))]
+        parts: list[tuple[ffmpeg.Part, str]] = []  # each with what it is, for error messages
+        if lead:
+            card = tmp / "card.png"
+            title = params.text(p, "title")
+            cards.title_card((frame.width, frame.height), _heading(p.get("chapter"), title),
+                             title).save(card)
+            parts.append((ffmpeg.Part(card, lead, still=True), "the title card"))
+        for i, (shot, clip, frames) in enumerate(zip(shots, clips, shot_frames)):
+            overlay = None
+            if burn and shot["subtitle"]:
+                overlay = tmp / f"sub-{i:05d}.png"
+                cards.subtitle_overlay((frame.width, frame.height), shot["subtitle"]).save(overlay)
+            parts.append((ffmpeg.Part(clip, frames, overlay=overlay, thumb=thumbs[i]),
+                          f"the clip of shot {shot['shot_id']}"))
+        segments = _encode_batches(parts, tmp / "shots", frame, ctx.timeout_s)
+        ctx.stage("finalizing")
+        ffmpeg.concat(segments, job.out_path, list_path=tmp / "parts.txt",
+                      timeout_s=ctx.timeout_s, what=f"joining chapter {p.get('chapter')}")
+        cues = cues_for([(n, s["subtitle"]) for n, s in zip(shot_frames, shots)], fps=frame.fps,
+                        lead_frames=lead)
+        extras = {SRT: _side(job, SRT), CONTACT: _side(job, CONTACT)}
+        extras[SRT].write_text(srt.render(cues), encoding="utf-8")
+        prefix = f"{params.text(p, 'bookcode')}-"  # shot ids repeat the bookcode: drop it
+        cards.contact_sheet([(s["shot_id"].removeprefix(prefix), t) for s, t in zip(shots, thumbs)],
+                            (frame.width, frame.height)).save(extras[CONTACT], format="PNG")
+        total = lead + sum(shot_frames)
+        return ({"width": frame.width, "height": frame.height, "fps": frame.fps,
+                 "frames": total, "duration_s": total / frame.fps, "shots": len(shots),
+                 "cues": len(cues)}, extras)
+
+    # -- the book --------------------------------------------------------------------------
+    def _book(self, job: Job, ctx: CallContext,
+              tmp: Path) -> tuple[dict[str, Any], dict[str, Path]]:
+        p = job.params
+        frame = Frame.of(p)
+        entries = _entries(p)
+        films = [_input(job, str(e["task"]), f"the film of chapter {e['chapter']}")
+                 for e in entries]
+        subtitles = [side_path(f, SRT) for f in films]
+        for entry, path in zip(entries, subtitles):
+            if not path.is_file():
+                raise missing_input(f"the subtitles of chapter {entry['chapter']} are missing "
+                                    f"at {path}")
+        probes = [_probe(f, f"the film of chapter {e['chapter']}", ctx.timeout_s)
+                  for e, f in zip(entries, films)]
+        lead = card_frames(_card_s(p), frame.fps)
+        ctx.stage("generating_video")
+        parts: list[Path] = []
+        if lead:
+            card = tmp / "card.png"
+            cards.title_card((frame.width, frame.height), "", params.text(p, "title")).save(card)
+            parts += _encode_batches([(ffmpeg.Part(card, lead, still=True), "the title card")],
+                                     tmp / "card", frame, ctx.timeout_s)
+        cues: list[srt.Cue] = []
+        start = lead
+        for i, (entry, film, probe, subs) in enumerate(zip(entries, films, probes, subtitles)):
+            frames = frames_for(probe.duration_s, frame.fps)
+            if _matches(probe, frame):
+                parts.append(film)
+            else:  # made at another size or rate: re-encode it to the book's
+                parts += _encode_batches(
+                    [(ffmpeg.Part(film, frames), f"the film of chapter {entry['chapter']}")],
+                    tmp / f"chapter-{i:04d}", frame, ctx.timeout_s)
+            length_ms = frame_ms(frames, frame.fps)
+            cues += srt.shifted(srt.clipped(_read_srt(subs), length_ms), frame_ms(start, frame.fps))
+            start += frames
+        ctx.stage("finalizing")
+        ffmpeg.concat(parts, job.out_path, list_path=tmp / "parts.txt", timeout_s=ctx.timeout_s,
+                      what="joining the chapters")
+        extras = {SRT: _side(job, SRT)}
+        extras[SRT].write_text(srt.render(cues), encoding="utf-8")
+        return ({"width": frame.width, "height": frame.height, "fps": frame.fps,
+                 "frames": start, "duration_s": start / frame.fps, "chapters": len(entries),
+                 "cues": len(cues)}, extras)
+
+
+def _heading(chapter: object, title: str) -> str:
+    """"Chapter N" above the title, unless the title already says which chapter it is."""
+    return "" if _NUMBERED.match(title) or chapter is None else f"Chapter {chapter}"
+
+
+def _shots(p: Mapping[str, Any]) -> list[dict[str, Any]]:
+    shots = params.require(p, "shots")
+    if not isinstance(shots, list) or not all(isinstance(s, Mapping) for s in shots):
+        raise params.permanent("bad_param", "params field 'shots' must be a list of objects")
+    return [{"shot_id": str(params.require(s, "shot_id")),
+             "video_task": str(params.require(s, "video_task")),
+             "duration_s": params.duration_s(s), "subtitle": params.text(s, "subtitle")}
+            for s in shots]
+
+
+def _entries(p: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    entries = params.require(p, "chapters")
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) and e.get("task")
+                                                for e in entries):
+        raise params.permanent("bad_param", "params field 'chapters' must be a list of objects "
+                                            "with a 'task'")
+    return entries
+
+
+def _card_s(p: Mapping[str, Any]) -> float:
+    value = p.get("title_card_s", TITLE_CARD_S)
+    if not isinstance(value, (int, float)) or not 0 <= value <= 60:
+        raise params.permanent("bad_param", f"params field 'title_card_s' must be in [0, 60], "
+                                            f"got {value!r}")
+    return float(value)
+
+
+def _input(job: Job, task_id: str, what: str) -> Path:
+    path = job.inputs.get(task_id)
+    if path is None:
+        raise missing_input(f"{what} (task {task_id}) is not among the inputs: not made yet")
+    if not Path(path).is_file():
+        raise missing_input(f"{what} (task {task_id}) is missing at {path}")
+    if Path(path).stat().st_size == 0:
+        raise corrupt_input(f"{what} (task {task_id}) is an empty file at {path}")
+    return Path(path)
+
+
+def _clip(job: Job, shot: Mapping[str, Any]) -> Path:
+    return _input(job, shot["video_task"], f"the clip of shot {shot['shot_id']}")
+
+
+def _probe(path: Path, what: str, timeout_s: float) -> ffmpeg.Probe:
+    try:
+        return ffmpeg.probe(path, timeout_s=timeout_s)
+    except ValueError as exc:
+        raise corrupt_input(f"{what} is not a readable video ({path}): {exc}") from None
+
+
+def _matches(probe: ffmpeg.Probe, frame: Frame) -> bool:
+    return (probe.codec == "h264" and (probe.width, probe.height) == (frame.width, frame.height)
+            and abs(probe.fps - frame.fps) < 0.01)
+
+
+def _read_srt(path: Path) -> list[srt.Cue]:
+    try:
+        return srt.parse(path.read_text(encoding="utf-8"))
+    except (BadInput, UnicodeDecodeError) as exc:
+        raise corrupt_input(f"unreadable subtitles at {path}: {exc}") from None
+
+
+def _encode_batches(parts: Sequence[tuple[ffmpeg.Part, str]], stem: Path, frame: Frame,
+                    timeout_s: float) -> list[Path]:
+    """Encode the parts BATCH at a time, PARALLEL runs at once; the segments (stem-NNNN.mp4).
+
+    A failed run is blamed on the first of its inputs ffmpeg cannot read (corrupt_input, naming
+    it); if every input reads, the failure is ffmpeg's own and stays as it was raised.
+    """
+    batches = [list(parts[i:i + BATCH]) for i in range(0, len(parts), BATCH)]
+    segments = [stem.with_name(f"{stem.name}-{k:04d}.mp4") for k in range(len(batches))]
+
+    def encode(k: int) -> None:
+        batch = batches[k]
+        try:
+            ffmpeg.encode([part for part, _ in batch], segments[k], width=frame.width,
+                          height=frame.height, fps=frame.fps, thumb_width=cards.THUMB_WIDTH,
+                          timeout_s=timeout_s, what=f"{batch[0][1]} to {batch[-1][1]}")
+        except GenerationError as exc:
+            if exc.error_kind == "timeout":
+                raise
+            for part, what in batch:
+                if not part.still:
+                    _probe(part.source, what, timeout_s)
+            raise
+
+    _parallel(encode, range(len(batches)))
+    return segments
+
+
+def _side(job: Job, suffix: str) -> Path:
+    """A temporary side file next to the film being written; the runtime publishes it."""
+    return job.out_path.with_name(job.out_path.name + suffix)
+
+
+def _parallel(fn: Callable[[int], T], items: Sequence[int] | range) -> list[T]:
+    """`fn` over `items`, PARALLEL at a time; the first failure is raised."""
+    pool = ThreadPoolExecutor(max_workers=PARALLEL)
+    try:
+        return list(pool.map(fn, items))
+    finally:  # on failure, start no more runs; wait only for those already running
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make(arg: str | None) -> AssemblyBackend:
+    """Registry factory for `assembly` (takes no argument)."""
+    if arg is not None:
+        raise BadInput(f"backend 'assembly' takes no argument, got 'assembly:{arg}'")
+    return AssemblyBackend()

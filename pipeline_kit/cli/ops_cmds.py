@@ -1,0 +1,74 @@
+"""Operations subcommands: chaos (a bounded fault-injection run) and grant-worker (least privilege)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pipeline_kit.cli.common import open_db, positive_int, print_json
+from pipeline_kit.errors import BadInput
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("chaos", help="run workers under random kills, stops, restarts and cut connections, "
+                                     "then check the invariants")
+    p.add_argument("--database", metavar="URL", help="an empty scratch database (default: a temporary SQLite file)")
+    p.add_argument("--profile", choices=["smoke", "ci", "release"], default="ci")
+    p.add_argument("--tasks", type=positive_int)
+    p.add_argument("--workers", type=positive_int)
+    p.add_argument("--kills", type=_count)
+    p.add_argument("--restarts", type=_count, help="database restarts (local PostgreSQL/MariaDB only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_chaos)
+
+    p = sub.add_parser("grant-worker", help="create a database role that can only claim, heartbeat, "
+                                            "complete and fail tasks")
+    p.add_argument("role")
+    p.add_argument("--password-env", metavar="VAR", help="read the role's password from this variable")
+    p.add_argument("--print", action="store_true", help="print the SQL instead of running it")
+    p.set_defaults(func=cmd_grant_worker)
+
+
+def cmd_chaos(args: argparse.Namespace) -> int:
+    from pipeline_kit.chaos.profiles import PROFILES
+    from pipeline_kit.chaos.runner import Settings, run_chaos
+    profile = PROFILES[args.profile].with_overrides(tasks=args.tasks, workers=args.workers, kills=args.kills,
+                                                   restarts=args.restarts)
+    report = run_chaos(Settings(profile=profile, database=args.database or args.db, seed=args.seed))
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(report.render())
+    return 0 if report.ok else 1
+
+
+def cmd_grant_worker(args: argparse.Namespace) -> int:
+    from pipeline_kit.db.connect import normalise_url, resolve_url
+    from pipeline_kit.security import apply, grant_statements
+    password = None
+    if args.password_env:
+        password = os.environ.get(args.password_env)
+        if not password:
+            raise BadInput(f"--password-env {args.password_env}: that variable is empty or not set")
+    url = normalise_url(resolve_url(args.db))
+    statements = grant_statements(url.get_backend_name(), args.role, password, database=url.database)
+    if args.print:  # no connection needed: an administrator can review and run it elsewhere
+        print("\n".join(f"{sql};" for sql in statements))
+        return 0
+    db = open_db(args)
+    apply(db, statements)
+    sys.stderr.write(f"role {args.role} can now claim, heartbeat, complete and fail tasks in {db.url}\n")
+    return 0
+
+
+def _count(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= 100_000:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 100000, got {value}")
+    return value

@@ -1,0 +1,114 @@
+"""The still pictures of a film, drawn with Pillow: title cards, subtitle overlays, contact sheets.
+
+Text uses the project's font finder (Chinese-capable when the machine has such a font) and its
+line wrapper, so a card reads the same as the storyboard frames it introduces.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, ImageDraw
+
+from pipeline_kit.backends.drawing import wrap
+from pipeline_kit.backends.fonts import Font, font
+
+BACKGROUND = (12, 12, 18)
+INK = (236, 236, 240)
+DIM = (150, 150, 165)
+THUMB_WIDTH = 160   # contact sheet cell width in pixels
+LABEL_HEIGHT = 18   # strip under each thumbnail holding the shot id
+MAX_SUBTITLE_LINES = 2
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A contact sheet's layout: `columns` x `rows` cells of `cell` pixels."""
+
+    columns: int
+    rows: int
+    cell: tuple[int, int]
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.columns * self.cell[0], self.rows * self.cell[1]
+
+
+def grid_for(count: int, frame_size: tuple[int, int]) -> Grid:
+    """A near-square grid for `count` thumbnails of frames shaped like `frame_size`."""
+    columns = max(1, math.ceil(math.sqrt(count)))
+    rows = max(1, math.ceil(count / columns))
+    thumb_height = thumb_height_for(frame_size)
+    return Grid(columns, rows, (THUMB_WIDTH, thumb_height + LABEL_HEIGHT))
+
+
+def thumb_height_for(frame_size: tuple[int, int]) -> int:
+    """The even height ffmpeg gives a THUMB_WIDTH-wide thumbnail (scale=W:-2)."""
+    width, height = frame_size
+    return max(2, 2 * round(THUMB_WIDTH * height / width / 2))
+
+
+def title_card(size: tuple[int, int], heading: str, title: str, subtitle: str = "") -> Image.Image:
+    """A dark card: a small heading ("Chapter 3"), the title large, an optional line below."""
+    width, height = size
+    image = Image.new("RGB", size, BACKGROUND)
+    draw = ImageDraw.Draw(image)
+    big, small = font(max(12, height // 11)), font(max(10, height // 22))
+    lines = wrap(title, big, width * 0.84)[:3] or [""]
+    line_height = _px(big) * 1.25
+    block = len(lines) * line_height
+    top = (height - block) / 2
+    draw.text((width / 2, top - _px(small) * 1.6), heading, font=small, fill=DIM, anchor="mt")
+    for i, line in enumerate(lines):
+        draw.text((width / 2, top + i * line_height), line, font=big, fill=INK, anchor="mt")
+    if subtitle:
+        draw.text((width / 2, top + block + line_height * 0.4), subtitle, font=small, fill=DIM,
+                  anchor="mt")
+    return image
+
+
+def subtitle_overlay(size: tuple[int, int], text: str) -> Image.Image:
+    """A transparent frame with `text` on a dark band near the bottom (for burning in)."""
+    width, height = size
+    image = Image.new("RGBA", size, (0, 0, 0, 0))
+    draw = ImageDraw.Draw(image)
+    face = font(max(10, height // 20))
+    lines = wrap(text, face, width * 0.9)
+    if len(lines) > MAX_SUBTITLE_LINES:
+        lines = [*lines[:MAX_SUBTITLE_LINES - 1], lines[MAX_SUBTITLE_LINES - 1] + "…"]
+    line_height = _px(face) * 1.3
+    bottom = height * 0.94
+    for i, line in enumerate(reversed(lines)):
+        y = bottom - (i + 1) * line_height
+        box = draw.textbbox((width / 2, y), line, font=face, anchor="mt")
+        draw.rectangle((box[0] - 6, box[1] - 3, box[2] + 6, box[3] + 3), fill=(0, 0, 0, 170))
+        draw.text((width / 2, y), line, font=face, fill=(255, 255, 255, 255), anchor="mt")
+    return image
+
+
+def contact_sheet(cells: Sequence[tuple[str, Path]], frame_size: tuple[int, int]) -> Image.Image:
+    """One cell per (label, thumbnail file), in order, each labelled under its picture."""
+    layout = grid_for(len(cells), frame_size)
+    sheet = Image.new("RGB", layout.size, BACKGROUND)
+    draw = ImageDraw.Draw(sheet)
+    face = font(11)
+    cell_w, cell_h = layout.cell
+    thumb_size = (cell_w, cell_h - LABEL_HEIGHT)
+    for index, (label, path) in enumerate(cells):
+        left, top = (index % layout.columns) * cell_w, (index // layout.columns) * cell_h
+        with Image.open(path) as thumb:
+            picture = thumb.convert("RGB")
+        if picture.size != thumb_size:
+            picture = picture.resize(thumb_size, Image.Resampling.BILINEAR)
+        sheet.paste(picture, (left, top))
+        draw.text((left + cell_w / 2, top + thumb_size[1] + 3), label[-24:], font=face, fill=INK,
+                  anchor="mt")
+    return sheet
+
+
+def _px(face: Font) -> float:
+    """A font's size in pixels (Pillow's bitmap fallback has none: assume 11)."""
+    return float(getattr(face, "size", 11))

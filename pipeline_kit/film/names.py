@@ -1,0 +1,36 @@
+"""The names the film's planner and its assembly backend share: kinds, lane, keys, paths.
+
+Kept apart from the planner so the backend can use them without reading the database.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LANE = "assembly"
+CHAPTER_KIND, BOOK_KIND = "assemble_chapter", "assemble_book"
+KINDS = frozenset({CHAPTER_KIND, BOOK_KIND})
+SRT, CONTACT = ".srt", ".contact.png"  # side files published next to a film
+
+
+def chapter_task_id(bookcode: str, chapter: int) -> str:
+    return f"{bookcode}/film/chapter-{chapter:03d}"
+
+
+def book_task_id(bookcode: str) -> str:
+    return f"{bookcode}/film/book"
+
+
+def chapter_film_path(bookcode: str, chapter: int) -> str:
+    """Where a chapter's film is published, relative to the data folder."""
+    return f"films/{bookcode}/chapter-{chapter:03d}.mp4"
+
+
+def book_film_path(bookcode: str) -> str:
+    """Where the book's film is published, relative to the data folder."""
+    return f"films/{bookcode}/film.mp4"
+
+
+def side_path(film: Path, suffix: str) -> Path:
+    """Where a side file of `film` is published: its suffix replaced (film.mp4 -> film.srt)."""
+    return film.with_name(film.stem + suffix) if film.suffix else film.with_name(film.name + suffix)

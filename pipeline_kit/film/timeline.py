@@ -1,0 +1,40 @@
+"""Where each shot sits in a film, counted in whole frames so pictures and subtitles agree.
+
+A shot of `duration_s` seconds takes `frames_for(duration_s, fps)` frames; the film's length is
+the sum of its parts' frames. Subtitle cues are derived from the same frame counts, so a cue
+starts on the frame its shot starts and never ends after the film.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline_kit.film.srt import Cue
+
+TITLE_CARD_S = 2.0  # how long a chapter's (or the book's) title card is shown
+
+
+def frames_for(duration_s: float, fps: int) -> int:
+    """Frames a part of `duration_s` seconds takes at `fps` (at least one)."""
+    return max(1, round(duration_s * fps))
+
+
+def card_frames(seconds: float, fps: int) -> int:
+    """Frames a title card of `seconds` takes (none for 0: a film without a card)."""
+    return round(seconds * fps)
+
+
+def frame_ms(frame: int, fps: int) -> int:
+    """The time of frame number `frame` in whole milliseconds."""
+    return round(frame * 1000 / fps)
+
+
+def cues_for(parts: Sequence[tuple[int, str]], *, fps: int, lead_frames: int) -> list[Cue]:
+    """One cue per (frames, text) part that has text, placed after `lead_frames` frames."""
+    cues, start = [], lead_frames
+    for frames, text in parts:
+        end = start + frames
+        if text.strip():
+            cues.append(Cue(frame_ms(start, fps), frame_ms(end, fps), text.strip()))
+        start = end
+    return cues

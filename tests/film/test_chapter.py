@@ -1,0 +1,159 @@
+"""Chapter assembly: clips in order, each held or cut to its shot's duration, after a title card."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import imageio.v2 as imageio
+import numpy as np
+import pytest
+from PIL import Image
+
+from pipeline_kit.backends import Job, LocalContext, Output, assembly, get_backend
+from pipeline_kit.film import cards, srt
+from pipeline_kit.film.names import CONTACT, SRT
+from pipeline_kit.film.timeline import TITLE_CARD_S
+
+from .conftest import Clip, MakeJob, shot_entry
+
+FPS, SIZE = 12, (640, 360)
+ASSEMBLY = get_backend("assembly")
+
+
+def chapter_params(entries: list[dict[str, object]], **extra: object) -> dict[str, object]:
+    return {"bookcode": "bk", "chapter": 1, "title": "The Arrival", "shots": entries,
+            "width": SIZE[0], "height": SIZE[1], "fps": FPS, "title_card_s": TITLE_CARD_S,
+            "publish_as": "films/bk/chapter-001.mp4", **extra}
+
+
+def inputs_of(clips: tuple[Clip, ...]) -> dict[str, Path]:
+    return {f"{c.shot_id}/video": c.path for c in clips}
+
+
+def read_video(path: Path, tmp: Path) -> tuple[int, tuple[int, ...], float, list[np.ndarray]]:
+    """(frame count, size, fps, frames) of an MP4 as imageio's ffmpeg reader decodes it."""
+    copy = tmp / f"{path.name}.read.mp4"  # the reader goes by the file name's suffix
+    shutil.copy(path, copy)
+    reader: Any = imageio.get_reader(copy, format="ffmpeg")
+    with reader:
+        meta = reader.get_meta_data()
+        frames = [np.asarray(f) for f in reader]
+    return len(frames), tuple(meta["size"]), float(meta["fps"]), frames
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """A chapter assembled once for several tests."""
+
+    job: Job
+    output: Output
+    entries: list[dict[str, Any]]
+    wanted: list[float]  # each shot's duration in the params
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def assembled(clips: tuple[Clip, ...], tmp_path_factory: pytest.TempPathFactory) -> Assembled:
+    """One chapter of five shots: shot 1 held past its clip's end, shot 3 cut short; encoded two
+    parts per ffmpeg run so the joins between runs are covered too."""
+    wanted = [3.0, 1.5, 1.0, 1.0, 2.0]  # clip lengths are 2.0, 1.5, 2.5, 1.0, 2.0
+    entries = [shot_entry(c, s) for c, s in zip(clips, wanted)]
+    entries[3]["subtitle"] = ""  # a silent shot: no cue
+    folder = tmp_path_factory.mktemp("chapter")
+    job = Job(task_id="bk/film/chapter-001", kind="assemble_chapter", lane="assembly",
+              params=chapter_params(entries), inputs=inputs_of(clips),
+              out_path=folder / "chapter-001.mp4.tok.part")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(assembly, "BATCH", 2)  # three ffmpeg runs, joined by the concat demuxer
+        output = ASSEMBLY.run(job, LocalContext())
+    return Assembled(job, output, entries, wanted, folder)
+
+
+def test_duration_is_title_card_plus_every_shot(assembled: Assembled) -> None:
+    """The chapter lasts its title card plus each shot's estimated duration (held or cut), at the
+    chapter's size and rate, even when a clip has another size and frame rate."""
+    job, output, wanted = assembled.job, assembled.output, assembled.wanted
+    count, size, fps, _ = read_video(job.out_path, assembled.folder)
+    expected = round(TITLE_CARD_S * FPS) + sum(round(s * FPS) for s in wanted)
+    assert abs(count - expected) <= 2 * len(wanted)
+    assert count == output.result["frames"] == expected  # exact: every part is whole frames
+    assert (size, fps) == (SIZE, FPS)
+    assert output.path == job.out_path and output.result["duration_s"] == expected / FPS
+
+
+def test_shots_appear_in_order_after_the_title_card(assembled: Assembled,
+                                                    clips: tuple[Clip, ...]) -> None:
+    """Each shot's segment starts with its clip's first picture, in shot order; the card is dark."""
+    wanted, folder = assembled.wanted, assembled.folder
+    _, _, _, frames = read_video(assembled.job.out_path, folder)
+    assert frames[0].mean() < 40  # the title card's dark background
+    start = round(TITLE_CARD_S * FPS)
+    for clip, seconds in zip(clips, wanted):
+        if clip.size == SIZE:  # a same-size clip's first frame is its segment's first frame
+            _, _, _, own = read_video(clip.path, folder)
+            diff = np.abs(frames[start].astype(int) - own[0].astype(int)).mean()
+            assert diff < 6, f"{clip.shot_id} not at frame {start}"
+        start += round(seconds * FPS)
+
+
+def test_srt_cues_are_in_order_and_inside_the_video(assembled: Assembled) -> None:
+    """The side-car .srt parses; one cue per shot with text, at its shot's start, in order, and
+    none runs past the end of the film."""
+    output, entries, wanted = assembled.output, assembled.entries, assembled.wanted
+    cues = srt.parse(output.extras[SRT].read_text(encoding="utf-8"))
+    spoken = [e for e in entries if e["subtitle"]]
+    assert [c.text for c in cues] == [e["subtitle"] for e in spoken]
+    total_ms = round(output.result["frames"] * 1000 / FPS)
+    starts = [TITLE_CARD_S]
+    for seconds in wanted[:-1]:
+        starts.append(starts[-1] + seconds)
+    expected = [round(t * 1000) for t, e in zip(starts, entries) if e["subtitle"]]
+    assert [c.start_ms for c in cues] == expected
+    assert all(a.end_ms <= b.start_ms for a, b in itertools.pairwise(cues))
+    assert all(0 <= c.start_ms < c.end_ms <= total_ms for c in cues)
+
+
+def test_contact_sheet_has_one_labelled_cell_per_shot(assembled: Assembled) -> None:
+    """The contact sheet is a grid with one filled cell per shot, in order; spare cells stay
+    empty."""
+    output, entries = assembled.output, assembled.entries
+    layout = cards.grid_for(len(entries), SIZE)
+    assert (layout.columns, layout.rows) == (3, 2)
+    with Image.open(output.extras[CONTACT]) as sheet:
+        assert sheet.format == "PNG" and sheet.size == layout.size
+        pixels = np.asarray(sheet.convert("RGB")).astype(int)
+    cell_w, cell_h = layout.cell
+    for index in range(layout.columns * layout.rows):
+        left, top = (index % layout.columns) * cell_w, (index // layout.columns) * cell_h
+        picture = pixels[top:top + cell_h - cards.LABEL_HEIGHT, left:left + cell_w]
+        filled = np.abs(picture - np.array(cards.BACKGROUND)).mean() > 20
+        assert filled == (index < len(entries)), f"cell {index}"
+
+
+def test_side_files_sit_next_to_the_film(assembled: Assembled) -> None:
+    """Side files are temporary files beside the one being written, for the runtime to publish."""
+    job, output = assembled.job, assembled.output
+    assert set(output.extras) == {SRT, CONTACT}
+    for path in output.extras.values():
+        assert path.parent == job.out_path.parent and path.is_file()
+    assert not [p for p in job.out_path.parent.iterdir() if p.name.startswith(".assembly-")]
+
+
+def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_job: MakeJob,
+                                                 tmp_path: Path) -> None:
+    """Burning subtitles in draws them on the frames and leaves the timing alone."""
+    entries = [shot_entry(clips[0], 1.0, "Burned words")]
+    plain = make_job("assemble_chapter", chapter_params(entries, title_card_s=0), inputs_of(clips))
+    burned = make_job("assemble_chapter", chapter_params(entries, title_card_s=0,
+                                                         burn_subtitles=True), inputs_of(clips))
+    for job in (plain, burned):
+        ASSEMBLY.run(job, LocalContext())
+    n_plain, _, _, a = read_video(plain.out_path, tmp_path)
+    n_burned, _, _, b = read_video(burned.out_path, tmp_path)
+    assert n_plain == n_burned == FPS
+    band = slice(int(SIZE[1] * 0.75), SIZE[1])
+    assert np.abs(a[0][band].astype(int) - b[0][band].astype(int)).mean() > 2
