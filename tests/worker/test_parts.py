@@ -1,0 +1,94 @@
+"""The worker's small parts, without processes: windows, reconnect, spool, output paths."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import OperationalError, ProgrammingError
+
+from pipeline_kit import engine
+from pipeline_kit.db import Database
+from pipeline_kit.engine import Ack, Completion, TaskSpec
+from pipeline_kit.errors import BadInput, DatabaseUnavailable
+from pipeline_kit.worker.outputs import OutputPaths, params_hash
+from pipeline_kit.worker.reconnect import Reconnect
+from pipeline_kit.worker.spool import Spool
+from pipeline_kit.worker.windows import Window
+
+
+def test_availability_window_wraps_midnight() -> None:
+    """A night window 22-07 is open at 23:30 and 06:59, closed at 07:00 and noon; bad specs are refused."""
+    night = Window.parse("22-07")
+    assert night.is_open(datetime(2026, 1, 1, 23, 30)) and night.is_open(datetime(2026, 1, 2, 6, 59))
+    assert not night.is_open(datetime(2026, 1, 2, 7, 0)) and not night.is_open(datetime(2026, 1, 2, 12))
+    day = Window.parse("9:30-17:00")
+    assert day.is_open(datetime(2026, 1, 2, 9, 30)) and not day.is_open(datetime(2026, 1, 2, 9, 29))
+    for bad in ("22", "25-07", "7-7", "ab-cd"):
+        with pytest.raises(BadInput):
+            Window.parse(bad)
+
+
+def _lost() -> OperationalError:
+    return OperationalError("SELECT 1", {}, Exception("connection refused: server closed the connection"))
+
+
+def test_reconnect_waits_through_an_outage_then_gives_up() -> None:
+    """A lost connection is retried on the schedule and succeeds when the server returns; a
+    longer outage ends in DatabaseUnavailable; an error in the SQL is not retried at all."""
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise _lost()
+        return "ok"
+
+    fast = Reconnect(schedule=(0.01, 0.02), jitter=0.0, max_outage_s=5)
+    assert fast.call(flaky, what="test") == "ok" and len(calls) == 3
+    with pytest.raises(DatabaseUnavailable):
+        Reconnect(schedule=(0.01,), jitter=0.0, max_outage_s=0.05).call(lambda: (_ for _ in ()).throw(_lost()),
+                                                                          what="test")
+    bad_sql = ProgrammingError("SELEC", {}, Exception("syntax error"))
+    with pytest.raises(ProgrammingError):
+        fast.call(lambda: (_ for _ in ()).throw(bad_sql), what="test")
+
+
+def test_spool_submits_later_and_drops_what_was_fenced(sqlite_db: Database, tmp_path: Path) -> None:
+    """A spooled completion is accepted once the database takes it; one whose lease was lost
+    meanwhile is fenced and dropped; either way the spool ends empty."""
+    with sqlite_db.engine.begin() as conn:
+        engine.enqueue(conn, [TaskSpec(task_id=t, kind="noop", lane="default") for t in ("a", "b")])
+    leases = {lease.task_id: lease for lease in engine.claim(sqlite_db, "w", ["default"], limit=2)}
+    spool = Spool(tmp_path, "w")
+    for lease in leases.values():
+        spool.put(Completion(task_id=lease.task_id, token=lease.token, result={"x": 1}))
+    with sqlite_db.engine.begin() as conn:
+        engine.reset_tasks(conn, ["b"], reason="edited while the worker was offline")
+    assert spool.flush(sqlite_db, "w") == {"a": Ack.ACCEPTED, "b": Ack.FENCED}
+    assert spool.pending() == []
+
+
+def test_ready_output_is_reused_only_for_the_same_params_and_generation(tmp_path: Path) -> None:
+    """A finished, unpublished output is offered to a takeover only if made from the same params
+    and task generation; publishing moves it (and its side files) onto the final path."""
+    paths = OutputPaths.for_task(tmp_path, task_id="bk-c001-s0001/video", kind="video", bookcode="bk",
+                                 shot_id="bk-c001-s0001", suffix=".mp4", token="t" * 32)
+    assert paths.final == tmp_path / "bk" / "bk-c001-s0001" / "video.mp4"
+    assert paths.part.name.endswith(".part.mp4")  # the real suffix last, for ffmpeg
+    paths.part.parent.mkdir(parents=True)
+    paths.part.write_bytes(b"clip")
+    side = paths.final.with_name("side.tmp")
+    side.write_text("1\n00:00:00,000 --> 00:00:01,000\nhi\n")
+    key = f"{params_hash({'a': 1})}-g0"
+    paths.mark_ready({"params_hash": key, "cost": 0.04}, extras={".srt": side})
+    assert paths.reusable(key) is not None
+    assert paths.reusable(f"{params_hash({'a': 2})}-g0") is None
+    assert paths.reusable(f"{params_hash({'a': 1})}-g1") is None
+    size, _ = paths.publish()
+    assert size == 4 and paths.final.read_bytes() == b"clip" and paths.side(".srt").exists()
+    assert sorted(p.name for p in paths.final.parent.iterdir()) == ["video.mp4", "video.srt"]
+    escaped = OutputPaths.for_task(tmp_path / "outputs", task_id="x", kind="assemble_book", bookcode="bk",
+                                   shot_id=None, suffix=".mp4", token="t" * 32, publish_as="../../films/bk/film.mp4")
+    assert escaped.final == tmp_path / "films" / "bk" / "film.mp4"  # no climbing out of the data folder
