@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--lease", type=positive_float, default=120.0, help="lease seconds")
     p.add_argument("--heartbeat", type=positive_float, default=20.0, help="seconds between lease renewals")
     p.add_argument("--hours", default=None, help="work only in these local hours, e.g. 22-07")
+    p.add_argument("--watchdog", type=positive_float, default=15.0,
+                   help="seconds between this worker's passes reclaiming expired leases")
     p.add_argument("--outputs", type=Path, default=Path("data/outputs"), help="where outputs are published")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_work)
@@ -46,7 +48,7 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
         worker_id=args.worker_id or default_worker_id(), lanes=lanes, backend=args.backend, batch=args.batch,
         until_empty=args.until_empty, max_tasks=args.max_tasks, max_minutes=args.max_minutes,
         lease_s=args.lease, heartbeat_s=args.heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
-        hours=args.hours, outputs=args.outputs, progress=not args.quiet,
+        hours=args.hours, outputs=args.outputs, progress=not args.quiet, watchdog_every_s=args.watchdog,
     )
 
 

@@ -54,7 +54,7 @@ def normalise_url(raw: str) -> URL:
         raise BadInput(f"not a database URL: {_redact(raw)!r} (try sqlite:///path.db or postgresql://host/db)")
     try:
         url = make_url(raw)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise BadInput(f"not a database URL: {_redact(raw)!r}") from None
     backend = url.get_backend_name()
     if backend == "postgresql":

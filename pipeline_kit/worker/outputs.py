@@ -78,6 +78,9 @@ class OutputPaths:
                 os.replace(self.side(suffix, ready=True), self.side(suffix))
         os.replace(self.ready, self.final)
         self.ready_meta.unlink(missing_ok=True)
+        stem = self.final.name[: len(self.final.name) - len(self.final.suffix)]
+        for stale in self.final.parent.glob(f"{stem}.*.part{self.final.suffix}"):
+            stale.unlink(missing_ok=True)  # temp files of attempts killed mid-call
         return size, digest
 
 

@@ -23,16 +23,20 @@ T = TypeVar("T")
 SCHEDULE = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
-# Words in a driver's message that mean "the server is not there", not "your SQL is wrong".
+# Words in a driver's message that mean "the server is not there" or "it rolled your transaction
+# back, try again" (a deadlock victim), not "your SQL is wrong". Every engine call is one
+# transaction guarded by its lease token, so running it again is safe.
 _LOSS = re.compile(
     r"connection|connect to|server closed|terminating|shutting down|lost|gone away|broken pipe|"
     r"timeout|timed out|database is locked|unable to open|refused|reset by peer|not accepting|"
-    r"starting up|recovery mode|admin shutdown", re.IGNORECASE,
+    r"starting up|recovery mode|admin shutdown|deadlock|try restarting transaction|could not serialize",
+    re.IGNORECASE,
 )
 
 
 def is_connection_loss(exc: DBAPIError) -> bool:
-    """True for a lost or refused connection (worth waiting for), False for an error in the SQL."""
+    """True for a lost connection or a rolled-back deadlock victim (worth retrying), False for an
+    error in the SQL."""
     if exc.connection_invalidated or isinstance(exc, InterfaceError):
         return True
     return isinstance(exc, OperationalError) and bool(_LOSS.search(str(exc.orig)))

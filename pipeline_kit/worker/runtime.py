@@ -104,6 +104,7 @@ class Worker:
         self.spool = Spool(cfg.spool, cfg.worker_id)
         self.lane_cache = engine.LaneCache()
         self._local: dict[str, Backend] = {}
+        self._in_call = False  # a failure inside backend.run carries that call's real cost
         self._last_watchdog = -1e9
 
     # -- the loop ---------------------------------------------------------------------------
@@ -201,9 +202,14 @@ class Worker:
                   inputs={k: Path(v) for k, v in inputs.items()}, out_path=paths.part,
                   remote_job_id=lease.remote_job_id)
         self.heartbeat.set_stage(lease.task_id, "generating")
+        price = float(getattr(backend, "price", 0.0) or 0.0)
+        if price:  # booked before the call: a crash during it must not leave a paid call unbooked
+            self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, price), "book cost")
+        self._in_call = True
         out = backend.run(job, _Context(self, lease))
+        self._in_call = False
         fault("after_call")
-        if out.cost:
+        if out.cost or price:  # what the call really cost replaces the booking
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, out.cost,
                                                     model=out.model), "record cost")
             self.summary.cost += out.cost
@@ -226,7 +232,11 @@ class Worker:
             return "fenced"
         size, digest, final = None, None, None
         if out.path is not None:
-            size, digest = paths.publish()
+            try:
+                size, digest = paths.publish()
+            except FileNotFoundError:  # woke too late: the new owner already took the .ready file
+                self.heartbeat.drop(lease.task_id)
+                return "fenced"
             final = str(paths.final)
             fault("after_publish")
         completion = Completion(task_id=lease.task_id, token=lease.token, output_path=final,
@@ -249,9 +259,13 @@ class Worker:
     def _failed(self, lease: Lease, exc: GenerationError) -> str:
         self.heartbeat.drop(lease.task_id)
         self.summary.cost += exc.cost
+        # A failed call's own cost (0 if the provider never billed it) replaces any booking; a
+        # failure after the call returned keeps the cost already recorded.
+        cost = exc.cost if self._in_call else None
+        self._in_call = False
         ack, status = self.db_call(lambda: engine.fail(self.db, lease.task_id, lease.token, error=str(exc),
                                                        error_kind=exc.error_kind, retryable=exc.retryable,
-                                                       retry_after=exc.retry_after, cost=exc.cost or None,
+                                                       retry_after=exc.retry_after, cost=cost,
                                                        worker_id=self.cfg.worker_id), "fail")
         if ack is Ack.FENCED:
             return "fenced"

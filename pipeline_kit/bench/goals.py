@@ -1,0 +1,72 @@
+"""The stated goals, judged from what was measured (never assumed): met, missed or not measured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline_kit.bench.peers import PEER_GOAL_LIBRARIES, PEERS
+from pipeline_kit.bench.results import Goal, LatencyRow, ThroughputRow
+
+RAW_SHARE = 0.8
+LATENCY_GROWTH = 1.5
+SMALL, LARGE = 10_000, 1_000_000
+
+
+def judge(results: Sequence[ThroughputRow], latency: Sequence[LatencyRow]) -> tuple[Goal, ...]:
+    return (_raw_share(results), _peers(results), *_latency(latency), _exactly_once(results))
+
+
+def _raw_share(results: Sequence[ThroughputRow]) -> Goal:
+    name = f"engine >= {RAW_SHARE:.0%} of the raw ceiling at every worker count"
+    if not results:
+        return Goal(name, None, "no throughput measured")
+    worst = min(results, key=lambda r: r.ratio)
+    below = [r for r in results if r.ratio < RAW_SHARE]
+    detail = (f"{len(results) - len(below)} of {len(results)} configurations at or above; lowest "
+              f"{worst.ratio:.2f} ({worst.database}, {worst.workers} workers, batch {worst.batch})")
+    return Goal(name, not below, detail)
+
+
+def _peers(results: Sequence[ThroughputRow]) -> Goal:
+    name = "ahead of procrastinate, pgqueuer and oban (REPORT.md, PostgreSQL, same process count)"
+    parts: list[str] = []
+    met = True
+    for peer in (p for p in PEERS if p.database == "postgresql" and p.library.split()[0] in PEER_GOAL_LIBRARIES):
+        ours = [r for r in results if r.database == "postgresql" and r.workers == peer.processes]
+        if not ours:
+            continue
+        best = max(ours, key=lambda r: r.tasks_per_s)
+        ahead = best.tasks_per_s > peer.jobs_per_s
+        met &= ahead
+        parts.append(f"{peer.library.split()[0]} x{peer.processes}: {best.tasks_per_s:,.0f} (batch {best.batch}) "
+                     f"vs {peer.jobs_per_s:,.0f} {'ahead' if ahead else 'BEHIND'}")
+    if not parts:
+        return Goal(name, None, "PostgreSQL at 1 or 2 workers not measured")
+    return Goal(name, met, "; ".join(parts))
+
+
+def _latency(latency: Sequence[LatencyRow]) -> list[Goal]:
+    goals: list[Goal] = []
+    for database in dict.fromkeys(r.database for r in latency):
+        rows = {(r.pending, r.completed): r for r in latency if r.database == database}
+        small = rows.get((SMALL, 0))
+        name = f"{database}: claim latency at 1,000,000 pending within {LATENCY_GROWTH}x of 10,000"
+        large = rows.get((LARGE, 0))
+        if small is None or large is None:
+            goals.append(Goal(name, None, "not measured at 10,000 and 1,000,000 pending in this run"))
+            continue
+        growth = large.p50_ms / small.p50_ms
+        detail = (f"p50 {small.p50_ms:.3f} -> {large.p50_ms:.3f} ms (x{growth:.2f}); "
+                  f"p95 {small.p95_ms:.3f} -> {large.p95_ms:.3f} ms (x{large.p95_ms / small.p95_ms:.2f})")
+        history = [r for (p, c), r in rows.items() if p == SMALL and c > 0]
+        for h in history:
+            detail += (f"; with {h.completed:,} completed kept: p50 {h.p50_ms:.3f} ms "
+                       f"(x{h.p50_ms / small.p50_ms:.2f})")
+        goals.append(Goal(name, growth <= LATENCY_GROWTH, detail))
+    return goals
+
+
+def _exactly_once(results: Sequence[ThroughputRow]) -> Goal:
+    bad = [r for r in results if not r.exactly_once]
+    detail = "every run verified" if not bad else ", ".join(f"{r.database} x{r.workers} b{r.batch}" for r in bad)
+    return Goal("every task completed exactly once in every run", not bad if results else None, detail)

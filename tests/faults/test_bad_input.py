@@ -1,0 +1,127 @@
+"""A catalogue of bad inputs to the CLI.
+
+Invariant protected (the CLI contract): a bad input or usage gets exit 2 and one clear line on
+stderr, never a traceback, and changes nothing stored (every table's row count is the same
+before and after); an unreachable database gets exit 1, one line, after the connection retries.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from pipeline_kit import engine
+from pipeline_kit.db import create
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.migrate import init
+
+from .helpers import enqueue_frames, row_counts
+
+WORK = ["work", "--worker-id", "bad", "--lanes", "image", "--until-empty", "--quiet"]
+CASES: dict[str, list[str]] = {
+    "unknown lane": ["enqueue", "--kind", "noop", "--lane", "nope"],
+    "negative count": ["enqueue", "--kind", "noop", "--lane", "image", "--count", "-1"],
+    "absurd count": ["enqueue", "--kind", "noop", "--lane", "image", "--count", "100000000"],
+    "bad JSON params": ["enqueue", "--kind", "noop", "--lane", "image", "--params", "{bad"],
+    "params not an object": ["enqueue", "--kind", "noop", "--lane", "image", "--params", "[1, 2]"],
+    "non-numeric priority": ["enqueue", "--kind", "noop", "--lane", "image", "--priority", "high"],
+    "unknown dependency": ["enqueue", "--kind", "noop", "--lane", "image", "--after", "nope"],
+    "retry unknown task": ["retry", "nope"],
+    "cancel unknown task": ["cancel", "nope"],
+    "retry a pending task": ["retry", "hlm-001-0001/first_frame"],
+    "unknown backend": [*WORK, "--backend", "nope"],
+    "sleep backend without seconds": [*WORK, "--backend", "sleep:soon"],
+    "heartbeat >= lease": [*WORK, "--lease", "5", "--heartbeat", "5"],
+    "zero lease": [*WORK, "--lease", "0"],
+    "absurd lease": [*WORK, "--lease", "1e12"],
+    "zero batch": [*WORK, "--batch", "0"],
+    "no lanes": ["work", "--lanes", ",", "--until-empty", "--quiet"],
+    "work on unknown lane": ["work", "--lanes", "nope", "--until-empty", "--quiet", "--backend", "noop"],
+    "bad --hours": [*WORK, "--backend", "noop", "--hours", "25-99"],
+    "hours not a range": [*WORK, "--backend", "noop", "--hours", "nights"],
+    "lane limit not a number": ["lane", "limit", "image", "lots"],
+    "lane limit absurd": ["lane", "limit", "image", "100000000"],
+    "unknown subcommand": ["explode"],
+    "ingest a missing file": ["ingest", "/nonexistent/book.txt", "--title", "Nothing"],
+    "chaos with zero tasks": ["chaos", "--tasks", "0"],
+    "chaos with negative kills": ["chaos", "--kills", "-3"],
+    "chaos on a database with tasks": ["chaos", "--tasks", "5", "--kills", "0", "--restarts", "0"],
+    "grant-worker on SQLite": ["grant-worker", "pc2"],
+    "grant-worker MariaDB without password": ["--db", "mysql://root@127.0.0.1:3306/pk", "grant-worker", "pc2",
+                                              "--print"],
+    "grant-worker password variable unset": ["grant-worker", "pc2", "--password-env", "PK_UNSET_VARIABLE"],
+}
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Iterator[tuple[str, Database]]:
+    """An initialised SQLite database holding a few tasks, events and attempts."""
+    url = f"sqlite:///{tmp_path / 'bad.db'}"
+    db = create(url)
+    init(db)
+    engine.seed_default_lanes(db)
+    enqueue_frames(db, 2)
+    engine.claim(db, "someone", ["image"], lease_s=60)
+    yield url, db
+    db.dispose()
+
+
+def _run(main: Callable[..., int], argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        return int(exc.code or 0)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(case: str, stored: tuple[str, Database],
+                                                          cli_main: Callable[..., int],
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each bad input: exit 2, one line on stderr, no traceback, row counts unchanged."""
+    url, db = stored
+    monkeypatch.delenv("PK_UNSET_VARIABLE", raising=False)
+    before = row_counts(db)
+    code = _run(cli_main, ["--db", url, *CASES[case]])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2, err
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert row_counts(db) == before
+
+
+@pytest.mark.parametrize("url", ["not a url", "oracle://scott@db/orcl", "sqlite:/relative.db",
+                                 "postgresql://root@db:notaport/pk"])
+def test_malformed_database_url(url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]) -> None:
+    """A URL that is not one (or names an unsupported database) is bad input: exit 2, one line."""
+    code = _run(cli_main, ["--db", url, "status"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_uninitialised_database(tmp_path: Path, cli_main: Callable[..., int],
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A database without the schema: exit 2 pointing at `init`; no table is created."""
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    code = _run(cli_main, ["--db", url, "status"])
+    err = capsys.readouterr().err
+    assert code == 2 and "pipeline-kit init" in err and len(err.strip().splitlines()) == 1, err
+    db = create(url)
+    try:
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar() == 0
+    finally:
+        db.dispose()
+
+
+def test_unreachable_database_exits_1_after_retries(tmp_path: Path) -> None:
+    """A server that does not answer: exit 1 with one line after the retries (a real process, no traceback)."""
+    done = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", "postgresql://root@127.0.0.1:9/pk",
+                           "status"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 1, done.stderr
+    assert len(lines) == 1 and "unreachable" in lines[0] and "Traceback" not in done.stderr, done.stderr

@@ -1,0 +1,85 @@
+"""Crash timelines: a worker SIGKILLed at each named fault point, then a second worker recovers.
+
+Invariant protected (design invariants 2, 3, 4, 6, 7): whatever instant a worker dies, every
+task ends completed exactly once, its output exists once at the recorded path with the recorded
+sha256, and the cost booked equals what the provider billed — no paid call unrecorded, none
+recorded twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit.chaos.invariants import check_all
+from pipeline_kit.db import create
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import attempts, tasks
+from pipeline_kit.faults import POINTS
+from pipeline_kit.worker import WorkerConfig, run_worker
+
+from .conftest import PRICE
+from .helpers import enqueue_frames, run, wait_leases_expired, work_cli
+
+TASKS = 3
+KILLED_AT = 2  # the pass that fires: one task went through normally before the cut
+
+
+
+def _state(db: Database, task_id: str) -> tuple[sa.Row, sa.Row]:  # type: ignore[type-arg]
+    with db.engine.connect() as conn:
+        task = conn.execute(sa.select(tasks).where(tasks.c.task_id == task_id)).one()
+        attempt = conn.execute(sa.select(attempts).where(attempts.c.task_id == task_id)
+                               .order_by(attempts.c.attempt_no.desc())).first()
+    return task, attempt
+
+
+def _assert_cut(point: str, db: Database, task_id: str, root: Path, billed: int) -> None:
+    """What the database (and the disk) knows at the instant of the cut."""
+    task, attempt = _state(db, task_id)
+    final = root / "data/outputs/hlm/hlm-001-0002/first_frame.png"
+    ready = final.with_name("first_frame.ready.png")
+    if point == "after_complete":
+        assert (task.status, attempt.outcome, attempt.cost) == ("completed", "completed", PRICE)
+        assert final.is_file() and billed == 2
+        return
+    assert task.status == "processing" and attempt.outcome is None, "attempt must still be open"
+    expected = {  # point -> (calls billed, cost booked, ready file, final file)
+        "after_claim": (1, None, False, False),
+        "after_call": (2, PRICE, False, False),  # booked before the call went out
+        "after_cost": (2, PRICE, False, False),
+        "after_temp_write": (2, PRICE, True, False),
+        "after_publish": (2, PRICE, False, True),
+    }[point]
+    assert (billed, attempt.cost, ready.is_file(), final.is_file()) == expected
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_kill_at_point_then_recover(point: str, db_url: str, tmp_path: Path, worker_env: dict[str, str],
+                                    openai_fake, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed at `point` leaves a state a second worker finishes exactly once, paid once per booking."""
+    db = create(db_url)
+    try:
+        ids = enqueue_frames(db, TASKS)
+        env = {**worker_env, "PIPELINE_KIT_FAULTS": f"{point}:kill:{KILLED_AT}"}
+        killed = run(work_cli(db_url, "A"), tmp_path, env)
+        assert killed.returncode == -9, killed.stderr[-2000:]
+        _assert_cut(point, db, ids[KILLED_AT - 1], tmp_path, len(openai_fake.billing))
+
+        wait_leases_expired(db)
+        for key in ("PIPELINE_KIT_OPENAI_URL", "OPENAI_API_KEY", "PIPELINE_KIT_OPENAI_PRICE"):
+            monkeypatch.setenv(key, worker_env[key])
+        run_worker(db, WorkerConfig(worker_id="B", lanes=("image",), backend="openai", until_empty=True,
+                                    lease_s=2, heartbeat_s=0.5, outputs=tmp_path / "data/outputs",
+                                    spool=tmp_path / "data/spool", progress=False))
+
+        violations = check_all(db, root=tmp_path, billed_cost=PRICE * len(openai_fake.billing))
+        assert violations == []
+        leftovers = [p.name for p in (tmp_path / "data/outputs").rglob("*") if p.is_file()
+                     and p.name != "first_frame.png"]
+        assert leftovers == [], "no .part or .ready file may outlive the run"
+        assert len(list((tmp_path / "data/outputs").rglob("first_frame.png"))) == TASKS
+    finally:
+        db.dispose()

@@ -1,0 +1,52 @@
+"""The invariant queries find what they are meant to find.
+
+Invariant protected: a chaos run or crash test that reports "all hold" has really looked — each
+query returns a row for a planted violation (lost task, double completion, completion by a stale
+lease, open attempt, cost mismatches, missing or altered file) and nothing on a clean state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from pipeline_kit import engine
+from pipeline_kit.chaos.invariants import check_all
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import attempts, tasks
+
+from .helpers import enqueue_frames
+
+
+def _complete(db: Database, task_id: str, path: Path, data: bytes) -> str:
+    lease, = engine.claim(db, "w", ["image"], lease_s=60)
+    assert lease.task_id == task_id
+    path.write_bytes(data)
+    engine.complete(db, engine.Completion(task_id=task_id, token=lease.token, output_path=str(path), cost=0.5,
+                                          result={"sha256": hashlib.sha256(data).hexdigest()}))
+    return lease.token
+
+
+def test_each_planted_violation_is_found(db: Database, tmp_path: Path) -> None:
+    """Clean state: no rows. Each planted fault: its check names the task."""
+    ids = enqueue_frames(db, 6)
+    for n, task_id in enumerate(ids, 1):
+        _complete(db, task_id, tmp_path / f"{n}.png", f"image {n}".encode())
+    assert check_all(db, root=tmp_path, billed_cost=3.0) == []
+
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(tasks).where(tasks.c.task_id == ids[0]).values(status="pending"))
+        conn.execute(sa.insert(attempts).values(task_id=ids[1], attempt_no=9, worker_id="x", lease_token="t2",
+                                                claimed_at=sa.func.now(), outcome="completed"))
+        conn.execute(sa.update(tasks).where(tasks.c.task_id == ids[2]).values(lease_token="newer"))
+        conn.execute(sa.insert(attempts).values(task_id=ids[3], attempt_no=9, worker_id="x", lease_token="t4",
+                                                claimed_at=sa.func.now()))
+        conn.execute(sa.update(tasks).where(tasks.c.task_id == ids[4]).values(cost=9.0))
+    (tmp_path / "6.png").write_bytes(b"altered")
+
+    found = {(v.check, v.task_id) for v in check_all(db, root=tmp_path, billed_cost=2.5)}
+    assert found == {("lost", ids[0]), ("completed_twice", ids[1]), ("not_current_lease", ids[1]),
+                     ("not_current_lease", ids[2]), ("open_attempt", ids[3]), ("task_cost", ids[4]),
+                     ("cost_vs_billing", None), ("bad_file", ids[5])}
