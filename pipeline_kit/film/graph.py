@@ -111,6 +111,9 @@ def plan_assembly(conn: sa.Connection, bookcode: str) -> tuple[int, list[str]]:
     A stale task gets the new params and dependencies and is reset (attempts kept), so its
     chapter and the book are assembled again from the current shots. Returns (created, reset).
     """
+    # Racing splits of one book plan its films one at a time (the book row lock), so each task is
+    # created, and counted, once.
+    conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update())
     specs = assembly_specs(conn, bookcode)
     stored = {r.task_id: r.params for r in conn.execute(
         sa.select(tasks.c.task_id, tasks.c.params).where(tasks.c.task_id.in_([s.task_id for s in specs])))}

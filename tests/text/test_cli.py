@@ -34,9 +34,9 @@ def test_ingest_split_and_shot_commands(db_url: str) -> None:
     shown = run(db_url, "shot", "show", sid)
     assert shown.returncode == 0 and json.loads(shown.stdout)["shot_id"] == sid
     edited = run(db_url, "shot", "edit", sid, "--characters", "Mara,Tobias", "--location", "The pier")
-    assert edited.returncode == 0 and "3 tasks reset" in edited.stdout, edited.stderr
+    assert edited.returncode == 0 and "5 tasks reset" in edited.stdout, edited.stderr
     assert json.loads(run(db_url, "shot", "show", sid).stdout)["location"] == "The pier"
-    assert "3 tasks reset" in run(db_url, "shot", "rerun", sid).stdout
+    assert "5 tasks reset" in run(db_url, "shot", "rerun", sid).stdout
 
 
 def _bad_files(tmp: Path) -> dict[str, tuple[Path, list[str]]]:

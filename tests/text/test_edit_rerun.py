@@ -27,12 +27,14 @@ def _statuses(db: Database) -> dict[str, tuple[str, int]]:
 
 
 def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
-    """An edit rewrites the shot and its tasks' params, resets its three tasks (attempts kept), nothing else."""
+    """An edit rewrites the shot and its tasks' params, resets its three tasks (attempts kept) and
+    what depends on them (its chapter's film and the book's), nothing else."""
     bookcode = _book_all_completed(db)
     sid = f"{bookcode}-c002-s0003"
     before = _statuses(db)
     report = edit_shot(db, sid, prompt="A baker by a smoking lamp", characters=["Hetty", "Mara"], location="Lamp room")
-    mine = {f"{sid}/first_frame", f"{sid}/last_frame", f"{sid}/video"}
+    mine = {f"{sid}/first_frame", f"{sid}/last_frame", f"{sid}/video",
+            f"{bookcode}/film/chapter-002", f"{bookcode}/film/book"}
     assert set(report.reset) == mine
     after = _statuses(db)
     for task_id, (status, attempts) in after.items():
@@ -52,12 +54,14 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
 
 
 def test_rerun_resets_only_that_shot(db: Database) -> None:
-    """A re-run sends the shot's tasks (and the video that depends on them) back to pending, nothing else."""
+    """A re-run sends the shot's tasks and their dependents (its chapter's film, the book's) back
+    to pending, nothing else."""
     bookcode = _book_all_completed(db)
     sid = f"{bookcode}-c001-s0001"
     before = _statuses(db)
     report = rerun_shot(db, sid)
-    assert set(report.reset) == {f"{sid}/first_frame", f"{sid}/last_frame", f"{sid}/video"}
+    assert set(report.reset) == {f"{sid}/first_frame", f"{sid}/last_frame", f"{sid}/video",
+                                 f"{bookcode}/film/chapter-001", f"{bookcode}/film/book"}
     changed = {t for t, v in _statuses(db).items() if v != before[t]}
     assert changed == set(report.reset)
 

@@ -67,7 +67,7 @@ def test_split_filter_page_edit_rerun(db: Database) -> None:
     assert not model.edit(shot_id, prompt="   ").ok
     assert not model.edit("no-such-shot", location="x").ok
     rerun = model.rerun(shot_id)
-    assert rerun.ok and "3 task(s)" in rerun.message
+    assert rerun.ok and "5 task(s)" in rerun.message  # its frames and clip, its chapter film, the book film
 
 
 def test_review_gate_media_approve_reject(db: Database, tmp_path: Path) -> None:
