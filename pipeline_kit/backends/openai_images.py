@@ -45,8 +45,7 @@ class OpenAIImages:
 
     def suffix(self, kind: str) -> str:
         """.png: this backend makes image kinds only."""
-        params.check_kind(kind, params.IMAGE_KINDS, self.name)
-        return ".png"
+        return params.image_suffix(kind, self.name)
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:

@@ -120,3 +120,9 @@ def seed(job: Job) -> int:
     except (TypeError, ValueError):
         raise permanent("bad_param",
                         f"params field 'seed' must be an integer, got {value!r}") from None
+
+
+def image_suffix(kind: str, backend: str) -> str:
+    """.png for the image kinds an image-only backend makes; any other kind is refused."""
+    check_kind(kind, IMAGE_KINDS, backend)
+    return ".png"

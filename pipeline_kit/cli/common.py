@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pipeline_kit.db import Database, connect
@@ -18,15 +19,20 @@ def open_db(args: argparse.Namespace, *, check_schema: bool = True) -> Database:
     return db
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1 with a sane ceiling."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 1 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"expected a number from 1 to 1000000, got {value}")
-    return value
+def int_in(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
+    """An argparse type: an integer from `low` to `high`, else one clear line."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {what} from {low} to {high}, got {value}")
+        return value
+    return parse
+
+
+positive_int = int_in(1, 1_000_000)
 
 
 def positive_float(text: str) -> float:

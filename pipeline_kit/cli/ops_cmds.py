@@ -6,8 +6,11 @@ import argparse
 import os
 import sys
 
-from pipeline_kit.cli.common import open_db, positive_int, print_json
+from pipeline_kit.cli.common import int_in, open_db, positive_int, print_json
 from pipeline_kit.errors import BadInput
+
+_count = int_in(0, 100_000)  # kills, restarts: zero is allowed
+
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -61,14 +64,3 @@ def cmd_grant_worker(args: argparse.Namespace) -> int:
     apply(db, statements)
     sys.stderr.write(f"role {args.role} can now claim, heartbeat, complete and fail tasks in {db.url}\n")
     return 0
-
-
-def _count(text: str) -> int:
-    """argparse type: a whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value <= 100_000:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 100000, got {value}")
-    return value

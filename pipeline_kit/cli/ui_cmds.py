@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from pipeline_kit.cli.common import open_db, positive_float
+from pipeline_kit.cli.common import int_in, open_db, positive_float
 from pipeline_kit.db.connect import resolve_url
 from pipeline_kit.errors import BadInput
+
+_port = int_in(1024, 65535, "a port")
+
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,13 +29,3 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     open_db(args).dispose()  # a missing or uninitialised database is reported here, not in the page
     return serve_monitor(resolve_url(args.db), port=args.port, open_browser=not args.no_browser,
                          bookcode=args.book, refresh_s=args.refresh)
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 1024 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 1024 to 65535, got {value}")
-    return value
