@@ -11,10 +11,19 @@ import sys
 from collections.abc import Sequence
 
 from pipeline_kit import __version__
-from pipeline_kit.cli import analysis_cmds, engine_cmds, film_cmds, ops_cmds, text_cmds, ui_cmds, worker_cmds
+from pipeline_kit.cli import (
+    analysis_cmds,
+    bench_cmds,
+    engine_cmds,
+    film_cmds,
+    ops_cmds,
+    text_cmds,
+    ui_cmds,
+    worker_cmds,
+)
 from pipeline_kit.errors import PipelineKitError
 
-AREAS = (engine_cmds, text_cmds, worker_cmds, film_cmds, analysis_cmds, ui_cmds, ops_cmds)
+AREAS = (engine_cmds, text_cmds, worker_cmds, film_cmds, analysis_cmds, ui_cmds, ops_cmds, bench_cmds)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,60 @@
+"""The bench's pieces on their own: flag validation, the raw statement renderer, the goals."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit.bench.config import build_config
+from pipeline_kit.bench.goals import judge
+from pipeline_kit.bench.raw import DriverSQL, complete_statement
+from pipeline_kit.bench.results import LatencyRow, ThroughputRow
+from pipeline_kit.db import claims
+from pipeline_kit.errors import BadInput
+
+
+def test_quick_defaults_and_lists() -> None:
+    quick = build_config(quick=True)
+    assert quick.workers == (1, 2) and quick.runs == 1 and quick.latency_history == 0
+    full = build_config(databases="SQLite, postgresql", workers="8,1,8", latency_rows="0")
+    assert full.databases == ("sqlite", "postgresql") and full.workers == (8, 1) and full.latency_rows == ()
+
+
+@pytest.mark.parametrize("kwargs", [{"workers": "0"}, {"workers": "1,,2"}, {"batches": "1001"},
+                                    {"databases": "oracle"}, {"databases": ","}, {"tasks": 3}])
+def test_bad_values_are_bad_input(kwargs: dict[str, object]) -> None:
+    with pytest.raises(BadInput):
+        build_config(**kwargs)  # type: ignore[arg-type]
+
+
+def test_driver_sql_renders_the_engines_claim_for_sqlite() -> None:
+    render = DriverSQL(sa.create_engine("sqlite://").dialect)
+    values = {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes": ["a", "b"], "limit": 10}
+    sql, params = render(claims.statements("sqlite", False)["claim"], values)
+    assert "INDEXED BY ix_tasks_eligible" in sql and "lane IN (?, ?)" in sql
+    assert params == ("w", "t", 5.0, "a", "b", 10)
+    sql, params = render(complete_statement("sqlite"), {"ids": ["x", "y", "z"], "token": "t"})
+    assert "task_id IN (?, ?, ?) AND lease_token = ?" in sql and params == ("x", "y", "z", "t")
+
+
+def _row(database: str, workers: int, engine: float, raw: float) -> ThroughputRow:
+    return ThroughputRow(database=database, workers=workers, batch=10, tasks=100, runs=1, tasks_per_s=engine,
+                         tasks_per_s_min=engine, tasks_per_s_max=engine, raw_tasks_per_s=raw,
+                         raw_tasks_per_s_min=raw, raw_tasks_per_s_max=raw, ratio=engine / raw,
+                         cpu_ms_per_task=1.0, raw_cpu_ms_per_task=0.5, exactly_once=True, fairness=1.0)
+
+
+def _lat(pending: int, p50: float) -> LatencyRow:
+    return LatencyRow(database="postgresql", pending=pending, completed=0, claims=10, p50_ms=p50, p95_ms=p50,
+                      raw_p50_ms=p50, raw_p95_ms=p50, seed_s=0.0)
+
+
+def test_goals_are_judged_from_measurements_only() -> None:
+    goals = {g.goal.split(":")[0].split(" ")[0]: g for g in judge(
+        [_row("postgresql", 1, 900, 1000), _row("postgresql", 2, 500, 1000)],
+        [_lat(10_000, 1.0), _lat(1_000_000, 1.6)])}
+    assert goals["engine"].met is False and "0.50" in goals["engine"].detail
+    assert goals["ahead"].met is False and "procrastinate x1: 900" in goals["ahead"].detail
+    assert goals["postgresql"].met is False
+    assert goals["every"].met is True
+    assert judge([], [])[1].met is None
