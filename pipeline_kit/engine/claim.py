@@ -81,13 +81,13 @@ def claim(
                                    spent_books=spent if config[group[0]]["paid"] else [])
         if not rows:
             return []
-        conn.execute(
-            sa.insert(attempts).values(claimed_at=db_now()),
-            [{"task_id": r["task_id"], "attempt_no": r["attempts"], "worker_id": worker_id,
-              "lease_token": token} for r in rows],
-        )
+        conn.execute(_OPEN_ATTEMPTS, [{"task_id": r["task_id"], "attempt_no": r["attempts"],
+                                       "worker_id": worker_id, "lease_token": token} for r in rows])
         resumable = _remote_jobs(conn, [r["task_id"] for r in rows if r["attempts"] > 1])
     return [Lease.from_row(r, resumable.get(r["task_id"])) for r in rows]
+
+
+_OPEN_ATTEMPTS = sa.insert(attempts).values(claimed_at=db_now())  # built once: every claim runs it
 
 
 def _claim_limited(conn: sa.Connection, lane: str, worker_id: str, want: int, lease_s: float,

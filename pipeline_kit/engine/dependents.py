@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import sqlalchemy as sa
 
@@ -91,13 +91,17 @@ def recount_dependencies(conn: sa.Connection, task_ids: Iterable[str]) -> None:
 
 def release_dependents(conn: sa.Connection, done: Sequence[str]) -> None:
     """Count completed tasks off their dependents' deps_remaining (once per completion)."""
-    counts = conn.execute(
-        sa.select(task_deps.c.task_id, sa.func.count().label("n"))
-        .where(task_deps.c.depends_on.in_(list(done))).group_by(task_deps.c.task_id)
-    ).all()
+    counts = conn.execute(_DEPENDENT_COUNTS, {"ids": list(done)}).all()
     if counts:
-        conn.execute(
-            sa.update(tasks).where(tasks.c.task_id == sa.bindparam("tid"))
-            .values(deps_remaining=tasks.c.deps_remaining - sa.bindparam("n")),
-            [{"tid": r.task_id, "n": r.n} for r in counts],
-        )
+        conn.execute(_COUNT_OFF, [{"tid": r.task_id, "n": r.n} for r in counts])
+
+
+# Built once: they run for every completed batch.
+_DEPENDENT_COUNTS = (
+    sa.select(task_deps.c.task_id, sa.func.count().label("n"))
+    .where(task_deps.c.depends_on.in_(sa.bindparam("ids", expanding=True))).group_by(task_deps.c.task_id)
+)
+_COUNT_OFF = (
+    sa.update(tasks).where(tasks.c.task_id == sa.bindparam("tid"))
+    .values(deps_remaining=tasks.c.deps_remaining - sa.bindparam("n"))
+)

@@ -7,6 +7,7 @@ Completing again with the current token succeeds and writes nothing twice (invar
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -118,13 +119,15 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     """Accept a batch of results in one transaction; each is ACCEPTED, DUPLICATE or FENCED.
 
     Accepting closes the attempt as completed, books the task's total cost, and counts the task
-    off its dependents' deps_remaining (exactly once, because acceptance happens once).
+    off its dependents' deps_remaining (exactly once, because acceptance happens once). Tasks
+    that share a token and a result are written by one set-based statement each (a claimed batch
+    of no-op tasks costs a handful of statements, not a handful per task).
     """
     if not items:
         return {}
     by_id = {c.task_id: c for c in items}
     with db.engine.begin() as conn:
-        current = _current_rows(conn, list(by_id))
+        current = {r.task_id: r for r in conn.execute(_LOCK_CURRENT, {"ids": list(by_id)})}
         acks: dict[str, Ack] = {}
         for task_id, c in by_id.items():
             row = current.get(task_id)
@@ -138,25 +141,13 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
         if accepted:
             held = needs_review(conn, [current[c.task_id] for c in accepted])
             _close_attempts(conn, accepted)
-            conn.execute(
-                sa.update(tasks)
-                .where(tasks.c.task_id == sa.bindparam("tid"), tasks.c.lease_token == sa.bindparam("tok"))
-                .values(status=sa.bindparam("st"), result=sa.bindparam("res", type_=tasks.c.result.type),
-                        output_path=sa.bindparam("path"), finished_at=db_now(), lease_expires_at=None,
-                        stage="done", progress=1.0, last_error=None, cost=_attempts_cost()),
-                [{"tid": c.task_id, "tok": c.token, "res": dict(c.result) if c.result is not None else None,
-                  "path": c.output_path,
-                  "st": (Status.AWAITING_REVIEW if c.task_id in held else Status.COMPLETED).value}
-                 for c in accepted],
-            )
+            _finish_tasks(conn, accepted, held)
             release_dependents(conn, [c.task_id for c in accepted if c.task_id not in held])
         for task_id, ack in acks.items():
             if ack is Ack.FENCED:
                 c = by_id[task_id]
                 if c.cost is not None:  # the call was paid for even if its result is refused
-                    conn.execute(sa.update(attempts).where(
-                        attempts.c.task_id == task_id, attempts.c.lease_token == c.token,
-                        attempts.c.cost.is_(None)).values(cost=c.cost))
+                    conn.execute(_BOOK_FENCED_COST, {"tid": task_id, "tok": c.token, "cost": c.cost})
                 _stale(conn, task_id, c.token, worker_id, "complete")
     return acks
 
@@ -187,7 +178,7 @@ def fail(db: Database, task_id: str, token: str, *, error: str, error_kind: str 
                     error=error[:4000], cost=cost if cost is not None else attempts.c.cost)
         )
         values: dict[str, Any] = {"last_error": f"{error_kind}: {error}"[:4000], "lease_expires_at": None,
-                                  "stage": None, "cost": _attempts_cost()}
+                                  "stage": None, "cost": _ATTEMPTS_COST}
         if decision.retry:
             status = Status.PENDING
             values.update(status=status.value, run_after=now_plus(decision.delay_s))
@@ -251,39 +242,81 @@ def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
 _DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
 
 
-def _current_rows(conn: sa.Connection, task_ids: list[str]) -> dict[str, sa.Row[Any]]:
-    """Lock and read the fencing columns of tasks about to be completed."""
-    query = (sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status, tasks.c.lane, tasks.c.bookcode)
-             .where(tasks.c.task_id.in_(task_ids)).with_for_update())
-    return {r.task_id: r for r in conn.execute(query)}
-
-
 def _current_tokens(conn: sa.Connection, task_ids: list[str]) -> dict[str, tuple[str, str]]:
     query = sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status).where(tasks.c.task_id.in_(task_ids))
     return {r.task_id: (r.lease_token, r.status) for r in conn.execute(query)}
 
 
 def _close_attempts(conn: sa.Connection, done: Sequence[Completion]) -> None:
-    conn.execute(
-        sa.update(attempts)
-        .where(attempts.c.task_id == sa.bindparam("tid"), attempts.c.lease_token == sa.bindparam("tok"))
-        .values(outcome=Outcome.COMPLETED.value, finished_at=db_now(),
-                cost=sa.func.coalesce(sa.bindparam("cost", type_=sa.Float), attempts.c.cost),
-                output_bytes=sa.bindparam("bytes"),
-                model=sa.func.coalesce(sa.bindparam("model", type_=sa.String), attempts.c.model),
-                settings=sa.bindparam("settings", type_=attempts.c.settings.type)),
-        [{"tid": c.task_id, "tok": c.token, "cost": c.cost, "bytes": c.output_bytes, "model": c.model,
-          "settings": dict(c.settings) if c.settings is not None else None} for c in done],
-    )
+    """Close accepted attempts: one statement per token for plain ones, one row each with details."""
+    plain: dict[str, list[str]] = {}
+    detailed = []
+    for c in done:
+        if c.cost is None and c.output_bytes is None and c.model is None and c.settings is None:
+            plain.setdefault(c.token, []).append(c.task_id)
+        else:
+            detailed.append({"tid": c.task_id, "tok": c.token, "cost": c.cost, "bytes": c.output_bytes,
+                             "model": c.model, "settings": dict(c.settings) if c.settings is not None else None})
+    for token, ids in plain.items():
+        conn.execute(_CLOSE_ATTEMPTS, {"ids": ids, "tok": token})
+    if detailed:
+        conn.execute(_CLOSE_ATTEMPT, detailed)
 
 
-def _attempts_cost() -> sa.ScalarSelect[Any]:
-    """A task's cost: the sum over all its attempts (paid calls of lost attempts included)."""
-    return (
-        sa.select(sa.func.coalesce(sa.func.sum(attempts.c.cost), 0.0))
-        .where(attempts.c.task_id == tasks.c.task_id)
-        .scalar_subquery()
-    )
+def _finish_tasks(conn: sa.Connection, done: Sequence[Completion], held: set[str]) -> None:
+    """Mark accepted tasks completed (or awaiting review) with their results and total cost."""
+    groups: dict[tuple[str, str, str, str | None], list[Completion]] = {}
+    for c in done:
+        status = (Status.AWAITING_REVIEW if c.task_id in held else Status.COMPLETED).value
+        key = (c.token, status, json.dumps(c.result, sort_keys=True, default=str), c.output_path)
+        groups.setdefault(key, []).append(c)
+    for (token, status, _, path), group in groups.items():
+        result = dict(group[0].result) if group[0].result is not None else None
+        conn.execute(_FINISH_TASKS, {"ids": [c.task_id for c in group], "tok": token, "st": status,
+                                     "res": result, "path": path})
+
+
+# A task's cost: the sum over all its attempts (paid calls of lost attempts included).
+_ATTEMPTS_COST = (
+    sa.select(sa.func.coalesce(sa.func.sum(attempts.c.cost), 0.0))
+    .where(attempts.c.task_id == tasks.c.task_id)
+    .scalar_subquery()
+)
+# Built once: these run for every completed batch, and building a statement costs more CPU
+# than the database spends executing it.
+_IDS = sa.bindparam("ids", expanding=True)
+_LOCK_CURRENT = (
+    sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status, tasks.c.lane, tasks.c.bookcode)
+    .where(tasks.c.task_id.in_(_IDS)).with_for_update()
+)
+_CLOSE_ATTEMPTS = (
+    sa.update(attempts)
+    .where(attempts.c.task_id.in_(_IDS), attempts.c.lease_token == sa.bindparam("tok"),
+           attempts.c.outcome.is_(None))
+    .values(outcome=Outcome.COMPLETED.value, finished_at=db_now())
+)
+_CLOSE_ATTEMPT = (
+    sa.update(attempts)
+    .where(attempts.c.task_id == sa.bindparam("tid"), attempts.c.lease_token == sa.bindparam("tok"))
+    .values(outcome=Outcome.COMPLETED.value, finished_at=db_now(),
+            cost=sa.func.coalesce(sa.bindparam("cost", type_=sa.Float), attempts.c.cost),
+            output_bytes=sa.bindparam("bytes"),
+            model=sa.func.coalesce(sa.bindparam("model", type_=sa.String), attempts.c.model),
+            settings=sa.bindparam("settings", type_=attempts.c.settings.type))
+)
+_FINISH_TASKS = (
+    sa.update(tasks)
+    .where(tasks.c.task_id.in_(_IDS), tasks.c.lease_token == sa.bindparam("tok"))
+    .values(status=sa.bindparam("st"), result=sa.bindparam("res", type_=tasks.c.result.type),
+            output_path=sa.bindparam("path", type_=tasks.c.output_path.type), finished_at=db_now(),
+            lease_expires_at=None, stage="done", progress=1.0, last_error=None, cost=_ATTEMPTS_COST)
+)
+_BOOK_FENCED_COST = (
+    sa.update(attempts)
+    .where(attempts.c.task_id == sa.bindparam("tid"), attempts.c.lease_token == sa.bindparam("tok"),
+           attempts.c.cost.is_(None))
+    .values(cost=sa.bindparam("cost", type_=sa.Float))
+)
 
 
 def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None, op: str) -> None:
