@@ -6,6 +6,7 @@ and events tell which process did what.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -41,6 +42,7 @@ class Fleet:
     size: int
     slots: list[Slot] = field(default_factory=list)
     restarted: int = 0
+    skew_s: float = 0.0  # wall-clock offset of worker 1 (0: none)
 
     def __post_init__(self) -> None:
         self.slots = [Slot(i) for i in range(1, self.size + 1)]
@@ -56,10 +58,13 @@ class Fleet:
             slot.starts += 1
             slot.started_at = time.monotonic()
             log = (self.cwd / "logs" / f"{slot.worker_id}.log").open("wb")
+            env = dict(os.environ)
+            if slot.index == 1 and self.skew_s:  # one PC whose clock is off
+                env["PIPELINE_KIT_CHAOS_SKEW_S"] = str(self.skew_s)
             slot.proc = subprocess.Popen(
                 [sys.executable, "-m", "pipeline_kit.chaos.worker", self.url, slot.worker_id, self.backend,
                  str(self.lease_s), str(self.heartbeat_s), self.lane],
-                cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT)
+                cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
             log.close()
 
     def running(self) -> list[Slot]:

@@ -21,6 +21,7 @@ class Profile:
     cuts: int
     freezes: int
     disk_full: int = 1  # the output disk filled for a lease's time (where a tmpfs can be mounted)
+    skew_s: float = 7200.0  # worker 1's wall clock runs this far ahead (leases use the database clock)
     lease_s: float = 2.0
     heartbeat_s: float = 0.5
     backend: str = "sleep:0.05"

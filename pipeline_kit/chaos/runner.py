@@ -182,10 +182,12 @@ def run_chaos(settings: Settings) -> Report:
             disk = SmallDisk.mount(workdir / "data" / "outputs", size_mb=max(16, profile.tasks // 100))
         fleet = Fleet(url=_via(url, proxy.port) if proxy else url, backend=profile.backend,
                       lease_s=profile.lease_s, heartbeat_s=profile.heartbeat_s, lane=LANE, cwd=workdir,
-                      size=profile.workers)
+                      size=profile.workers, skew_s=profile.skew_s)
         run = _Run(db=db, url=url, profile=profile, fleet=fleet, proxy=proxy, disk=disk,
                    rng=random.Random(settings.seed))
         started = time.monotonic()
+        if profile.skew_s:
+            run.injected["clock_skew"] += 1
         run.drive()
         seconds = time.monotonic() - started
         violations = run.late + check_all(db, root=workdir)

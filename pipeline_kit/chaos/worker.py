@@ -4,16 +4,46 @@
 
 It imports only the runtime (not the CLI with its analysis stack), so a restarted worker is back
 within a second or two; the watchdog runs every second so recovery is bounded by lease + 1 s.
+With $PIPELINE_KIT_CHAOS_SKEW_S set, the worker's wall clock (time.time, datetime.now) runs
+that many seconds off, like a PC whose clock drifted: leases must not care, because they are
+timed by the database clock.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
+import os
 import sys
+import time
 from pathlib import Path
 
-from pipeline_kit.db.connect import create
-from pipeline_kit.worker.reconnect import Reconnect
-from pipeline_kit.worker.runtime import WorkerConfig, run_worker
+
+def skew_wall_clock(seconds: float) -> None:
+    """Shift this process's wall clock (not its monotonic clock) by `seconds`.
+
+    Debian's libfaketime would be the outside way, but it hangs Python 3.11's sleeps here.
+    """
+    real_time = time.time
+
+    class _SkewedDatetime(_dt.datetime):
+        @classmethod
+        def now(cls, tz: _dt.tzinfo | None = None) -> _SkewedDatetime:  # type: ignore[override]
+            return super().now(tz) + _dt.timedelta(seconds=seconds)  # type: ignore[return-value]
+
+        @classmethod
+        def utcnow(cls) -> _SkewedDatetime:  # type: ignore[override]
+            return super().utcnow() + _dt.timedelta(seconds=seconds)  # type: ignore[return-value]
+
+    time.time = lambda: real_time() + seconds
+    _dt.datetime = _SkewedDatetime  # type: ignore[misc]
+
+
+if os.environ.get("PIPELINE_KIT_CHAOS_SKEW_S"):  # before the runtime imports datetime
+    skew_wall_clock(float(os.environ["PIPELINE_KIT_CHAOS_SKEW_S"]))
+
+from pipeline_kit.db.connect import create  # noqa: E402
+from pipeline_kit.worker.reconnect import Reconnect  # noqa: E402
+from pipeline_kit.worker.runtime import WorkerConfig, run_worker  # noqa: E402
 
 WATCHDOG_EVERY_S = 1.0
 

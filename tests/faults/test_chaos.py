@@ -21,12 +21,14 @@ RESTART_SLACK_S = 12.0  # a worker's reconnect backoff (1 + 2 + 5 s) around a da
 
 
 def test_chaos_smoke_profile(db_url: str, tmp_path: Path) -> None:
-    """The bounded profile (300 tasks, 3 workers, 12 kills, 1 restart on a server) keeps every invariant."""
+    """The bounded profile (300 tasks, 3 workers, 12 kills, 1 restart on a server, one worker's clock
+    two hours ahead) keeps every invariant."""
     report = run_chaos(Settings(profile=PROFILES["smoke"], database=db_url, seed=7, workdir=tmp_path))
     print(report.render())
     assert report.violations == ()
     assert report.completed == report.tasks
     assert report.faults["kill"] == PROFILES["smoke"].kills
+    assert report.faults["clock_skew"] == 1
     if not db_url.startswith("sqlite"):
         assert report.faults["restart"] == 1 and report.faults["cut"] >= 1
     assert report.recoveries_s, "some killed worker must have held a task"
