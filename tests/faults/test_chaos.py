@@ -20,14 +20,15 @@ from pipeline_kit.chaos.runner import Settings, run_chaos
 RESTART_SLACK_S = 12.0  # a worker's reconnect backoff (1 + 2 + 5 s) around a database restart
 
 
-def test_chaos_smoke_profile(db_url: str, tmp_path: Path) -> None:
-    """The bounded profile (300 tasks, 3 workers, 12 kills, 1 restart on a server, one worker's clock
-    two hours ahead) keeps every invariant."""
-    report = run_chaos(Settings(profile=PROFILES["smoke"], database=db_url, seed=7, workdir=tmp_path))
+def test_chaos_ci_profile(db_url: str, tmp_path: Path) -> None:
+    """The CI profile (1,000 tasks, 4 workers, 30 kills, 4 stops past the lease, a server restart,
+    cut and frozen connections, a full output disk, one worker's clock two hours ahead) keeps
+    every invariant, within 5 minutes a database."""
+    report = run_chaos(Settings(profile=PROFILES["ci"], database=db_url, seed=7, workdir=tmp_path))
     print(report.render())
     assert report.violations == ()
     assert report.completed == report.tasks
-    assert report.faults["kill"] == PROFILES["smoke"].kills
+    assert report.faults["kill"] == PROFILES["ci"].kills and report.seconds < 300
     assert report.faults["clock_skew"] == 1
     if not db_url.startswith("sqlite"):
         assert report.faults["restart"] == 1 and report.faults["cut"] >= 1
