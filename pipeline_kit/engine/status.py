@@ -111,13 +111,7 @@ def overview(db: Database, bookcode: str | None = None) -> Overview:
 def _age(now: datetime | None, then: datetime | None) -> float | None:
     if now is None or then is None:
         return None
-    if isinstance(now, str) or isinstance(then, str):  # SQLite raw text from a bare select
-        now, then = _parse(now), _parse(then)
     return round((now - then).total_seconds(), 1)
-
-
-def _parse(value: datetime | str) -> datetime:
-    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 def open_work(db: Database, lanes_served: Sequence[str]) -> int:

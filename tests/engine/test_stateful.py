@@ -22,6 +22,7 @@ from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, events, tasks
 from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine import Ack, Completion, Status, TaskSpec
+from pipeline_kit.engine.states import TRANSITIONS
 
 NO_WAIT = engine.RetryPolicy(base_s=0.0, jitter=0.0)
 MAX_ATTEMPTS = 3
@@ -56,6 +57,7 @@ def machine_for(db: Database) -> type[RuleBasedStateMachine]:
                     conn.execute(table.delete())
             self.world = World()
             self.n = 0
+            self.seen: dict[str, str] = {}  # each task's status at the last check
 
         @rule(count=st.integers(1, 4))
         def enqueue(self, count: int) -> None:
@@ -145,6 +147,10 @@ def machine_for(db: Database) -> type[RuleBasedStateMachine]:
                 assert (rows[task_id].status, rows[task_id].attempts) == (model.status, model.attempts), task_id
                 assert done.get(task_id, 0) == (1 if model.status == "completed" else 0)
             assert open_ == {k for k, m in self.world.tasks.items() if m.status == "processing"}
+            for task_id, row in rows.items():  # every move the engine made is an allowed transition
+                before = self.seen.get(task_id, "pending")
+                assert row.status == before or Status(row.status) in TRANSITIONS[Status(before)], (before, row.status)
+                self.seen[task_id] = row.status
 
     return EngineMachine
 
