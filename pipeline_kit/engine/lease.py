@@ -142,7 +142,9 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
             held = needs_review(conn, [current[c.task_id] for c in accepted])
             _close_attempts(conn, accepted)
             _finish_tasks(conn, accepted, held)
-            release_dependents(conn, [c.task_id for c in accepted if c.task_id not in held])
+            waited_on = [c.task_id for c in accepted if c.task_id not in held and current[c.task_id].waited_on]
+            if waited_on:  # leaf tasks (most of a batch) skip the dependents round trip
+                release_dependents(conn, waited_on)
         for task_id, ack in acks.items():
             if ack is Ack.FENCED:
                 c = by_id[task_id]
@@ -286,8 +288,9 @@ _ATTEMPTS_COST = (
 # than the database spends executing it.
 _IDS = sa.bindparam("ids", expanding=True)
 _LOCK_CURRENT = (
-    sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status, tasks.c.lane, tasks.c.bookcode)
-    .where(tasks.c.task_id.in_(_IDS)).with_for_update()
+    sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status, tasks.c.lane, tasks.c.bookcode,
+              sa.exists().where(task_deps.c.depends_on == tasks.c.task_id).label("waited_on"))
+    .where(tasks.c.task_id.in_(_IDS)).with_for_update(of=tasks)
 )
 _CLOSE_ATTEMPTS = (
     sa.update(attempts)
