@@ -2,13 +2,14 @@
 
 Every variant does the same thing inside the caller's (short) transaction: pick up to `limit`
 eligible rows of the given lanes in priority-then-FIFO order, mark them processing under one
-fresh lease token with an expiry from the database clock, and return them.
+fresh lease token with an expiry from the database clock, open one attempt row for each, and
+return them.
 
 - SQLite ignores FOR UPDATE; the transaction began IMMEDIATE, so it already holds the only
   write lock. INDEXED BY pins the partial index: a stale ANALYZE cannot turn the claim into a
   table scan.
 - PostgreSQL does it in one statement: UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED)
-  RETURNING.
+  RETURNING, with the attempts inserted by a data-modifying CTE over the returned rows.
 - MariaDB has SKIP LOCKED (>= 10.6) but no UPDATE ... RETURNING: lock the ids, update them,
   read them back by id and token.
 """
@@ -21,8 +22,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db.schema import tasks
-from pipeline_kit.db.sqltime import sql_now, sql_now_plus
+from pipeline_kit.db.schema import attempts, tasks
+from pipeline_kit.db.sqltime import db_now, sql_now, sql_now_plus
 
 COLUMNS = (
     "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, generation, "
@@ -64,10 +65,17 @@ def statements(dialect: str, books: bool) -> dict[str, Any]:
             f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
             f"RETURNING {COLUMNS}", "sqlite", books))}
     if dialect == "postgresql":
-        return {"claim": _text(_fmt(
-            f"UPDATE tasks SET {_SET} FROM ("
-            f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
-            f"WHERE tasks.id = c.picked RETURNING {COLUMNS}", "postgresql", books))}
+        claim = (f"UPDATE tasks SET {_SET} FROM ("
+                 f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
+                 f"WHERE tasks.id = c.picked RETURNING {COLUMNS}")
+        return {
+            "claim": _text(_fmt(claim, "postgresql", books)),  # the bare claim (the bench's raw ceiling)
+            "claim_and_open": _text(_fmt(
+                f"WITH claimed AS ({claim}), "
+                f"opened AS (INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
+                f"SELECT task_id, attempts, :worker_id, :token, {{now}} FROM claimed) "
+                f"SELECT {COLUMNS} FROM claimed", "postgresql", books)),
+        }
     return {
         "lock": _text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books),
                       returns=False),
@@ -95,7 +103,8 @@ def claim_rows(
     token: str,
     spent_books: Sequence[str] = (),
 ) -> list[sa.RowMapping]:
-    """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), in claim order."""
+    """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), opening an attempt
+    row for each; rows come back in claim order."""
     if limit <= 0 or not lanes:
         return []
     params: dict[str, Any] = {
@@ -109,6 +118,9 @@ def claim_rows(
         params["spent"] = list(spent_books)
     dialect = "mysql" if conn.dialect.name in ("mysql", "mariadb") else conn.dialect.name
     sql = statements(dialect, bool(spent_books))
+    if "claim_and_open" in sql:
+        rows = conn.execute(sql["claim_and_open"], params).mappings().all()
+        return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
     if "claim" in sql:
         rows = conn.execute(sql["claim"], params).mappings().all()
     else:
@@ -117,7 +129,13 @@ def claim_rows(
             return []
         conn.execute(sql["update"], {**params, "ids": ids})
         rows = conn.execute(sql["read_back"], {"ids": ids, "token": token}).mappings().all()
+    if rows:
+        conn.execute(_OPEN_ATTEMPTS, [{"task_id": r["task_id"], "attempt_no": r["attempts"],
+                                       "worker_id": worker_id, "lease_token": token} for r in rows])
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
+
+
+_OPEN_ATTEMPTS = sa.insert(attempts).values(claimed_at=db_now())  # built once: every claim runs it
 
 
 def lock_lane(conn: sa.Connection, lane: str) -> None:

@@ -12,7 +12,6 @@ import sqlalchemy as sa
 from pipeline_kit.db.claims import claim_rows, lock_lane
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, books, lanes, tasks
-from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.models import Lease
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput
@@ -81,13 +80,8 @@ def claim(
                                    spent_books=spent if config[group[0]]["paid"] else [])
         if not rows:
             return []
-        conn.execute(_OPEN_ATTEMPTS, [{"task_id": r["task_id"], "attempt_no": r["attempts"],
-                                       "worker_id": worker_id, "lease_token": token} for r in rows])
         resumable = _remote_jobs(conn, [r["task_id"] for r in rows if r["attempts"] > 1])
     return [Lease.from_row(r, resumable.get(r["task_id"])) for r in rows]
-
-
-_OPEN_ATTEMPTS = sa.insert(attempts).values(claimed_at=db_now())  # built once: every claim runs it
 
 
 def _claim_limited(conn: sa.Connection, lane: str, worker_id: str, want: int, lease_s: float,
