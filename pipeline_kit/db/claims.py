@@ -35,16 +35,19 @@ _SET = (
     "attempts = attempts + 1"
 )
 _ELIGIBLE = (
-    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes{books} "
+    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes{books}{gate} "
     "ORDER BY priority DESC, id LIMIT :limit"
 )
+# Lanes claimed without their row lock must still be unpaused and unlimited at this instant: a
+# worker's cached lane settings may be a second old, the lanes table is not.
+_FREE_GATE = " AND lane IN (SELECT lane FROM lanes WHERE NOT paused AND max_running IS NULL)"
 # Only when some book's budget is spent: its tasks in paid lanes wait.
 _NOT_SPENT = " AND (bookcode IS NULL OR bookcode NOT IN :spent)"
 
 
-def _fmt(template: str, dialect: str, books: bool) -> str:
+def _fmt(template: str, dialect: str, books: bool, free: bool = False) -> str:
     return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"),
-                           books=_NOT_SPENT if books else "")
+                           books=_NOT_SPENT if books else "", gate=_FREE_GATE if free else "")
 
 
 def _text(sql: str, *, returns: bool = True) -> Any:
@@ -57,27 +60,28 @@ def _text(sql: str, *, returns: bool = True) -> Any:
 
 
 @functools.cache
-def statements(dialect: str, books: bool) -> dict[str, Any]:
-    """The claim statement(s) of a dialect, with or without the spent-budget filter."""
+def statements(dialect: str, books: bool, free: bool = False) -> dict[str, Any]:
+    """The claim statement(s) of a dialect, with or without the spent-budget filter; `free`
+    adds the gate for lanes claimed without their row lock (unpaused, unlimited, checked now)."""
     if dialect == "sqlite":
         return {"claim": _text(_fmt(
             f"UPDATE tasks SET {_SET} WHERE id IN ("
             f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
-            f"RETURNING {COLUMNS}", "sqlite", books))}
+            f"RETURNING {COLUMNS}", "sqlite", books, free))}
     if dialect == "postgresql":
         claim = (f"UPDATE tasks SET {_SET} FROM ("
                  f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
                  f"WHERE tasks.id = c.picked RETURNING {COLUMNS}")
         return {
-            "claim": _text(_fmt(claim, "postgresql", books)),  # the bare claim (the bench's raw ceiling)
+            "claim": _text(_fmt(claim, "postgresql", books, free)),  # the bare claim (the bench's raw ceiling)
             "claim_and_open": _text(_fmt(
                 f"WITH claimed AS ({claim}), "
                 f"opened AS (INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
                 f"SELECT task_id, attempts, :worker_id, :token, {{now}} FROM claimed) "
-                f"SELECT {COLUMNS} FROM claimed", "postgresql", books)),
+                f"SELECT {COLUMNS} FROM claimed", "postgresql", books, free)),
         }
     return {
-        "lock": _text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books),
+        "lock": _text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books, free),
                       returns=False),
         "update": _text(_fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql", books), returns=False),
         "read_back": _text(f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token"),
@@ -102,6 +106,7 @@ def claim_rows(
     lease_s: float,
     token: str,
     spent_books: Sequence[str] = (),
+    free: bool = False,
 ) -> list[sa.RowMapping]:
     """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), opening an attempt
     row for each; rows come back in claim order."""
@@ -117,7 +122,7 @@ def claim_rows(
     if spent_books:
         params["spent"] = list(spent_books)
     dialect = "mysql" if conn.dialect.name in ("mysql", "mariadb") else conn.dialect.name
-    sql = statements(dialect, bool(spent_books))
+    sql = statements(dialect, bool(spent_books), free)
     if "claim_and_open" in sql:
         rows = conn.execute(sql["claim_and_open"], params).mappings().all()
         return sorted(rows, key=lambda r: (-r["priority"], r["id"]))

@@ -25,8 +25,9 @@ class LaneCache:
     """Which lanes are limited, paused or paid, re-read every `ttl_s` seconds.
 
     Only an optimisation: a limited lane is always re-checked under its row lock, and the
-    unlimited path's SQL re-checks `paused`/`max_running` itself, so a stale cache never lets a
-    claim break a limit; it can only delay noticing a newly paused or limited lane.
+    unlimited path's SQL re-checks `paused`/`max_running` itself (db/claims.py's gate), so a
+    stale cache never lets a claim break a limit or take from a paused lane; it can only delay
+    claiming from a lane that was just resumed or given a limit.
     """
 
     ttl_s: float = 2.0
@@ -77,7 +78,7 @@ def claim(
             if group and len(rows) < limit:
                 rows += claim_rows(conn, worker_id=worker_id, lanes=group, limit=limit - len(rows),
                                    lease_s=lease_s, token=token,
-                                   spent_books=spent if config[group[0]]["paid"] else [])
+                                   spent_books=spent if config[group[0]]["paid"] else [], free=True)
         if not rows:
             return []
         resumable = _remote_jobs(conn, [r["task_id"] for r in rows if r["attempts"] > 1])

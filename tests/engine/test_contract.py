@@ -287,3 +287,17 @@ def test_paid_lane_stops_when_the_book_budget_is_spent(db: Database) -> None:
     got = [le.task_id for le in engine.claim(db, "w", ["paid-image", "default"], limit=10)]
     assert sorted(got) == ["b1-free", "b2-0", "b2-1"]
     assert task(db, "b1-0")["cost"] == pytest.approx(0.05)
+
+
+def test_stale_lane_cache_cannot_break_a_pause_or_a_new_limit(db: Database) -> None:
+    """A worker's cached lane settings may be seconds old; the claim itself re-checks the lanes
+    table, so a just-paused lane yields nothing and a just-limited one no more than its limit."""
+    put(db, 4, lane="image")
+    cache = engine.LaneCache(ttl_s=3600)
+    assert len(engine.claim(db, "w", ["image"], limit=1, cache=cache)) == 1  # cache: image unlimited
+    engine.update_lane(db, "image", paused=True)
+    assert engine.claim(db, "w", ["image"], limit=3, cache=cache) == []
+    engine.update_lane(db, "image", paused=False, max_running=1)
+    assert engine.claim(db, "w", ["image"], limit=3, cache=cache) == []  # one runs already: limit reached
+    running = rows(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.status == "processing"))
+    assert running[0][0] == 1
