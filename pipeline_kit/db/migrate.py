@@ -14,8 +14,20 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
+
+
+def _drop_attempt_indexes(conn: sa.Connection) -> None:
+    """v2: attempts lose (task_id, lease_token) and (worker_id): uq_attempts_no already leads with
+    task_id, nothing filters by worker, and every index is written again by every claim."""
+    present = {i["name"] for i in sa.inspect(conn).get_indexes("attempts")}
+    on_table = " ON attempts" if conn.dialect.name in ("mysql", "mariadb") else ""
+    for name in ("ix_attempts_token", "ix_attempts_worker"):
+        if name in present:
+            conn.execute(sa.text(f"DROP INDEX {name}{on_table}"))
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {}
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes}
 
 
 def schema_version(db: Database) -> int | None:

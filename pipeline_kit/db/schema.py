@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -187,8 +187,6 @@ attempts = Table(
     Column("output_bytes", BigInteger),
     Column("remote_job_id", String(255)),
     UniqueConstraint("task_id", "attempt_no", name="uq_attempts_no"),
-    Index("ix_attempts_token", "task_id", "lease_token"),
-    Index("ix_attempts_worker", "worker_id"),
     **_mysql,
 )
 

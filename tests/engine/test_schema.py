@@ -1,0 +1,51 @@
+"""`init` upgrades an older schema in place, keeps its rows, and refuses a newer one."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit import engine
+from pipeline_kit.db import Database
+from pipeline_kit.db.migrate import init, require_schema, schema_version
+from pipeline_kit.db.schema import SCHEMA_VERSION, meta
+from pipeline_kit.errors import NotInitialised, SchemaTooNew
+
+
+def _set_version(db: Database, version: int) -> None:
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(meta).where(meta.c.key == "schema_version").values(value=str(version)))
+
+
+def _attempt_indexes(db: Database) -> set[str]:
+    return {i["name"] for i in sa.inspect(db.engine).get_indexes("attempts")}
+
+
+def test_version_1_upgrades_to_current_and_keeps_its_rows(db: Database) -> None:
+    """A v1 database (with v1's attempt indexes) is upgraded by init: indexes dropped, rows kept."""
+    with db.engine.begin() as conn:
+        engine.enqueue(conn, [engine.TaskSpec(task_id="kept", kind="noop", lane="default")])
+    (lease,) = engine.claim(db, "w", ["default"])
+    with db.engine.begin() as conn:
+        conn.execute(sa.text("CREATE INDEX ix_attempts_token ON attempts (task_id, lease_token)"))
+        conn.execute(sa.text("CREATE INDEX ix_attempts_worker ON attempts (worker_id)"))
+    _set_version(db, 1)
+    with pytest.raises(NotInitialised, match="version 1.*pipeline-kit init"):
+        require_schema(db)
+
+    assert init(db) == (1, SCHEMA_VERSION)
+    assert schema_version(db) == SCHEMA_VERSION
+    assert not _attempt_indexes(db) & {"ix_attempts_token", "ix_attempts_worker"}
+    assert engine.complete(db, engine.Completion(task_id="kept", token=lease.token)) is engine.Ack.ACCEPTED
+    assert init(db) == (SCHEMA_VERSION, SCHEMA_VERSION)  # idempotent
+
+
+def test_a_newer_schema_is_refused(db: Database) -> None:
+    _set_version(db, SCHEMA_VERSION + 1)
+    try:
+        with pytest.raises(SchemaTooNew):
+            init(db)
+        with pytest.raises(SchemaTooNew):
+            require_schema(db)
+    finally:
+        _set_version(db, SCHEMA_VERSION)  # the server databases are reused by later tests
