@@ -7,11 +7,13 @@ return them.
 
 - SQLite ignores FOR UPDATE; the transaction began IMMEDIATE, so it already holds the only
   write lock. INDEXED BY pins the partial index: a stale ANALYZE cannot turn the claim into a
-  table scan.
+  table scan. The attempts are opened by a second INSERT ... SELECT.
 - PostgreSQL does it in one statement: UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED)
   RETURNING, with the attempts inserted by a data-modifying CTE over the returned rows.
 - MariaDB has SKIP LOCKED (>= 10.6) but no UPDATE ... RETURNING: lock the ids, update them,
-  read them back by id and token.
+  read them back by id and token, then open the attempts.
+
+SQL is in the driver module's neutral form (:name parameters, `IN :list`); see db/driver.py.
 """
 
 from __future__ import annotations
@@ -20,10 +22,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-import sqlalchemy as sa
-
-from pipeline_kit.db.schema import attempts, tasks
-from pipeline_kit.db.sqltime import db_now, sql_now, sql_now_plus
+from pipeline_kit.db.driver import Tx, json_value, time_value
+from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
 COLUMNS = (
     "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, generation, "
@@ -43,62 +43,59 @@ _ELIGIBLE = (
 _FREE_GATE = " AND lane IN (SELECT lane FROM lanes WHERE NOT paused AND max_running IS NULL)"
 # Only when some book's budget is spent: its tasks in paid lanes wait.
 _NOT_SPENT = " AND (bookcode IS NULL OR bookcode NOT IN :spent)"
+_OPEN_ATTEMPTS = (
+    "INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
+    "SELECT task_id, attempts, worker_id, lease_token, {now} FROM tasks WHERE task_id IN :ids AND lease_token = :token"
+)
 
 
-def _fmt(template: str, dialect: str, books: bool, free: bool = False) -> str:
+def _fmt(template: str, dialect: str, books: bool = False, free: bool = False) -> str:
     return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"),
                            books=_NOT_SPENT if books else "", gate=_FREE_GATE if free else "")
 
 
-def _text(sql: str, *, returns: bool = True) -> Any:
-    """A claim statement; returned columns decode like the table's (JSON, timestamps)."""
-    stmt = sa.text(sql).bindparams(*(sa.bindparam(n, expanding=True) for n in ("lanes", "spent", "ids")
-                                     if f":{n}" in sql))
-    if returns:
-        return stmt.columns(params=tasks.c.params.type, lease_expires_at=tasks.c.lease_expires_at.type)
-    return stmt
-
-
 @functools.cache
-def statements(dialect: str, books: bool, free: bool = False) -> dict[str, Any]:
+def statements(dialect: str, books: bool, free: bool = False) -> dict[str, str]:
     """The claim statement(s) of a dialect, with or without the spent-budget filter; `free`
     adds the gate for lanes claimed without their row lock (unpaused, unlimited, checked now)."""
     if dialect == "sqlite":
-        return {"claim": _text(_fmt(
-            f"UPDATE tasks SET {_SET} WHERE id IN ("
-            f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
-            f"RETURNING {COLUMNS}", "sqlite", books, free))}
+        return {
+            "claim": _fmt(f"UPDATE tasks SET {_SET} WHERE id IN ("
+                          f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
+                          f"RETURNING {COLUMNS}", "sqlite", books, free),
+            "open": _fmt(_OPEN_ATTEMPTS, "sqlite"),
+        }
     if dialect == "postgresql":
         claim = (f"UPDATE tasks SET {_SET} FROM ("
                  f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
                  f"WHERE tasks.id = c.picked RETURNING {COLUMNS}")
         return {
-            "claim": _text(_fmt(claim, "postgresql", books, free)),  # the bare claim (the bench's raw ceiling)
-            "claim_and_open": _text(_fmt(
+            "claim": _fmt(claim, "postgresql", books, free),  # the bare claim (the bench's raw ceiling)
+            "claim_and_open": _fmt(
                 f"WITH claimed AS ({claim}), "
                 f"opened AS (INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
                 f"SELECT task_id, attempts, :worker_id, :token, {{now}} FROM claimed) "
-                f"SELECT {COLUMNS} FROM claimed", "postgresql", books, free)),
+                f"SELECT {COLUMNS} FROM claimed", "postgresql", books, free),
         }
     return {
-        "lock": _text(_fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books, free),
-                      returns=False),
-        "update": _text(_fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql", books), returns=False),
-        "read_back": _text(f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token"),
+        "lock": _fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books, free),
+        "update": _fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql"),
+        "read_back": f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token",
+        "open": _fmt(_OPEN_ATTEMPTS, "mysql"),
     }
 
 
 # Row lock on a lane, held to the end of the claim transaction, so that counting its running
 # tasks and claiming more is atomic across all machines. SQLite's IMMEDIATE lock already is.
 LOCK_LANE = {
-    "sqlite": "SELECT lane FROM lanes WHERE lane = :lane",
-    "postgresql": "SELECT lane FROM lanes WHERE lane = :lane FOR UPDATE",
-    "mysql": "SELECT lane FROM lanes WHERE lane = :lane FOR UPDATE",
+    "sqlite": "SELECT max_running, paused FROM lanes WHERE lane = :lane",
+    "postgresql": "SELECT max_running, paused FROM lanes WHERE lane = :lane FOR UPDATE",
+    "mysql": "SELECT max_running, paused FROM lanes WHERE lane = :lane FOR UPDATE",
 }
 
 
 def claim_rows(
-    conn: sa.Connection,
+    tx: Tx,
     *,
     worker_id: str,
     lanes: Sequence[str],
@@ -107,43 +104,34 @@ def claim_rows(
     token: str,
     spent_books: Sequence[str] = (),
     free: bool = False,
-) -> list[sa.RowMapping]:
+) -> list[dict[str, Any]]:
     """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), opening an attempt
-    row for each; rows come back in claim order."""
+    row for each; rows come back in claim order, JSON and times decoded."""
     if limit <= 0 or not lanes:
         return []
-    params: dict[str, Any] = {
-        "worker_id": worker_id,
-        "token": token,
-        "lease_s": float(lease_s),
-        "lanes": list(lanes),
-        "limit": int(limit),
-    }
+    params: dict[str, Any] = {"worker_id": worker_id, "token": token, "lease_s": float(lease_s),
+                              "lanes": list(lanes), "limit": int(limit)}
     if spent_books:
         params["spent"] = list(spent_books)
-    dialect = "mysql" if conn.dialect.name in ("mysql", "mariadb") else conn.dialect.name
-    sql = statements(dialect, bool(spent_books), free)
+    sql = statements(tx.dialect, bool(spent_books), free)
     if "claim_and_open" in sql:
-        rows = conn.execute(sql["claim_and_open"], params).mappings().all()
-        return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
-    if "claim" in sql:
-        rows = conn.execute(sql["claim"], params).mappings().all()
+        rows = tx.rows(sql["claim_and_open"], params)
+    elif "claim" in sql:
+        rows = tx.rows(sql["claim"], params)
     else:
-        ids = list(conn.execute(sql["lock"], params).scalars())
-        if not ids:
-            return []
-        conn.execute(sql["update"], {**params, "ids": ids})
-        rows = conn.execute(sql["read_back"], {"ids": ids, "token": token}).mappings().all()
-    if rows:
-        conn.execute(_OPEN_ATTEMPTS, [{"task_id": r["task_id"], "attempt_no": r["attempts"],
-                                       "worker_id": worker_id, "lease_token": token} for r in rows])
+        ids = tx.values(sql["lock"], params)
+        rows = []
+        if ids:
+            tx.run(sql["update"], {**params, "ids": ids})
+            rows = tx.rows(sql["read_back"], {"ids": ids, "token": token})
+    if rows and "open" in sql:
+        tx.run(sql["open"], {"ids": [r["task_id"] for r in rows], "token": token})
+    for r in rows:
+        r["params"], r["lease_expires_at"] = json_value(r["params"]), time_value(r["lease_expires_at"])
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
 
 
-_OPEN_ATTEMPTS = sa.insert(attempts).values(claimed_at=db_now())  # built once: every claim runs it
-
-
-def lock_lane(conn: sa.Connection, lane: str) -> None:
-    """Hold the lane's row lock until the transaction ends (see LOCK_LANE)."""
-    family = "mysql" if conn.dialect.name in ("mysql", "mariadb") else conn.dialect.name
-    conn.execute(sa.text(LOCK_LANE[family]), {"lane": lane})
+def lock_lane(tx: Tx, lane: str) -> dict[str, Any] | None:
+    """Hold the lane's row lock until the transaction ends (see LOCK_LANE); its limit and pause."""
+    rows = tx.rows(LOCK_LANE[tx.dialect], {"lane": lane})
+    return rows[0] if rows else None

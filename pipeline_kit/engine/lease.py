@@ -15,10 +15,12 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.driver import Tx, transaction
+from pipeline_kit.db.finishes import Finish, finish
 from pipeline_kit.db.schema import attempts, events, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now, now_plus
-from pipeline_kit.engine.dependents import block_dependents, release_dependents
-from pipeline_kit.engine.review import needs_review
+from pipeline_kit.engine.dependents import block_dependents
+from pipeline_kit.engine.review import REVIEW_LANES
 from pipeline_kit.engine.retry import DEFAULT_POLICY, RetryPolicy
 from pipeline_kit.engine.states import Ack, Outcome, Status
 
@@ -116,41 +118,80 @@ def complete(db: Database, completion: Completion, *, worker_id: str | None = No
 
 
 def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str | None = None) -> dict[str, Ack]:
-    """Accept a batch of results in one transaction; each is ACCEPTED, DUPLICATE or FENCED.
+    """Accept a batch of results; each is ACCEPTED, DUPLICATE or FENCED.
 
     Accepting closes the attempt as completed, books the task's total cost, and counts the task
     off its dependents' deps_remaining (exactly once, because acceptance happens once). Tasks
-    that share a token and a result are written by one set-based statement each (a claimed batch
-    of no-op tasks costs a handful of statements, not a handful per task).
+    that share a token and a result are finished by one guarded statement per group
+    (db/finishes.py), all groups in one transaction; only ids it did not accept are read again,
+    to tell a repeated completion (DUPLICATE) from a late one (FENCED).
     """
     if not items:
         return {}
     by_id = {c.task_id: c for c in items}
+    groups: dict[Finish, list[str]] = {}
+    for c in by_id.values():
+        groups.setdefault(_finish_of(c), []).append(c.task_id)
+    accepted: set[str] = set()
+    try:
+        with transaction(db, single=db.dialect == "postgresql" and len(groups) == 1) as tx:
+            for how, ids in groups.items():
+                done = finish(tx, ids, how, sorted(REVIEW_LANES))
+                if done is None:
+                    raise _Unsure
+                accepted.update(done)
+    except _Unsure:  # MariaDB: some were not accepted, and it cannot say which without locking them
+        return _complete_locked(db, by_id, groups, worker_id)
+    acks = {t: Ack.ACCEPTED for t in accepted}
+    if len(acks) < len(by_id):
+        with db.engine.begin() as conn:
+            rest = [t for t in by_id if t not in accepted]
+            acks.update(_refuse(conn, [by_id[t] for t in rest], _current_tokens(conn, rest), worker_id))
+    return {t: acks[t] for t in by_id}
+
+
+class _Unsure(Exception):
+    """Roll the fast path back: MariaDB accepted fewer than it was given."""
+
+
+def _finish_of(c: Completion) -> Finish:
+    return Finish(token=c.token, result=_json(c.result), output_path=c.output_path, cost=c.cost,
+                  output_bytes=c.output_bytes, model=c.model, settings=_json(c.settings))
+
+
+def _json(value: Mapping[str, Any] | None) -> str | None:
+    return None if value is None else json.dumps(dict(value), sort_keys=True, default=str)
+
+
+def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapping[Finish, list[str]],
+                     worker_id: str | None) -> dict[str, Ack]:
+    """The careful path: lock the rows, then finish only those still held by the caller's token."""
     with db.engine.begin() as conn:
-        current = {r.task_id: r for r in conn.execute(_LOCK_CURRENT, {"ids": list(by_id)})}
-        acks: dict[str, Ack] = {}
-        for task_id, c in by_id.items():
-            row = current.get(task_id)
-            if row is not None and row.lease_token == c.token and row.status == Status.PROCESSING.value:
-                acks[task_id] = Ack.ACCEPTED
-            elif row is not None and row.lease_token == c.token and row.status in _DONE:
-                acks[task_id] = Ack.DUPLICATE
-            else:
-                acks[task_id] = Ack.FENCED
-        accepted = [by_id[t] for t, a in acks.items() if a is Ack.ACCEPTED]
-        if accepted:
-            held = needs_review(conn, [current[c.task_id] for c in accepted])
-            _close_attempts(conn, accepted)
-            _finish_tasks(conn, accepted, held)
-            waited_on = [c.task_id for c in accepted if c.task_id not in held and current[c.task_id].waited_on]
-            if waited_on:  # leaf tasks (most of a batch) skip the dependents round trip
-                release_dependents(conn, waited_on)
-        for task_id, ack in acks.items():
-            if ack is Ack.FENCED:
-                c = by_id[task_id]
-                if c.cost is not None:  # the call was paid for even if its result is refused
-                    conn.execute(_BOOK_FENCED_COST, {"tid": task_id, "tok": c.token, "cost": c.cost})
-                _stale(conn, task_id, c.token, worker_id, "complete")
+        current = _current_tokens(conn, list(by_id), lock=True)
+        held = {t for t, c in by_id.items() if current.get(t) == (c.token, Status.PROCESSING.value)}
+        tx = Tx(db.dialect, conn.connection.driver_connection.cursor())
+        for how, ids in groups.items():
+            mine = [t for t in ids if t in held]
+            if mine and finish(tx, mine, how, sorted(REVIEW_LANES)) is None:
+                raise RuntimeError("a locked, held task was not accepted")
+        acks = {t: Ack.ACCEPTED for t in held}
+        acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
+    return {t: acks[t] for t in by_id}
+
+
+def _refuse(conn: sa.Connection, refused: Sequence[Completion], current: Mapping[str, tuple[str, str]],
+            worker_id: str | None) -> dict[str, Ack]:
+    """DUPLICATE for a task already finished under the same token; FENCED (recorded) otherwise."""
+    acks: dict[str, Ack] = {}
+    for c in refused:
+        token, status = current.get(c.task_id, (None, None))
+        if token == c.token and status in _DONE:
+            acks[c.task_id] = Ack.DUPLICATE
+            continue
+        acks[c.task_id] = Ack.FENCED
+        if c.cost is not None:  # the call was paid for even if its result is refused
+            conn.execute(_BOOK_FENCED_COST, {"tid": c.task_id, "tok": c.token, "cost": c.cost})
+        _stale(conn, c.task_id, c.token, worker_id, "complete")
     return acks
 
 
@@ -244,38 +285,9 @@ def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
 _DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
 
 
-def _current_tokens(conn: sa.Connection, task_ids: list[str]) -> dict[str, tuple[str, str]]:
+def _current_tokens(conn: sa.Connection, task_ids: list[str], *, lock: bool = False) -> dict[str, tuple[str, str]]:
     query = sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status).where(tasks.c.task_id.in_(task_ids))
-    return {r.task_id: (r.lease_token, r.status) for r in conn.execute(query)}
-
-
-def _close_attempts(conn: sa.Connection, done: Sequence[Completion]) -> None:
-    """Close accepted attempts: one statement per token for plain ones, one row each with details."""
-    plain: dict[str, list[str]] = {}
-    detailed = []
-    for c in done:
-        if c.cost is None and c.output_bytes is None and c.model is None and c.settings is None:
-            plain.setdefault(c.token, []).append(c.task_id)
-        else:
-            detailed.append({"tid": c.task_id, "tok": c.token, "cost": c.cost, "bytes": c.output_bytes,
-                             "model": c.model, "settings": dict(c.settings) if c.settings is not None else None})
-    for token, ids in plain.items():
-        conn.execute(_CLOSE_ATTEMPTS, {"ids": ids, "tok": token})
-    if detailed:
-        conn.execute(_CLOSE_ATTEMPT, detailed)
-
-
-def _finish_tasks(conn: sa.Connection, done: Sequence[Completion], held: set[str]) -> None:
-    """Mark accepted tasks completed (or awaiting review) with their results and total cost."""
-    groups: dict[tuple[str, str, str, str | None], list[Completion]] = {}
-    for c in done:
-        status = (Status.AWAITING_REVIEW if c.task_id in held else Status.COMPLETED).value
-        key = (c.token, status, json.dumps(c.result, sort_keys=True, default=str), c.output_path)
-        groups.setdefault(key, []).append(c)
-    for (token, status, _, path), group in groups.items():
-        result = dict(group[0].result) if group[0].result is not None else None
-        conn.execute(_FINISH_TASKS, {"ids": [c.task_id for c in group], "tok": token, "st": status,
-                                     "res": result, "path": path})
+    return {r.task_id: (r.lease_token, r.status) for r in conn.execute(query.with_for_update() if lock else query)}
 
 
 # A task's cost: the sum over all its attempts (paid calls of lost attempts included).
@@ -283,36 +295,6 @@ _ATTEMPTS_COST = (
     sa.select(sa.func.coalesce(sa.func.sum(attempts.c.cost), 0.0))
     .where(attempts.c.task_id == tasks.c.task_id)
     .scalar_subquery()
-)
-# Built once: these run for every completed batch, and building a statement costs more CPU
-# than the database spends executing it.
-_IDS = sa.bindparam("ids", expanding=True)
-_LOCK_CURRENT = (
-    sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status, tasks.c.lane, tasks.c.bookcode,
-              sa.exists().where(task_deps.c.depends_on == tasks.c.task_id).label("waited_on"))
-    .where(tasks.c.task_id.in_(_IDS)).with_for_update(of=tasks)
-)
-_CLOSE_ATTEMPTS = (
-    sa.update(attempts)
-    .where(attempts.c.task_id.in_(_IDS), attempts.c.lease_token == sa.bindparam("tok"),
-           attempts.c.outcome.is_(None))
-    .values(outcome=Outcome.COMPLETED.value, finished_at=db_now())
-)
-_CLOSE_ATTEMPT = (
-    sa.update(attempts)
-    .where(attempts.c.task_id == sa.bindparam("tid"), attempts.c.lease_token == sa.bindparam("tok"))
-    .values(outcome=Outcome.COMPLETED.value, finished_at=db_now(),
-            cost=sa.func.coalesce(sa.bindparam("cost", type_=sa.Float), attempts.c.cost),
-            output_bytes=sa.bindparam("bytes"),
-            model=sa.func.coalesce(sa.bindparam("model", type_=sa.String), attempts.c.model),
-            settings=sa.bindparam("settings", type_=attempts.c.settings.type))
-)
-_FINISH_TASKS = (
-    sa.update(tasks)
-    .where(tasks.c.task_id.in_(_IDS), tasks.c.lease_token == sa.bindparam("tok"))
-    .values(status=sa.bindparam("st"), result=sa.bindparam("res", type_=tasks.c.result.type),
-            output_path=sa.bindparam("path", type_=tasks.c.output_path.type), finished_at=db_now(),
-            lease_expires_at=None, stage="done", progress=1.0, last_error=None, cost=_ATTEMPTS_COST)
 )
 _BOOK_FENCED_COST = (
     sa.update(attempts)

@@ -7,9 +7,7 @@ stay unclaimable; approving completes it and releases them; rejecting with a not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -21,7 +19,7 @@ from pipeline_kit.engine.operator import reset_tasks
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput, NotFound
 
-REVIEW_LANES = frozenset({"image"})
+REVIEW_LANES = frozenset({"image"})  # completing applies the gate in SQL (db/finishes.py)
 
 
 @dataclass(frozen=True)
@@ -30,16 +28,6 @@ class ReviewItem:
     shot_id: str | None
     kind: str
     output_path: str | None
-
-
-def needs_review(conn: sa.Connection, rows: Sequence[sa.Row[Any]]) -> set[str]:
-    """Task ids among just-completed rows that must wait for a person (lane and book say so)."""
-    books_asked = {r.bookcode for r in rows if r.bookcode and r.lane in REVIEW_LANES}
-    if not books_asked:
-        return set()
-    reviewed = set(conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode.in_(books_asked),
-                                                                  books.c.review.is_(True))).scalars())
-    return {r.task_id for r in rows if r.bookcode in reviewed and r.lane in REVIEW_LANES}
 
 
 def set_review(db: Database, bookcode: str, on: bool) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-import sqlalchemy as sa
 
 from pipeline_kit.bench.config import build_config
 from pipeline_kit.bench.goals import judge
-from pipeline_kit.bench.raw import DriverSQL, complete_statement
+from pipeline_kit.bench.raw import complete_statement
 from pipeline_kit.bench.results import LatencyRow, ThroughputRow
 from pipeline_kit.db import claims
+from pipeline_kit.db.driver import prepare
 from pipeline_kit.errors import BadInput
 
 
@@ -27,14 +27,16 @@ def test_bad_values_are_bad_input(kwargs: dict[str, object]) -> None:
         build_config(**kwargs)  # type: ignore[arg-type]
 
 
-def test_driver_sql_renders_the_engines_claim_for_sqlite() -> None:
-    render = DriverSQL(sa.create_engine("sqlite://").dialect)
+def test_raw_loop_runs_the_engines_claim_sql_rendered_for_each_driver() -> None:
+    """The raw ceiling executes the engine's own claim text; lists bind as each driver takes them."""
     values = {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes": ["a", "b"], "limit": 10}
-    sql, params = render(claims.statements("sqlite", False)["claim"], values)
-    assert "INDEXED BY ix_tasks_eligible" in sql and "lane IN (?, ?)" in sql
-    assert params == ("w", "t", 5.0, "a", "b", 10)
-    sql, params = render(complete_statement("sqlite"), {"ids": ["x", "y", "z"], "token": "t"})
-    assert "task_id IN (?, ?, ?) AND lease_token = ?" in sql and params == ("x", "y", "z", "t")
+    sql, params = prepare("sqlite", claims.statements("sqlite", False)["claim"], values)
+    assert "INDEXED BY ix_tasks_eligible" in sql and "lane IN (:lanes_0, :lanes_1)" in sql
+    assert params == {"worker_id": "w", "token": "t", "lease_s": 5.0, "limit": 10, "lanes_0": "a", "lanes_1": "b"}
+    sql, params = prepare("postgresql", claims.statements("postgresql", False)["claim"], values)
+    assert "lane = ANY(%(lanes)s)" in sql and "FOR UPDATE SKIP LOCKED" in sql and params["lanes"] == ["a", "b"]
+    sql, params = prepare("mysql", complete_statement("mysql"), {"ids": ["x", "y"], "token": "t"})
+    assert "task_id IN %(ids)s AND lease_token = %(token)s" in sql and params["ids"] == ("x", "y")
 
 
 def _row(database: str, workers: int, engine: float, raw: float) -> ThroughputRow:

@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from pipeline_kit import engine
+from pipeline_kit.db import driver
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.worker.reconnect import Reconnect
@@ -20,23 +21,41 @@ from pipeline_kit.worker.reconnect import Reconnect
 from .helpers import enqueue_frames
 
 
-def _lose_next_commit_reply(db: Database, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """Make the next COMMIT succeed on the server and then fail on the client; returns the arm switch."""
-    dialect = db.engine.dialect
-    original = dialect.do_commit
+def _lose_next_commit_reply(db: Database) -> list[bool]:
+    """Make the completion's next commit succeed on the server and then fail on the client;
+    returns the arm switch. Completions run on the engine's driver connection (db/driver.py):
+    the commit is its COMMIT, or on PostgreSQL the one autocommitted finish statement."""
+    held = driver._connection(db)
+    error = db.engine.dialect.loaded_dbapi.OperationalError
     armed = [False]
+    real = held.dbapi
 
-    def commit_then_lose_reply(dbapi_conn: Any) -> None:
-        original(dbapi_conn)
-        if armed[0]:
-            armed[0] = False
-            raise dialect.loaded_dbapi.OperationalError("server closed the connection unexpectedly")
+    class Cursor:
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
 
-    monkeypatch.setattr(dialect, "do_commit", commit_then_lose_reply)
+        def execute(self, sql: str, params: Any = None) -> Any:
+            result = self._inner.execute(sql, params) if params is not None else self._inner.execute(sql)
+            if armed[0] and (sql == "COMMIT" or sql.startswith("WITH done AS")):
+                armed[0] = False
+                raise error("server closed the connection unexpectedly")
+            return result
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._inner, name)
+
+    class Connection:
+        def cursor(self) -> Cursor:
+            return Cursor(real.cursor())
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+    held.dbapi = Connection()
     return armed
 
 
-def test_lost_commit_reply_then_retry_is_duplicate(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lost_commit_reply_then_retry_is_duplicate(db: Database) -> None:
     """The retried completion is DUPLICATE; nothing (attempt, cost, dependents) is written twice."""
     task_id, = enqueue_frames(db, 1)
     with db.engine.begin() as conn:
@@ -46,7 +65,7 @@ def test_lost_commit_reply_then_retry_is_duplicate(db: Database, monkeypatch: py
     engine.record_cost(db, task_id, lease.token, 0.04, model="fake")
     done = engine.Completion(task_id=task_id, token=lease.token, output_path="x.png",
                              result={"sha256": "ab"}, cost=0.04)
-    armed = _lose_next_commit_reply(db, monkeypatch)
+    armed = _lose_next_commit_reply(db)
 
     armed[0] = True
     with pytest.raises(sa.exc.DBAPIError):

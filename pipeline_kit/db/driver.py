@@ -1,0 +1,215 @@
+"""The driver's own connection, for the engine's hot path (claim, complete) and the bench's raw loop.
+
+SQLAlchemy builds, compiles and wraps every statement; for a claim that the database answers in
+a tenth of a millisecond that costs more than the claim. Here SQL is written once, with :name
+parameters and `IN :name` lists, and rendered once per dialect (see `render`). Each thread keeps
+one connection per engine, checked out of the engine's pool once (so its connect set-up
+applies: WAL and busy timeout, session timeouts, isolation) and kept in autocommit: a
+one-statement transaction is one round trip; longer ones say BEGIN themselves. Errors leave as
+SQLAlchemy's DBAPIError family, a lost connection marked invalidated, exactly as if SQLAlchemy
+had run the statement, so callers (and the worker's reconnect loop) see one kind of error.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import threading
+import weakref
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+from pipeline_kit.db.connect import Database
+
+# SQLite takes its write lock at BEGIN (no deadlock-prone upgrade from a read lock, and no
+# BUSY_SNAPSHOT that no timeout can wait out), so even a lone statement runs inside BEGIN IMMEDIATE.
+_BEGIN = {
+    "sqlite": "BEGIN IMMEDIATE",
+    "postgresql": "BEGIN ISOLATION LEVEL READ COMMITTED",
+    "mysql": "START TRANSACTION",  # the session is READ COMMITTED (set on connect)
+}
+# A list bound to `IN :name`, as each engine takes a list best: SQLite as one placeholder per
+# item (a text per list length, each prepared once by its statement cache), PostgreSQL as one
+# array, MariaDB as a tuple that PyMySQL renders as (a, b, c).
+_IN_LIST = {
+    "postgresql": ("= ANY(:{n})", "<> ALL(:{n})"),
+    "mysql": ("IN :{n}", "NOT IN :{n}"),
+}
+_LIST_MARK = re.compile(r"\b(NOT )?IN :(\w+)")
+_NAME = re.compile(r"(?<![:\w]):(\w+)")
+
+
+@functools.cache
+def render(dialect: str, sql: str, lengths: tuple[tuple[str, int], ...] = ()) -> str:
+    """`sql` as the dialect's driver takes it: lists expanded (SQLite: by `lengths`, the item
+    count of each list parameter), :name as %(name)s for the pyformat drivers."""
+    if dialect == "sqlite":
+        counts = dict(lengths)
+
+        def expand(m: re.Match[str]) -> str:
+            names = ", ".join(f":{m.group(2)}_{i}" for i in range(counts[m.group(2)]))
+            return f"{m.group(1) or ''}IN ({names})"
+
+        return _LIST_MARK.sub(expand, sql)
+    sql = _LIST_MARK.sub(lambda m: _IN_LIST[dialect][bool(m.group(1))].format(n=m.group(2)), sql)
+    return _NAME.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
+def prepare(dialect: str, sql: str, params: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
+    """The driver's SQL text and parameters for one execution."""
+    lists = [(k, v) for k, v in params.items() if isinstance(v, (list, tuple))]
+    if not lists:
+        return render(dialect, sql), params
+    if dialect == "sqlite":
+        flat = {k: v for k, v in params.items() if not isinstance(v, (list, tuple))}
+        for name, items in lists:
+            flat.update({f"{name}_{i}": item for i, item in enumerate(items)})
+        return render(dialect, sql, tuple((k, len(v)) for k, v in lists)), flat
+    convert = list if dialect == "postgresql" else tuple
+    return render(dialect, sql), {**params, **{k: convert(v) for k, v in lists}}
+
+
+def json_value(value: Any) -> Any:
+    """A JSON column as read back: text on SQLite and MariaDB, already decoded on PostgreSQL."""
+    return json.loads(value) if isinstance(value, (str, bytes)) else value
+
+
+def time_value(value: Any) -> datetime | None:
+    """A timestamp as read back: text on SQLite ('YYYY-MM-DD HH:MM:SS.fff'), datetime elsewhere."""
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+_NONE: Mapping[str, Any] = {}
+
+
+class Tx:
+    """A cursor inside one transaction, taking the SQL of this module's dialect-neutral form.
+
+    `single`: the transaction was opened for one statement only (see `transaction`); a second
+    one raises, since on PostgreSQL and MariaDB it would run outside the first one's transaction.
+    """
+
+    def __init__(self, dialect: str, cursor: Any, *, single: bool = False) -> None:
+        self.dialect, self._cur, self._left = dialect, cursor, 1 if single else -1
+
+    def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a statement that returns rows; each row as a dict by column name."""
+        self._execute(sql, params)
+        names = [d[0] for d in self._cur.description]
+        return [dict(zip(names, row)) for row in self._cur.fetchall()]
+
+    def values(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Any]:
+        """The first column of every returned row."""
+        self._execute(sql, params)
+        return [row[0] for row in self._cur.fetchall()]
+
+    def run(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
+        """Run a statement that returns nothing; the number of rows it changed."""
+        self._execute(sql, params)
+        return int(self._cur.rowcount)
+
+    def _execute(self, sql: str, params: Mapping[str, Any] | None) -> None:
+        if self._left == 0:
+            raise RuntimeError("a second statement in a transaction opened for a single one")
+        self._left -= 1
+        self._cur.execute(*prepare(self.dialect, sql, params or _NONE))
+
+
+@contextmanager
+def transaction(db: Database, *, single: bool = False) -> Iterator[Tx]:
+    """One transaction on this thread's connection, committed when the block ends.
+
+    `single`: the block runs exactly one statement, which the server makes atomic on its own, so
+    PostgreSQL and MariaDB skip BEGIN and COMMIT (two round trips); SQLite still begins IMMEDIATE.
+    """
+    held = _connection(db)
+    explicit = not single or db.dialect == "sqlite"
+    cur = held.dbapi.cursor()
+    try:
+        if explicit:
+            cur.execute(_BEGIN[db.dialect])
+        yield Tx(db.dialect, cur, single=single)
+        if explicit:
+            cur.execute("COMMIT")
+    except BaseException as exc:
+        lost = _abort(db, held, cur, explicit, exc)
+        if isinstance(exc, held.error):
+            raise sa.exc.DBAPIError.instance(None, None, exc, held.error, connection_invalidated=lost,
+                                             dialect=db.engine.dialect) from exc
+        raise
+    finally:
+        with suppress(held.error):  # a lost connection's cursor is already gone
+            cur.close()
+
+
+@dataclass
+class _Held:
+    """A pooled connection checked out for good by one thread (returned only when dropped)."""
+
+    pid: int
+    proxy: Any  # the pool's wrapper; closing it hands the connection back
+    dbapi: Any
+    error: type[Exception]  # the driver's base Error class
+
+
+_REGISTRY: weakref.WeakKeyDictionary[sa.Engine, dict[int, _Held]] = weakref.WeakKeyDictionary()
+_INHERITED: list[_Held] = []  # a forked parent's connections: never used, never closed (not ours)
+_LOCK = threading.Lock()
+
+
+def _connection(db: Database) -> _Held:
+    per_thread = _REGISTRY.get(db.engine)
+    held = per_thread.get(threading.get_ident()) if per_thread else None
+    if held is not None and held.pid == os.getpid():
+        return held
+    with _LOCK:
+        if held is not None:
+            _INHERITED.append(held)
+        if db.engine not in _REGISTRY:
+            _REGISTRY[db.engine] = {}
+            event.listen(db.engine, "engine_disposed", _drop_all)
+        proxy = db.engine.raw_connection()  # pre-pings once, applies the connect set-up
+        dbapi = proxy.driver_connection
+        if db.dialect == "postgresql":
+            dbapi.rollback()
+            dbapi.autocommit = True
+        elif db.dialect == "mysql":
+            dbapi.autocommit(True)
+        held = _Held(os.getpid(), proxy, dbapi, db.engine.dialect.loaded_dbapi.Error)
+        _REGISTRY[db.engine][threading.get_ident()] = held
+        return held
+
+
+def _abort(db: Database, held: _Held, cur: Any, explicit: bool, exc: BaseException) -> bool:
+    """Roll back after an error; drop the connection if it is gone. True if it was lost."""
+    lost = isinstance(exc, held.error) and db.engine.dialect.is_disconnect(exc, held.dbapi, cur)
+    if not lost and explicit:
+        try:
+            cur.execute("ROLLBACK")
+        except held.error:
+            lost = True
+    if lost:
+        with _LOCK:
+            _REGISTRY.get(db.engine, {}).pop(threading.get_ident(), None)
+        held.proxy.invalidate()
+    return lost
+
+
+def _drop_all(engine: sa.Engine) -> None:
+    """On engine.dispose(): close every connection held for it (dispose leaves checked-out ones open)."""
+    with _LOCK:
+        held = list(_REGISTRY.get(engine, {}).values())
+        _REGISTRY.get(engine, {}).clear()
+    for h in held:
+        if h.pid == os.getpid():
+            h.proxy.invalidate()
+        else:
+            _INHERITED.append(h)
