@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -45,6 +46,7 @@ _IN_LIST = {
 }
 _LIST_MARK = re.compile(r"\b(NOT )?IN :(\w+)")
 _NAME = re.compile(r"(?<![:\w]):(\w+)")
+IDLE_PING_S = 30.0  # a held connection idle longer is checked before use, as the pool does on checkout
 
 
 @functools.cache
@@ -158,6 +160,18 @@ class _Held:
     proxy: Any  # the pool's wrapper; closing it hands the connection back
     dbapi: Any
     error: type[Exception]  # the driver's base Error class
+    used_at: float = 0.0  # monotonic time of the last checkout by its thread
+
+    def alive(self) -> bool:
+        """Answer a trivial query: what the pool's pre-ping does, for a connection kept out of it."""
+        try:
+            cur = self.dbapi.cursor()
+            cur.execute("SELECT 1")
+            cur.fetchall()
+            cur.close()
+            return True
+        except self.error:
+            return False
 
 
 _REGISTRY: weakref.WeakKeyDictionary[sa.Engine, dict[int, _Held]] = weakref.WeakKeyDictionary()
@@ -168,10 +182,14 @@ _LOCK = threading.Lock()
 def _connection(db: Database) -> _Held:
     per_thread = _REGISTRY.get(db.engine)
     held = per_thread.get(threading.get_ident()) if per_thread else None
+    now = time.monotonic()
     if held is not None and held.pid == os.getpid():
-        return held
+        if now - held.used_at < IDLE_PING_S or held.alive():
+            held.used_at = now
+            return held
+        held.proxy.invalidate()  # the server dropped it while idle (MariaDB's wait_timeout, a restart)
     with _LOCK:
-        if held is not None:
+        if held is not None and held.pid != os.getpid():
             _INHERITED.append(held)
         if db.engine not in _REGISTRY:
             _REGISTRY[db.engine] = {}
@@ -183,7 +201,7 @@ def _connection(db: Database) -> _Held:
             dbapi.autocommit = True
         elif db.dialect == "mysql":
             dbapi.autocommit(True)
-        held = _Held(os.getpid(), proxy, dbapi, db.engine.dialect.loaded_dbapi.Error)
+        held = _Held(os.getpid(), proxy, dbapi, db.engine.dialect.loaded_dbapi.Error, now)
         _REGISTRY[db.engine][threading.get_ident()] = held
         return held
 

@@ -65,6 +65,21 @@ def test_a_dropped_connection_is_invalidated_and_replaced(db: Database) -> None:
     assert engine.complete(db, engine.Completion(task_id="a", token=lease.token)) is engine.Ack.ACCEPTED
 
 
+def test_a_connection_dropped_while_idle_is_replaced_before_use(db: Database,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the idle limit the held connection is pinged first: a dead one costs no error."""
+    if db.dialect == "sqlite":
+        pytest.skip("an embedded database has no server to drop the connection")
+    _put(db, "a")
+    with driver.transaction(db, single=True) as tx:
+        (pid,) = tx.values(_KILL[db.dialect][0])
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql(_KILL[db.dialect][1].format(pid))
+    monkeypatch.setattr(driver, "IDLE_PING_S", 0.0)
+    (lease,) = engine.claim(db, "w", ["default"], limit=1)
+    assert lease.task_id == "a"
+
+
 def test_dispose_hands_back_the_held_connections(db_url: str) -> None:
     db = create(db_url, pool_size=1)
     with driver.transaction(db, single=True) as tx:
