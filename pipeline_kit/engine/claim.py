@@ -21,17 +21,23 @@ MAX_LEASE_S = 7 * 86_400
 
 @dataclass
 class LaneCache:
-    """Which lanes are limited, paused or paid, re-read every `ttl_s` seconds.
+    """Which lanes are limited, paused or paid, and which books spent their budget, re-read
+    every `ttl_s` seconds.
 
-    Only an optimisation: a limited lane is always re-checked under its row lock, and the
+    Lanes: only an optimisation. A limited lane is always re-checked under its row lock, and the
     unlimited path's SQL re-checks `paused`/`max_running` itself (db/claims.py's gate), so a
     stale cache never lets a claim break a limit or take from a paused lane; it can only delay
     claiming from a lane that was just resumed or given a limit.
+    Budgets: summing a book's attempts costs a read per attempt, too much for every claim; a
+    budget can be overrun by what the fleet claims within `ttl_s`, no more than it already is by
+    the calls in flight when it is reached.
     """
 
     ttl_s: float = 2.0
     _rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     _read_at: float = -1e9
+    _spent: list[str] = field(default_factory=list)
+    _spent_at: float = -1e9
 
     def get(self, db: Database, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         if time.monotonic() - self._read_at > self.ttl_s or not set(names) <= self._rows.keys():
@@ -40,6 +46,14 @@ class LaneCache:
             self._rows = {r["lane"]: r for r in rows}
             self._read_at = time.monotonic()
         return self._rows
+
+    def spent_books(self, db: Database) -> list[str]:
+        """Books whose paid attempts (all of them, fenced or lost included) reached their budget."""
+        if time.monotonic() - self._spent_at > self.ttl_s:
+            with transaction(db, single=True) as tx:
+                self._spent = tx.values(_SPENT)
+            self._spent_at = time.monotonic()
+        return self._spent
 
 
 def claim(
@@ -63,9 +77,10 @@ def claim(
     if not 0 < lease_s <= MAX_LEASE_S:
         raise BadInput(f"lease must be above 0 and at most {MAX_LEASE_S} seconds, got {lease_s}")
     token = uuid.uuid4().hex
-    config = (cache or LaneCache(ttl_s=0)).get(db, lanes_served)
+    cache = cache or LaneCache(ttl_s=0)
+    config = cache.get(db, lanes_served)
     open_lanes = [n for n in lanes_served if n in config and not config[n]["paused"]]
-    spent = _spent_books(db) if any(config[n]["paid"] for n in open_lanes) else []
+    spent = cache.spent_books(db) if any(config[n]["paid"] for n in open_lanes) else []
     limited = sorted(n for n in open_lanes if config[n]["max_running"] is not None)
     free = [g for g in ([n for n in open_lanes if config[n]["max_running"] is None and not config[n]["paid"]],
                         [n for n in open_lanes if config[n]["max_running"] is None and config[n]["paid"]]) if g]
@@ -99,12 +114,6 @@ def _claim_limited(tx: Tx, lane: str, worker_id: str, want: int, lease_s: float,
     slots = want if row["max_running"] is None else min(want, row["max_running"] - running)
     return claim_rows(tx, worker_id=worker_id, lanes=[lane], limit=slots, lease_s=lease_s, token=token,
                       spent_books=spent)
-
-
-def _spent_books(db: Database) -> list[str]:
-    """Books whose paid attempts (all of them, fenced or lost included) reached their budget."""
-    with transaction(db, single=True) as tx:
-        return tx.values(_SPENT)
 
 
 def _remote_jobs(db: Database, task_ids: list[str]) -> dict[str, str]:

@@ -289,6 +289,25 @@ def test_paid_lane_stops_when_the_book_budget_is_spent(db: Database) -> None:
     assert task(db, "b1-0")["cost"] == pytest.approx(0.05)
 
 
+def test_a_workers_cached_budget_check_stops_claims_within_its_lifetime(db: Database) -> None:
+    """A worker re-reads spent budgets every ttl_s (summing attempts per claim is too dear):
+    once that lifetime has passed, a book whose budget is spent gets no more paid claims."""
+    from pipeline_kit.db.schema import books
+
+    engine.add_lane(db, "paid-image", paid=True)
+    with db.engine.begin() as conn:
+        conn.execute(sa.insert(books), [{"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05,
+                                         "review": False}])
+        engine.enqueue(conn, [TaskSpec(task_id=f"b1-{i}", kind="x", lane="paid-image", bookcode="b1")
+                              for i in range(3)])
+    cache = engine.LaneCache(ttl_s=0.3)
+    (lease,) = engine.claim(db, "w", ["paid-image"], limit=1, cache=cache)
+    engine.record_cost(db, lease.task_id, lease.token, 0.05)
+    engine.complete(db, Completion(task_id=lease.task_id, token=lease.token))
+    time.sleep(0.4)
+    assert engine.claim(db, "w", ["paid-image"], limit=10, cache=cache) == []
+
+
 def test_stale_lane_cache_cannot_break_a_pause_or_a_new_limit(db: Database) -> None:
     """A worker's cached lane settings may be seconds old; the claim itself re-checks the lanes
     table, so a just-paused lane yields nothing and a just-limited one no more than its limit."""
