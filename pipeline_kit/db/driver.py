@@ -66,17 +66,30 @@ def render(dialect: str, sql: str, lengths: tuple[tuple[str, int], ...] = ()) ->
 
 
 def prepare(dialect: str, sql: str, params: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]]:
-    """The driver's SQL text and parameters for one execution."""
-    lists = [(k, v) for k, v in params.items() if isinstance(v, (list, tuple))]
+    """The driver's SQL text and parameters for one execution (it runs for every statement of
+    the hot path, so it avoids work when no parameter is a list)."""
+    lists = [k for k, v in params.items() if v.__class__ in _SEQUENCES]
     if not lists:
         return render(dialect, sql), params
+    flat = dict(params)
     if dialect == "sqlite":
-        flat = {k: v for k, v in params.items() if not isinstance(v, (list, tuple))}
-        for name, items in lists:
-            flat.update({f"{name}_{i}": item for i, item in enumerate(items)})
-        return render(dialect, sql, tuple((k, len(v)) for k, v in lists)), flat
+        lengths = []
+        for name in lists:
+            items = flat.pop(name)
+            lengths.append((name, len(items)))
+            flat.update(zip(_item_names(name, len(items)), items))
+        return render(dialect, sql, tuple(lengths)), flat
     convert = list if dialect == "postgresql" else tuple
-    return render(dialect, sql), {**params, **{k: convert(v) for k, v in lists}}
+    flat.update((k, convert(flat[k])) for k in lists)
+    return render(dialect, sql), flat
+
+
+_SEQUENCES = (list, tuple)
+
+
+@functools.cache
+def _item_names(name: str, count: int) -> tuple[str, ...]:
+    return tuple(f"{name}_{i}" for i in range(count))
 
 
 def json_value(value: Any) -> Any:

@@ -41,15 +41,13 @@ class Finish:
     model: str | None = None
     settings: str | None = None  # JSON text
 
-    def params(self, ids: Sequence[str], review_lanes: Sequence[str]) -> dict[str, Any]:
+    def params(self, ids: Sequence[str]) -> dict[str, Any]:
         return {"ids": list(ids), "token": self.token, "result": self.result, "path": self.output_path,
-                "cost": self.cost, "bytes": self.output_bytes, "model": self.model, "settings": self.settings,
-                "review_lanes": list(review_lanes) or ["-"]}
+                "cost": self.cost, "bytes": self.output_bytes, "model": self.model, "settings": self.settings}
 
 
 _ACCEPT = (
-    "UPDATE tasks SET status = CASE WHEN lane IN :review_lanes AND bookcode IN "
-    "(SELECT bookcode FROM books WHERE review) THEN 'awaiting_review' ELSE 'completed' END, "
+    "UPDATE tasks SET status = CASE WHEN {reviewed} THEN 'awaiting_review' ELSE 'completed' END, "
     "result = :result, output_path = :path, finished_at = {now}, lease_expires_at = NULL, stage = 'done', "
     "progress = 1.0, last_error = NULL, cost = (SELECT COALESCE(SUM(CASE WHEN a.lease_token = :token "
     "THEN COALESCE(CAST(:cost AS {float}), a.cost) ELSE a.cost END), 0.0) FROM attempts a "
@@ -71,9 +69,12 @@ _COUNT_OFF = (
 
 
 @functools.cache
-def statements(dialect: str) -> dict[str, str]:
-    """The finish statement(s) of a dialect."""
-    fmt = functools.partial(str.format, now=sql_now(dialect), float=_FLOAT[dialect])
+def statements(dialect: str, review_lanes: tuple[str, ...]) -> dict[str, str]:
+    """The finish statement(s) of a dialect; results in `review_lanes` of a book with review on
+    wait for a person (the lanes are code constants, written into the SQL as literals)."""
+    quoted = ", ".join("'" + lane.replace("'", "''") + "'" for lane in review_lanes)
+    reviewed = f"lane IN ({quoted}) AND bookcode IN (SELECT bookcode FROM books WHERE review)" if quoted else "1 = 0"
+    fmt = functools.partial(str.format, now=sql_now(dialect), float=_FLOAT[dialect], reviewed=reviewed)
     if dialect == "postgresql":
         return {"finish": fmt(
             f"WITH done AS ({_ACCEPT} RETURNING task_id, status), "
@@ -93,10 +94,10 @@ def statements(dialect: str) -> dict[str, str]:
     return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE), "count_off": _COUNT_OFF}
 
 
-def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: Sequence[str]) -> list[str] | None:
+def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: tuple[str, ...]) -> list[str] | None:
     """Accept what is still held among `ids`; the accepted ids (None: MariaDB could not tell)."""
-    sql = statements(tx.dialect)
-    params = how.params(ids, review_lanes)
+    sql = statements(tx.dialect, review_lanes)
+    params = how.params(ids)
     if "finish" in sql:
         return tx.values(sql["finish"], params)
     if tx.dialect == "sqlite":

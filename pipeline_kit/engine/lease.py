@@ -136,7 +136,7 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     try:
         with transaction(db, single=db.dialect == "postgresql" and len(groups) == 1) as tx:
             for how, ids in groups.items():
-                done = finish(tx, ids, how, sorted(REVIEW_LANES))
+                done = finish(tx, ids, how, _REVIEW_LANES)
                 if done is None:
                     raise _Unsure
                 accepted.update(done)
@@ -148,6 +148,9 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
             rest = [t for t in by_id if t not in accepted]
             acks.update(_refuse(conn, [by_id[t] for t in rest], _current_tokens(conn, rest), worker_id))
     return {t: acks[t] for t in by_id}
+
+
+_REVIEW_LANES = tuple(sorted(REVIEW_LANES))
 
 
 class _Unsure(Exception):
@@ -172,7 +175,7 @@ def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapp
         tx = Tx(db.dialect, conn.connection.driver_connection.cursor())
         for how, ids in groups.items():
             mine = [t for t in ids if t in held]
-            if mine and finish(tx, mine, how, sorted(REVIEW_LANES)) is None:
+            if mine and finish(tx, mine, how, _REVIEW_LANES) is None:
                 raise RuntimeError("a locked, held task was not accepted")
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
