@@ -68,16 +68,17 @@ def heartbeat_many(db: Database, worker_id: str, leases: Mapping[str, str], *, l
     stages = stages or {}
     with db.engine.begin() as conn:
         pairs = list(leases.items())
+        values: dict[str, Any] = {"lease_expires_at": now_plus(lease_s), "heartbeat_at": db_now()}
+        staged = {t: stage for t, stage in stages.items() if t in leases}
+        if staged:  # one statement for all stages, not one per task
+            values["stage"] = sa.case(staged, value=tasks.c.task_id, else_=tasks.c.stage)
         conn.execute(
             sa.update(tasks)
             .where(tasks.c.task_id.in_([t for t, _ in pairs]), tasks.c.worker_id == worker_id,
                    tasks.c.status == Status.PROCESSING.value,
                    tasks.c.lease_token.in_({tok for _, tok in pairs}))
-            .values(lease_expires_at=now_plus(lease_s), heartbeat_at=db_now())
+            .values(**values)
         )
-        for task_id, stage in stages.items():
-            if task_id in leases:
-                conn.execute(sa.update(tasks).where(_held(task_id, leases[task_id])).values(stage=stage))
         current = _current_tokens(conn, [t for t, _ in pairs])
         acks = {t: Ack.ACCEPTED if current.get(t) == (tok, Status.PROCESSING.value) else Ack.FENCED
                 for t, tok in pairs}

@@ -117,6 +117,23 @@ def test_heartbeat_extends_the_lease(db: Database) -> None:
     assert acks == {"t0": Ack.ACCEPTED}
 
 
+def test_heartbeat_many_records_each_stage_and_fences_a_lost_lease(db: Database) -> None:
+    """One renewal for all held tasks sets each one's own stage; a task whose lease was taken
+    over is answered FENCED and keeps the new holder's stage."""
+    put(db, 2)
+    old = {le.task_id: le.token for le in engine.claim(db, "w", ["default"], limit=2, lease_s=0.3)}
+    time.sleep(0.5)
+    assert len(engine.reclaim_expired(db, by="test")) == 2
+    (theirs,) = engine.claim(db, "other", ["default"], limit=1, lease_s=30)
+    assert theirs.task_id == "t0"
+    engine.heartbeat(db, "t0", theirs.token, lease_s=30, stage="theirs")
+    (mine,) = engine.claim(db, "w", ["default"], limit=1, lease_s=30)
+    acks = engine.heartbeat_many(db, "w", {"t0": old["t0"], "t1": mine.token}, lease_s=30,
+                                 stages={"t0": "mine?", "t1": "rendering"})
+    assert acks == {"t0": Ack.FENCED, "t1": Ack.ACCEPTED}
+    assert task(db, "t0")["stage"] == "theirs" and task(db, "t1")["stage"] == "rendering"
+
+
 def test_racing_watchdogs_reclaim_once(db: Database) -> None:
     """Several watchdogs running at once take each expired task back exactly once."""
     put(db, 20)
