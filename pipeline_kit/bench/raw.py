@@ -62,7 +62,7 @@ class RawWorker:
             locked = tx.values(sql["lock"], values)
             if not locked:
                 return []
-            tx.run(sql["update"], {**values, "ids": locked})
+            tx.run(sql["update"], {**values, "ids": locked}, defer=True)  # as the engine: sent with the read-back
             return [row["task_id"] for row in tx.rows(sql["read_back"], {"ids": locked, "token": token})]
 
     def complete(self, ids: list[str], token: str) -> None:

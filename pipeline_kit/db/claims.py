@@ -125,10 +125,10 @@ def claim_rows(
         ids = tx.values(sql["lock"], params)
         rows = []
         if ids:
-            tx.run(sql["update"], {**params, "ids": ids})
+            tx.run(sql["update"], {**params, "ids": ids}, defer=True)  # sent with the read-back
             rows = tx.rows(sql["read_back"], {"ids": ids, "token": token})
     if rows and "open" in sql:
-        tx.run(sql["open"], {"ids": [r["task_id"] for r in rows], "token": token})
+        tx.run(sql["open"], {"ids": [r["task_id"] for r in rows], "token": token}, defer=True)
     for r in rows:
         r["params"], r["lease_expires_at"] = json_value(r["params"]), time_value(r["lease_expires_at"])
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))

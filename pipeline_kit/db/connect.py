@@ -94,13 +94,19 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
             },
         )
         return Database(engine, "postgresql")
+    from pymysql.constants import CLIENT  # the mariadb extra's driver, needed only here
+
     engine = sa.create_engine(
         sa_url,
         pool_pre_ping=True,
         pool_size=pool_size,
         # Each statement sees the latest commits: the lane-limit count after its row lock.
         isolation_level="READ COMMITTED",
-        connect_args={"connect_timeout": 5, "init_command": "SET SESSION innodb_lock_wait_timeout=30"},
+        connect_args={"connect_timeout": 5, "init_command": "SET SESSION innodb_lock_wait_timeout=30",
+                      # FOUND_ROWS: a row count says which rows matched (SQLAlchemy's default);
+                      # MULTI_STATEMENTS: the engine's hot path sends a transaction's statements
+                      # in one request (db/driver.py); every value in them is escaped by PyMySQL.
+                      "client_flag": CLIENT.FOUND_ROWS | CLIENT.MULTI_STATEMENTS},
     )
     return Database(engine, "mysql")
 

@@ -110,10 +110,14 @@ class Tx:
 
     `single`: the transaction was opened for one statement only (see `transaction`); a second
     one raises, since on PostgreSQL and MariaDB it would run outside the first one's transaction.
+    On MariaDB, statements whose result nobody waits for (BEGIN, `run(defer=True)`) are held and
+    sent in one round trip with the next statement or the COMMIT (the connection allows several
+    statements per request); elsewhere every statement runs at once.
     """
 
     def __init__(self, dialect: str, cursor: Any, *, single: bool = False) -> None:
         self.dialect, self._cur, self._left = dialect, cursor, 1 if single else -1
+        self._pending: list[str] = []
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a statement that returns rows; each row as a dict by column name."""
@@ -126,16 +130,47 @@ class Tx:
         self._execute(sql, params)
         return [row[0] for row in self._cur.fetchall()]
 
-    def run(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
-        """Run a statement that returns nothing; the number of rows it changed."""
+    def run(self, sql: str, params: Mapping[str, Any] | None = None, *, defer: bool = False) -> int | None:
+        """Run a statement that returns nothing; the number of rows it changed. `defer`: the
+        caller needs no count, so MariaDB may send it with the next statement (None returned)."""
+        if defer and self.dialect == "mysql":
+            self._count()
+            self._pending.append(self._cur.mogrify(*prepare(self.dialect, sql, params or _NONE)))
+            return None
         self._execute(sql, params)
         return int(self._cur.rowcount)
 
-    def _execute(self, sql: str, params: Mapping[str, Any] | None) -> None:
+    def flush(self, last: str | None = None) -> None:
+        """Send what is held (and `last`, plain SQL such as COMMIT) now; read every result."""
+        batch = [*self._pending, last] if last else self._pending
+        self._pending = []
+        if batch:
+            self._cur.execute(";".join(batch) if self.dialect == "mysql" else batch[0])
+            while self.dialect == "mysql" and self._cur.nextset():
+                pass
+
+    def _hold(self, sql: str) -> None:
+        """Plain SQL (BEGIN) that MariaDB may send with the next statement; elsewhere run now."""
+        if self.dialect == "mysql":
+            self._pending.append(sql)
+        else:
+            self._cur.execute(sql)
+
+    def _count(self) -> None:
         if self._left == 0:
             raise RuntimeError("a second statement in a transaction opened for a single one")
         self._left -= 1
-        self._cur.execute(*prepare(self.dialect, sql, params or _NONE))
+
+    def _execute(self, sql: str, params: Mapping[str, Any] | None) -> None:
+        self._count()
+        text, args = prepare(self.dialect, sql, params or _NONE)
+        if not self._pending:
+            self._cur.execute(text, args)
+            return
+        held, self._pending = self._pending, []
+        self._cur.execute(";".join([*held, self._cur.mogrify(text, args)]))
+        for _ in held:  # the held statements' results come first
+            self._cur.nextset()
 
 
 @contextmanager
@@ -148,12 +183,12 @@ def transaction(db: Database, *, single: bool = False) -> Iterator[Tx]:
     held = _connection(db)
     explicit = not single or db.dialect == "sqlite"
     cur = held.dbapi.cursor()
+    tx = Tx(db.dialect, cur, single=single)
     try:
         if explicit:
-            cur.execute(_BEGIN[db.dialect])
-        yield Tx(db.dialect, cur, single=single)
-        if explicit:
-            cur.execute("COMMIT")
+            tx._hold(_BEGIN[db.dialect])
+        yield tx
+        tx.flush("COMMIT" if explicit else None)
     except BaseException as exc:
         lost = _abort(db, held, cur, explicit, exc)
         if isinstance(exc, held.error):

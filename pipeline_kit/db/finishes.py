@@ -109,7 +109,7 @@ def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: tuple[str, ...
             return None
         accepted = waited_on = list(ids)
     if accepted:
-        tx.run(sql["close"], {**params, "ids": accepted})
+        tx.run(sql["close"], {**params, "ids": accepted}, defer=True)  # MariaDB: sent with the COMMIT
     if waited_on:
-        tx.run(sql["count_off"], {"ids": waited_on})
+        tx.run(sql["count_off"], {"ids": waited_on}, defer=True)
     return accepted

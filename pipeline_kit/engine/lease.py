@@ -178,6 +178,7 @@ def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapp
             mine = [t for t in ids if t in held]
             if mine and finish(tx, mine, how, _REVIEW_LANES) is None:
                 raise RuntimeError("a locked, held task was not accepted")
+        tx.flush()
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
     return {t: acks[t] for t in by_id}

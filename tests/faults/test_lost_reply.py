@@ -24,7 +24,8 @@ from .helpers import enqueue_frames
 def _lose_next_commit_reply(db: Database) -> list[bool]:
     """Make the completion's next commit succeed on the server and then fail on the client;
     returns the arm switch. Completions run on the engine's driver connection (db/driver.py):
-    the commit is its COMMIT, or on PostgreSQL the one autocommitted finish statement."""
+    the commit is its COMMIT (on MariaDB sent with the statements before it), or on PostgreSQL
+    the one autocommitted finish statement."""
     held = driver._connection(db)
     error = db.engine.dialect.loaded_dbapi.OperationalError
     armed = [False]
@@ -36,7 +37,7 @@ def _lose_next_commit_reply(db: Database) -> list[bool]:
 
         def execute(self, sql: str, params: Any = None) -> Any:
             result = self._inner.execute(sql, params) if params is not None else self._inner.execute(sql)
-            if armed[0] and (sql == "COMMIT" or sql.startswith("WITH done AS")):
+            if armed[0] and (sql.endswith("COMMIT") or sql.startswith("WITH done AS")):
                 armed[0] = False
                 raise error("server closed the connection unexpectedly")
             return result
