@@ -1,4 +1,5 @@
-"""The database layer: schema, connection set-up, the database clock and per-dialect claim SQL.
+"""The database layer: schema, connection set-up, the database clock, and the hot path's per-dialect
+claim and completion SQL with the driver-level runner for it.
 
 It knows nothing of the engine, the worker or anything above it.
 """
