@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,12 +174,13 @@ def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapp
     with db.engine.begin() as conn:
         current = _current_tokens(conn, list(by_id), lock=True)
         held = {t for t, c in by_id.items() if current.get(t) == (c.token, Status.PROCESSING.value)}
-        tx = Tx(db.dialect, conn.connection.driver_connection.cursor())
-        for how, ids in groups.items():
-            mine = [t for t in ids if t in held]
-            if mine and finish(tx, mine, how, _REVIEW_LANES) is None:
-                raise RuntimeError("a locked, held task was not accepted")
-        tx.flush()
+        with closing(conn.connection.driver_connection.cursor()) as cursor:
+            tx = Tx(db.dialect, cursor)
+            for how, ids in groups.items():
+                mine = [t for t in ids if t in held]
+                if mine and finish(tx, mine, how, _REVIEW_LANES) is None:
+                    raise RuntimeError("a locked, held task was not accepted")
+            tx.flush()
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
     return {t: acks[t] for t in by_id}
