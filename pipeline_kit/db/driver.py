@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -198,6 +198,16 @@ def transaction(db: Database, *, single: bool = False) -> Iterator[Tx]:
     finally:
         with suppress(held.error):  # a lost connection's cursor is already gone
             cur.close()
+
+
+@contextmanager
+def within(conn: sa.Connection, dialect: str) -> Iterator[Tx]:
+    """This module's SQL inside a transaction SQLAlchemy already holds (for the rarer paths that
+    mix both); everything held back is sent before the block ends."""
+    with closing(conn.connection.driver_connection.cursor()) as cursor:
+        tx = Tx(dialect, cursor)
+        yield tx
+        tx.flush()
 
 
 @dataclass

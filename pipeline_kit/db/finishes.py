@@ -90,8 +90,8 @@ def statements(dialect: str, review_lanes: tuple[str, ...]) -> dict[str, str]:
     if dialect == "sqlite":
         return {"accept": fmt(f"{_ACCEPT} RETURNING task_id, status = 'completed' AND EXISTS "
                               "(SELECT 1 FROM task_deps WHERE depends_on = tasks.task_id) AS waited_on"),
-                "close": fmt(_CLOSE), "count_off": _COUNT_OFF}
-    return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE), "count_off": _COUNT_OFF}
+                "close": fmt(_CLOSE)}
+    return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE)}
 
 
 def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: tuple[str, ...]) -> list[str] | None:
@@ -111,5 +111,10 @@ def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: tuple[str, ...
     if accepted:
         tx.run(sql["close"], {**params, "ids": accepted}, defer=True)  # MariaDB: sent with the COMMIT
     if waited_on:
-        tx.run(sql["count_off"], {"ids": waited_on}, defer=True)
+        count_off(tx, waited_on, defer=True)
     return accepted
+
+
+def count_off(tx: Tx, ids: Sequence[str], *, defer: bool = False) -> None:
+    """Count tasks that are now `completed` off their dependents' deps_remaining (once each)."""
+    tx.run(_COUNT_OFF, {"ids": list(ids)}, defer=defer)

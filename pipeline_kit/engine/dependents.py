@@ -1,8 +1,9 @@
-"""Walking the dependency graph: who waits on whom, blocking and releasing dependents."""
+"""Walking the dependency graph: who waits on whom, blocking and unblocking dependents (counting
+a completion off them is db/finishes.py's `count_off`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import sqlalchemy as sa
 
@@ -87,21 +88,3 @@ def recount_dependencies(conn: sa.Connection, task_ids: Iterable[str]) -> None:
             .values(deps_remaining=sa.bindparam("n")),
             [{"tid": t, "n": counts.get(t, 0)} for t in chunk],
         )
-
-
-def release_dependents(conn: sa.Connection, done: Sequence[str]) -> None:
-    """Count completed tasks off their dependents' deps_remaining (once per completion)."""
-    counts = conn.execute(_DEPENDENT_COUNTS, {"ids": list(done)}).all()
-    if counts:
-        conn.execute(_COUNT_OFF, [{"tid": r.task_id, "n": r.n} for r in counts])
-
-
-# Built once: they run for every completed batch.
-_DEPENDENT_COUNTS = (
-    sa.select(task_deps.c.task_id, sa.func.count().label("n"))
-    .where(task_deps.c.depends_on.in_(sa.bindparam("ids", expanding=True))).group_by(task_deps.c.task_id)
-)
-_COUNT_OFF = (
-    sa.update(tasks).where(tasks.c.task_id == sa.bindparam("tid"))
-    .values(deps_remaining=tasks.c.deps_remaining - sa.bindparam("n"))
-)

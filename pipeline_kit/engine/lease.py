@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from contextlib import closing
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.driver import Tx, transaction
+from pipeline_kit.db.driver import transaction, within
 from pipeline_kit.db.finishes import Finish, finish
 from pipeline_kit.db.schema import attempts, events, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now, now_plus
@@ -174,13 +173,11 @@ def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapp
     with db.engine.begin() as conn:
         current = _current_tokens(conn, list(by_id), lock=True)
         held = {t for t, c in by_id.items() if current.get(t) == (c.token, Status.PROCESSING.value)}
-        with closing(conn.connection.driver_connection.cursor()) as cursor:
-            tx = Tx(db.dialect, cursor)
+        with within(conn, db.dialect) as tx:
             for how, ids in groups.items():
                 mine = [t for t in ids if t in held]
                 if mine and finish(tx, mine, how, _REVIEW_LANES) is None:
                     raise RuntimeError("a locked, held task was not accepted")
-            tx.flush()
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
     return {t: acks[t] for t in by_id}

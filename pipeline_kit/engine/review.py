@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.driver import within
+from pipeline_kit.db.finishes import count_off
 from pipeline_kit.db.schema import books, events, tasks
 from pipeline_kit.db.sqltime import db_now
-from pipeline_kit.engine.dependents import release_dependents
 from pipeline_kit.engine.operator import reset_tasks
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput, NotFound
@@ -51,7 +52,8 @@ def approve(db: Database, task_id: str, *, by: str = "reviewer") -> None:
     with db.engine.begin() as conn:
         _require_waiting(conn, task_id)
         conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(status=Status.COMPLETED.value))
-        release_dependents(conn, [task_id])
+        with within(conn, db.dialect) as tx:
+            count_off(tx, [task_id])
         conn.execute(sa.insert(events).values(at=db_now(), kind="approve", task_id=task_id, worker_id=by, detail={}))
 
 
