@@ -19,7 +19,7 @@ SQL is in the driver module's neutral form (:name parameters, `IN :list`); see d
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline_kit.db.driver import Tx, json_value, time_value
@@ -109,29 +109,42 @@ def claim_rows(
     free: bool = False,
 ) -> list[dict[str, Any]]:
     """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), opening an attempt
-    row for each; rows come back in claim order, JSON and times decoded."""
+    row for each; the rows as the driver returns them (see `decoded`)."""
     if limit <= 0 or not lanes:
         return []
     params: dict[str, Any] = {"worker_id": worker_id, "token": token, "lease_s": float(lease_s),
                               "lanes": list(lanes), "limit": int(limit)}
     if spent_books:
         params["spent"] = list(spent_books)
-    sql = statements(tx.dialect, bool(spent_books), free)
-    if "claim_and_open" in sql:
-        rows = tx.rows(sql["claim_and_open"], params)
-    elif "claim" in sql:
+    return run_claim(tx, statements(tx.dialect, bool(spent_books), free), params)
+
+
+def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Claimed rows in claim order, JSON and times decoded: done after the commit, so that
+    SQLite's write lock is held only while SQL runs."""
+    for r in rows:
+        r["params"], r["lease_expires_at"] = json_value(r["params"]), time_value(r["lease_expires_at"])
+    return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
+
+
+def run_claim(tx: Tx, sql: Mapping[str, str], params: Mapping[str, Any], *,
+              history: bool = True) -> list[dict[str, Any]]:
+    """Execute a dialect's claim statements (from `statements`): the claimed rows as the driver
+    returns them, and, with `history`, one attempt row opened for each (the bench's minimal
+    ceiling runs it without)."""
+    if history and "claim_and_open" in sql:
+        return tx.rows(sql["claim_and_open"], params)
+    if "claim" in sql:
         rows = tx.rows(sql["claim"], params)
     else:
         ids = tx.values(sql["lock"], params)
         rows = []
         if ids:
             tx.run(sql["update"], {**params, "ids": ids}, defer=True)  # sent with the read-back
-            rows = tx.rows(sql["read_back"], {"ids": ids, "token": token})
-    if rows and "open" in sql:
-        tx.run(sql["open"], {"ids": [r["task_id"] for r in rows], "token": token}, defer=True)
-    for r in rows:
-        r["params"], r["lease_expires_at"] = json_value(r["params"]), time_value(r["lease_expires_at"])
-    return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
+            rows = tx.rows(sql["read_back"], {"ids": ids, "token": params["token"]})
+    if history and rows:
+        tx.run(sql["open"], {"ids": [r["task_id"] for r in rows], "token": params["token"]}, defer=True)
+    return rows
 
 
 def lock_lane(tx: Tx, lane: str) -> dict[str, Any] | None:

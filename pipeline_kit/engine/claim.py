@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline_kit.db.claims import claim_rows, lock_lane
+from pipeline_kit.db.claims import claim_rows, decoded, lock_lane
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import Tx, transaction
 from pipeline_kit.engine.models import Lease
@@ -97,6 +97,7 @@ def claim(
                 rows += claim_rows(tx, worker_id=worker_id, lanes=group, limit=limit - len(rows),
                                    lease_s=lease_s, token=token,
                                    spent_books=spent if config[group[0]]["paid"] else [], free=True)
+    rows = decoded(rows)
     retried = [r["task_id"] for r in rows if r["attempts"] > 1]
     resumable = _remote_jobs(db, retried) if retried else {}
     return [Lease.from_row(r, resumable.get(r["task_id"])) for r in rows]

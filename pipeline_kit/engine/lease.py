@@ -130,9 +130,11 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     if not items:
         return {}
     by_id = {c.task_id: c for c in items}
-    groups: dict[Finish, list[str]] = {}
-    for c in by_id.values():
-        groups.setdefault(_finish_of(c), []).append(c.task_id)
+    alike: dict[tuple[Any, ...], list[Completion]] = {}
+    for c in by_id.values():  # a plain tuple key: cheaper than a Finish per item
+        alike.setdefault((c.token, c.output_path, c.cost, c.output_bytes, c.model, _json(c.result),
+                          _json(c.settings)), []).append(c)
+    groups = {_finish_of(same[0]): [c.task_id for c in same] for same in alike.values()}
     accepted: set[str] = set()
     try:
         with transaction(db, single=db.dialect == "postgresql" and len(groups) == 1) as tx:
