@@ -1,8 +1,8 @@
-"""Claim-to-complete throughput through the real engine API, with the raw ceiling side by side.
+"""Claim-to-complete throughput through the real engine API, with the raw ceilings side by side.
 
 Each configuration (database, workers, batch) runs `runs` times; every run starts from a reset
 scratch database, bulk-enqueues the tasks with engine.enqueue (timed), then forks the worker
-processes. Engine and raw runs alternate, so machine noise hits both alike.
+processes. Engine, raw and minimal runs take turns, so machine noise hits all three alike.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import partial
 
 from pipeline_kit.bench.config import BenchConfig
 from pipeline_kit.bench.procs import Worker, run_workers
-from pipeline_kit.bench.raw import LEASE_S, RawWorker
+from pipeline_kit.bench.raw import LEASE_S, MinimalWorker, RawWorker
 from pipeline_kit.bench.results import EnqueueRow, Sample, ThroughputRow
 from pipeline_kit.bench.scratch import redo_if_interrupted, reset, settle
 from pipeline_kit.bench.workload import LANE, check, enqueue_tasks
@@ -49,6 +49,11 @@ class EngineWorker:
         self._db.dispose()
 
 
+# The modes of a configuration, run in this order each round: what each forked worker runs.
+WORKERS: dict[str, type[EngineWorker] | type[RawWorker]] = {
+    "engine": EngineWorker, "raw": RawWorker, "minimal": MinimalWorker}
+
+
 def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeout_s: float) -> Sample:
     """Reset, enqueue, settle, drain with `workers` processes, check; one Sample."""
     reset(url)
@@ -58,8 +63,7 @@ def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeou
         settle(db)
     finally:
         db.dispose()  # no connection may cross the fork
-    kind: type[EngineWorker] | type[RawWorker] = EngineWorker if mode == "engine" else RawWorker
-    make: Callable[[int], Worker] = partial(kind, url, batch)
+    make: Callable[[int], Worker] = partial(WORKERS[mode], url, batch)
     timed = run_workers(make, workers, timeout_s=timeout_s)
     db = create(url)
     try:
@@ -68,18 +72,18 @@ def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeou
         db.dispose()
     return Sample(mode=mode, tasks_per_s=tasks / timed.seconds, enqueue_per_s=tasks / enqueue_s,
                   cpu_ms_per_task=timed.cpu_s * 1000 / tasks,
-                  exactly_once=found.exactly_once(expect_attempt_rows=mode == "engine"),
+                  exactly_once=found.exactly_once(expect_attempt_rows=mode != "minimal"),
                   per_worker=timed.per_worker)
 
 
 def throughput(database: str, url: str, config: BenchConfig,
                progress: Progress) -> Iterator[tuple[ThroughputRow, list[Sample]]]:
-    """Every (batch, workers) configuration of one database, engine and raw alternating."""
+    """Every (batch, workers) configuration of one database, engine, raw and minimal in turn."""
     for batch in config.batches:
         for workers in config.workers:
             samples: list[Sample] = []
             for run in range(config.runs):
-                for mode in ("engine", "raw"):
+                for mode in WORKERS:
                     sample = redo_if_interrupted(
                         partial(one_run, url, mode, workers=workers, batch=batch, tasks=config.tasks,
                                 timeout_s=config.run_timeout_s),
@@ -101,12 +105,15 @@ def enqueue_row(database: str, tasks: int, samples: list[Sample]) -> EnqueueRow:
 def _row(database: str, workers: int, batch: int, tasks: int, runs: int, samples: list[Sample]) -> ThroughputRow:
     eng = [s.tasks_per_s for s in samples if s.mode == "engine"]
     raw = [s.tasks_per_s for s in samples if s.mode == "raw"]
+    low = [s.tasks_per_s for s in samples if s.mode == "minimal"]
     shares = [min(s.per_worker) * workers / max(1, sum(s.per_worker)) for s in samples if s.mode == "engine"]
     return ThroughputRow(
         database=database, workers=workers, batch=batch, tasks=tasks, runs=runs,
         tasks_per_s=statistics.median(eng), tasks_per_s_min=min(eng), tasks_per_s_max=max(eng),
         raw_tasks_per_s=statistics.median(raw), raw_tasks_per_s_min=min(raw), raw_tasks_per_s_max=max(raw),
         ratio=statistics.median(eng) / statistics.median(raw),
+        minimal_tasks_per_s=statistics.median(low), minimal_tasks_per_s_min=min(low),
+        minimal_tasks_per_s_max=max(low), minimal_ratio=statistics.median(eng) / statistics.median(low),
         cpu_ms_per_task=statistics.median(s.cpu_ms_per_task for s in samples if s.mode == "engine"),
         raw_cpu_ms_per_task=statistics.median(s.cpu_ms_per_task for s in samples if s.mode == "raw"),
         exactly_once=all(s.exactly_once for s in samples), fairness=statistics.median(shares),

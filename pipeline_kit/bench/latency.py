@@ -2,7 +2,8 @@
 
 The backlog is bulk-inserted by SQL, statistics are refreshed, then one client times each
 claim of one task (the whole engine.claim call: lane cache, claim statement, attempt row,
-commit); the raw claim statement + commit is timed after it on the same rows.
+commit); the raw loop's claim (the same SQL, attempt row included) + commit is timed after it
+on the same rows.
 """
 
 from __future__ import annotations

@@ -1,9 +1,15 @@
-"""The raw-SQL ceiling: the engine's own bare claim statement and one guarded completion.
+"""The raw-SQL ceilings: the engine's own statements in a bare loop, and a floor with no history.
 
-Same table, same rows, same driver and connection handling as the engine (db/driver.py: one
-held DBAPI connection, autocommit for one-statement transactions) and the same process count,
-but nothing else: no lane lookup, no attempt rows, no events, no fencing read, no cost roll-up,
-no dependents. See bench/README.md.
+Both run on the same table and rows, through the same driver module and connection handling as
+the engine (db/driver.py: one held DBAPI connection, autocommit for one-statement transactions),
+with the same process count and batch; see bench/README.md.
+
+- `RawWorker` (the raw ceiling): exactly the SQL of a claim (db/claims.py, an attempt row opened
+  per task) and of a completion (db/finishes.py, the attempt closed, the cost booked,
+  dependents counted off), and none of the engine's Python around it: no lane cache or lane
+  gate choice, no Lease objects, no grouping of completions, no read-back of refused ids.
+- `MinimalWorker`: the claim statement without attempt rows and one guarded UPDATE per batch,
+  the least any leased claim/complete loop can do; it shows what the attempt history costs.
 """
 
 from __future__ import annotations
@@ -12,9 +18,10 @@ import uuid
 
 from pipeline_kit.bench.errors import BenchFailed
 from pipeline_kit.bench.workload import LANE
-from pipeline_kit.db import Database, claims, create
+from pipeline_kit.db import Database, claims, create, finishes
 from pipeline_kit.db.driver import transaction
 from pipeline_kit.db.sqltime import sql_now
+from pipeline_kit.engine.review import REVIEW_LANES
 
 LEASE_S = 300.0
 
@@ -26,7 +33,9 @@ def complete_statement(dialect: str) -> str:
 
 
 class RawWorker:
-    """Claim `batch` rows with the engine's claim SQL, complete them with one UPDATE, repeat."""
+    """Claim `batch` rows with the engine's claim SQL, finish them with its completion SQL, repeat."""
+
+    history = True  # open and close an attempt row per task, as the engine must
 
     def __init__(self, url: str, batch: int, index: int = 0) -> None:
         self.url, self.batch, self.worker_id = url, batch, f"raw-{index}"
@@ -34,8 +43,9 @@ class RawWorker:
 
     def prepare(self) -> None:
         self._db = create(self.url, pool_size=1)
-        self._complete = complete_statement(self._db.dialect)
-        self._claim = claims.statements(self._db.dialect, False)  # the engine's own, no budget filter
+        # The engine claims an unlimited, unpaid lane with the gate that re-checks it is so.
+        self._claim = claims.statements(self._db.dialect, False, free=self.history)
+        self._single = self._db.dialect == "postgresql"  # one statement each way, as the engine
         with transaction(self._db, single=True) as tx:  # connect now, not inside the timed loop
             tx.values("SELECT 1")
 
@@ -54,24 +64,39 @@ class RawWorker:
         assert self._db is not None
         values = {"worker_id": self.worker_id, "token": token, "lease_s": LEASE_S, "lanes": [LANE],
                   "limit": self.batch}
-        sql = self._claim
-        if "claim" in sql:  # SQLite, PostgreSQL: one UPDATE ... RETURNING
-            with transaction(self._db, single=True) as tx:
-                return [row["task_id"] for row in tx.rows(sql["claim"], values)]
-        with transaction(self._db) as tx:  # MariaDB: lock ids, update them, read them back by token
-            locked = tx.values(sql["lock"], values)
-            if not locked:
-                return []
-            tx.run(sql["update"], {**values, "ids": locked}, defer=True)  # as the engine: sent with the read-back
-            return [row["task_id"] for row in tx.rows(sql["read_back"], {"ids": locked, "token": token})]
+        with transaction(self._db, single=self._single) as tx:
+            return [row["task_id"] for row in claims.run_claim(tx, self._claim, values, history=self.history)]
 
     def complete(self, ids: list[str], token: str) -> None:
         assert self._db is not None
-        with transaction(self._db, single=True) as tx:
-            changed = tx.run(self._complete, {"ids": ids, "token": token})
-        if changed != len(ids):
-            raise BenchFailed(f"raw completion changed {changed} of {len(ids)} rows it held")
+        with transaction(self._db, single=self._single) as tx:
+            done = finishes.finish(tx, ids, finishes.Finish(token=token), _REVIEW_LANES)
+        _check(len(done or ()), ids)
 
     def close(self) -> None:
         if self._db is not None:
             self._db.dispose()
+
+
+class MinimalWorker(RawWorker):
+    """The floor: the bare claim statement (no attempt rows), then one guarded UPDATE per batch."""
+
+    history = False
+
+    def prepare(self) -> None:
+        super().prepare()
+        assert self._db is not None
+        self._complete = complete_statement(self._db.dialect)
+
+    def complete(self, ids: list[str], token: str) -> None:
+        assert self._db is not None
+        with transaction(self._db, single=True) as tx:
+            _check(tx.run(self._complete, {"ids": ids, "token": token}), ids)
+
+
+_REVIEW_LANES = tuple(sorted(REVIEW_LANES))
+
+
+def _check(changed: int, ids: list[str]) -> None:
+    if changed != len(ids):
+        raise BenchFailed(f"raw completion finished {changed} of {len(ids)} tasks it held")

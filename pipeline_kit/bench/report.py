@@ -35,8 +35,8 @@ def markdown(report: BenchReport) -> str:
         f"Started {report.started_at} UTC, took {report.seconds:.0f} s. {m['cpus']} CPUs, load average "
         f"{m['load_before']} before / {m['load_after']} after; Python {m['python']}, "
         f"SQLAlchemy {m['sqlalchemy']}, {'; '.join(f'{k} {v}' for k, v in m['servers'].items())}.",
-        f"{c['tasks']:,} no-op tasks per run, median of {c['runs']} run(s); engine and raw runs alternate, so "
-        "ratios are side by side. Definitions: bench/README.md.",
+        f"{c['tasks']:,} no-op tasks per run, median of {c['runs']} run(s); engine, raw and minimal runs take turns, "
+        "so ratios are side by side. Definitions: bench/README.md.",
         "",
         *(f"**Stopped early:** {f}" for f in report.failures),
         *([""] if report.failures else []),
@@ -48,11 +48,14 @@ def markdown(report: BenchReport) -> str:
         "",
         "## Claim-to-complete throughput (tasks/s, median (min–max))",
         "",
-        "| database | workers | batch | engine | raw ceiling | engine / raw | CPU ms/task engine / raw | fairness "
-        "| exactly once |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| database | workers | batch | engine | raw ceiling | engine / raw | minimal, no history | engine / minimal "
+        "| CPU ms/task engine / raw | fairness | exactly once |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
         *(_throughput_line(r) for r in report.results),
         "",
+        "Raw ceiling: the engine's own claim and completion SQL (attempt rows included) in a bare loop;",
+        "minimal: the claim statement without attempt rows and one guarded UPDATE per batch, to show",
+        "what the attempt history costs. Same driver, connections, process count and batch for all three.",
         "CPU ms/task: CPU time of the worker processes per task (client side only; the database server's",
         "own CPU is not counted). It does not depend on how busy the machine was, so it is the steadiest",
         "measure of the engine's overhead. Fairness: the smallest worker's share of the tasks times the",
@@ -95,6 +98,8 @@ def markdown(report: BenchReport) -> str:
 def _throughput_line(r: ThroughputRow) -> str:
     return (f"| {r.database} | {r.workers} | {r.batch} | {_rate(r.tasks_per_s, r.tasks_per_s_min, r.tasks_per_s_max)} "
             f"| {_rate(r.raw_tasks_per_s, r.raw_tasks_per_s_min, r.raw_tasks_per_s_max)} | {r.ratio:.2f} "
+            f"| {_rate(r.minimal_tasks_per_s, r.minimal_tasks_per_s_min, r.minimal_tasks_per_s_max)} "
+            f"| {r.minimal_ratio:.2f} "
             f"| {r.cpu_ms_per_task:.2f} / {r.raw_cpu_ms_per_task:.2f} | {r.fairness:.2f} "
             f"| {'yes' if r.exactly_once else '**NO**'} |")
 

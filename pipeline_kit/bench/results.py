@@ -10,7 +10,7 @@ from typing import Any
 class Sample:
     """One timed run of one mode (engine or raw) in one configuration."""
 
-    mode: str  # "engine" | "raw"
+    mode: str  # "engine" | "raw" | "minimal"
     tasks_per_s: float
     enqueue_per_s: float
     cpu_ms_per_task: float  # worker-process CPU per task: load-independent client cost
@@ -20,7 +20,7 @@ class Sample:
 
 @dataclass(frozen=True)
 class ThroughputRow:
-    """Claim-to-complete throughput of the engine and of the raw ceiling, side by side."""
+    """Claim-to-complete throughput of the engine and of the raw ceilings, side by side."""
 
     database: str
     workers: int
@@ -34,9 +34,13 @@ class ThroughputRow:
     raw_tasks_per_s_min: float
     raw_tasks_per_s_max: float
     ratio: float  # engine median / raw median
+    minimal_tasks_per_s: float  # median of the minimal runs (no attempt history)
+    minimal_tasks_per_s_min: float
+    minimal_tasks_per_s_max: float
+    minimal_ratio: float  # engine median / minimal median
     cpu_ms_per_task: float  # engine worker CPU per task, median
     raw_cpu_ms_per_task: float
-    exactly_once: bool  # every run of both modes: each task completed exactly once
+    exactly_once: bool  # every run of every mode: each task completed exactly once
     fairness: float  # smallest worker share x workers, median over engine runs (1.0 = even)
 
 

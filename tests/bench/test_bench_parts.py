@@ -43,6 +43,8 @@ def _row(database: str, workers: int, engine: float, raw: float) -> ThroughputRo
     return ThroughputRow(database=database, workers=workers, batch=10, tasks=100, runs=1, tasks_per_s=engine,
                          tasks_per_s_min=engine, tasks_per_s_max=engine, raw_tasks_per_s=raw,
                          raw_tasks_per_s_min=raw, raw_tasks_per_s_max=raw, ratio=engine / raw,
+                         minimal_tasks_per_s=raw * 2, minimal_tasks_per_s_min=raw * 2,
+                         minimal_tasks_per_s_max=raw * 2, minimal_ratio=engine / (raw * 2),
                          cpu_ms_per_task=1.0, raw_cpu_ms_per_task=0.5, exactly_once=True, fairness=1.0)
 
 
@@ -56,6 +58,7 @@ def test_goals_are_judged_from_measurements_only() -> None:
         [_row("postgresql", 1, 900, 1000), _row("postgresql", 2, 500, 1000)],
         [_lat(10_000, 1.0), _lat(1_000_000, 1.6)])}
     assert goals["engine"].met is False and "0.50" in goals["engine"].detail
+    assert "no attempt history 0.25–0.45" in goals["engine"].detail  # the minimal floor shown beside
     assert goals["ahead"].met is False and "procrastinate x1: 900" in goals["ahead"].detail
     assert goals["postgresql"].met is False
     assert goals["every"].met is True
