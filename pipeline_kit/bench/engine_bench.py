@@ -103,9 +103,8 @@ def enqueue_row(database: str, tasks: int, samples: list[Sample]) -> EnqueueRow:
 
 
 def _row(database: str, workers: int, batch: int, tasks: int, runs: int, samples: list[Sample]) -> ThroughputRow:
-    eng = [s.tasks_per_s for s in samples if s.mode == "engine"]
-    raw = [s.tasks_per_s for s in samples if s.mode == "raw"]
-    low = [s.tasks_per_s for s in samples if s.mode == "minimal"]
+    rates = {mode: [s.tasks_per_s for s in samples if s.mode == mode] for mode in WORKERS}
+    eng, raw, low = rates["engine"], rates["raw"], rates["minimal"]
     shares = [min(s.per_worker) * workers / max(1, sum(s.per_worker)) for s in samples if s.mode == "engine"]
     return ThroughputRow(
         database=database, workers=workers, batch=batch, tasks=tasks, runs=runs,

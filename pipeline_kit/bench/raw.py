@@ -70,7 +70,7 @@ class RawWorker:
     def complete(self, ids: list[str], token: str) -> None:
         assert self._db is not None
         with transaction(self._db, single=self._single) as tx:
-            done = finishes.finish(tx, ids, finishes.Finish(token=token), _REVIEW_LANES)
+            done = finishes.finish(tx, ids, finishes.Finish(token=token), REVIEW_LANES)
         _check(len(done or ()), ids)
 
     def close(self) -> None:
@@ -92,9 +92,6 @@ class MinimalWorker(RawWorker):
         assert self._db is not None
         with transaction(self._db, single=True) as tx:
             _check(tx.run(self._complete, {"ids": ids, "token": token}), ids)
-
-
-_REVIEW_LANES = tuple(sorted(REVIEW_LANES))
 
 
 def _check(changed: int, ids: list[str]) -> None:

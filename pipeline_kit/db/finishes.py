@@ -69,10 +69,10 @@ _COUNT_OFF = (
 
 
 @functools.cache
-def statements(dialect: str, review_lanes: tuple[str, ...]) -> dict[str, str]:
+def statements(dialect: str, review_lanes: frozenset[str]) -> dict[str, str]:
     """The finish statement(s) of a dialect; results in `review_lanes` of a book with review on
     wait for a person (the lanes are code constants, written into the SQL as literals)."""
-    quoted = ", ".join("'" + lane.replace("'", "''") + "'" for lane in review_lanes)
+    quoted = ", ".join("'" + lane.replace("'", "''") + "'" for lane in sorted(review_lanes))
     reviewed = f"lane IN ({quoted}) AND bookcode IN (SELECT bookcode FROM books WHERE review)" if quoted else "1 = 0"
     fmt = functools.partial(str.format, now=sql_now(dialect), float=_FLOAT[dialect], reviewed=reviewed)
     if dialect == "postgresql":
@@ -94,7 +94,7 @@ def statements(dialect: str, review_lanes: tuple[str, ...]) -> dict[str, str]:
     return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE)}
 
 
-def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: tuple[str, ...]) -> list[str] | None:
+def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: frozenset[str]) -> list[str] | None:
     """Accept what is still held among `ids`; the accepted ids (None: MariaDB could not tell)."""
     sql = statements(tx.dialect, review_lanes)
     params = how.params(ids)

@@ -130,16 +130,16 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     if not items:
         return {}
     by_id = {c.task_id: c for c in items}
-    alike: dict[tuple[Any, ...], list[Completion]] = {}
-    for c in by_id.values():  # a plain tuple key: cheaper than a Finish per item
-        alike.setdefault((c.token, c.output_path, c.cost, c.output_bytes, c.model, _json(c.result),
-                          _json(c.settings)), []).append(c)
-    groups = {_finish_of(same[0]): [c.task_id for c in same] for same in alike.values()}
+    alike: dict[tuple[Any, ...], list[str]] = {}
+    for c in by_id.values():  # Finish's fields in its order, as a plain tuple: cheaper than a Finish per item
+        alike.setdefault((c.token, _json(c.result), c.output_path, c.cost, c.output_bytes, c.model,
+                          _json(c.settings)), []).append(c.task_id)
+    groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     try:
         with transaction(db, single=db.dialect == "postgresql" and len(groups) == 1) as tx:
             for how, ids in groups.items():
-                done = finish(tx, ids, how, _REVIEW_LANES)
+                done = finish(tx, ids, how, REVIEW_LANES)
                 if done is None:
                     raise _Unsure
                 accepted.update(done)
@@ -153,16 +153,8 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     return {t: acks[t] for t in by_id}
 
 
-_REVIEW_LANES = tuple(sorted(REVIEW_LANES))
-
-
 class _Unsure(Exception):
     """Roll the fast path back: MariaDB accepted fewer than it was given."""
-
-
-def _finish_of(c: Completion) -> Finish:
-    return Finish(token=c.token, result=_json(c.result), output_path=c.output_path, cost=c.cost,
-                  output_bytes=c.output_bytes, model=c.model, settings=_json(c.settings))
 
 
 def _json(value: Mapping[str, Any] | None) -> str | None:
@@ -178,7 +170,7 @@ def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapp
         with within(conn, db.dialect) as tx:
             for how, ids in groups.items():
                 mine = [t for t in ids if t in held]
-                if mine and finish(tx, mine, how, _REVIEW_LANES) is None:
+                if mine and finish(tx, mine, how, REVIEW_LANES) is None:
                     raise RuntimeError("a locked, held task was not accepted")
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
