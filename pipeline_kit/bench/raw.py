@@ -44,7 +44,7 @@ class RawWorker:
     def prepare(self) -> None:
         self._db = create(self.url, pool_size=1)
         # The engine claims an unlimited, unpaid lane with the gate that re-checks it is so.
-        self._claim = claims.statements(self._db.dialect, False, free=self.history)
+        self._claim = claims.statements(self._db.dialect, self.batch, free=self.history)
         self._single = self._db.dialect == "postgresql"  # one statement each way, as the engine
         with transaction(self._db, single=True) as tx:  # connect now, not inside the timed loop
             tx.values("SELECT 1")
@@ -62,8 +62,7 @@ class RawWorker:
     def claim(self, token: str) -> list[str]:
         """One claim transaction: returns the claimed task_ids (committed)."""
         assert self._db is not None
-        values = {"worker_id": self.worker_id, "token": token, "lease_s": LEASE_S, "lanes": [LANE],
-                  "limit": self.batch}
+        values = {"worker_id": self.worker_id, "token": token, "lease_s": LEASE_S, "lanes": [LANE]}
         with transaction(self._db, single=self._single) as tx:
             return [row["task_id"] for row in claims.run_claim(tx, self._claim, values, history=self.history)]
 

@@ -36,7 +36,7 @@ _SET = (
 )
 _ELIGIBLE = (
     "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes{books}{gate} "
-    "ORDER BY priority DESC, id LIMIT :limit"
+    "ORDER BY priority DESC, id LIMIT {limit}"
 )
 # Lanes claimed without their row lock must still be unpaused and unlimited at this instant: a
 # worker's cached lane settings may be a second old, the lanes table is not. Uncorrelated, so it
@@ -52,20 +52,26 @@ _OPEN_ATTEMPTS = (
 )
 
 
-def _fmt(template: str, dialect: str, books: bool = False, free: bool = False) -> str:
-    return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"),
+def _fmt(template: str, dialect: str, limit: int = 0, books: bool = False, free: bool = False) -> str:
+    return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"), limit=int(limit),
                            books=_NOT_SPENT if books else "", gate=_FREE_GATE if free else "")
 
 
 @functools.cache
-def statements(dialect: str, books: bool, free: bool = False) -> dict[str, str]:
-    """The claim statement(s) of a dialect, with or without the spent-budget filter; `free`
-    adds the gate for lanes claimed without their row lock (unpaused, unlimited, checked now)."""
+def statements(dialect: str, limit: int, *, books: bool = False, free: bool = False) -> dict[str, str]:
+    """The claim statement(s) of a dialect taking up to `limit` rows, with or without the
+    spent-budget filter; `free` adds the gate for lanes claimed without their row lock
+    (unpaused, unlimited, checked now).
+
+    The limit is written into the text, not bound: PostgreSQL reuses a prepared statement's
+    generic plan only if its estimate matches the custom plans', which it never does for an
+    unknown LIMIT, so a bound limit made it plan every claim afresh (a fifth of its CPU).
+    """
     if dialect == "sqlite":
         return {
             "claim": _fmt(f"UPDATE tasks SET {_SET} WHERE id IN ("
                           f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
-                          f"RETURNING {COLUMNS}", "sqlite", books, free),
+                          f"RETURNING {COLUMNS}", "sqlite", limit, books, free),
             "open": _fmt(_OPEN_ATTEMPTS, "sqlite"),
         }
     if dialect == "postgresql":
@@ -73,15 +79,15 @@ def statements(dialect: str, books: bool, free: bool = False) -> dict[str, str]:
                  f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
                  f"WHERE tasks.id = c.picked RETURNING {COLUMNS}")
         return {
-            "claim": _fmt(claim, "postgresql", books, free),  # the bare claim (the bench's raw ceiling)
+            "claim": _fmt(claim, "postgresql", limit, books, free),  # the bare claim (the bench's raw ceiling)
             "claim_and_open": _fmt(
                 f"WITH claimed AS ({claim}), "
                 f"opened AS (INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
                 f"SELECT task_id, attempts, :worker_id, :token, {{now}} FROM claimed) "
-                f"SELECT {COLUMNS} FROM claimed", "postgresql", books, free),
+                f"SELECT {COLUMNS} FROM claimed", "postgresql", limit, books, free),
         }
     return {
-        "lock": _fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", books, free),
+        "lock": _fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", limit, books, free),
         "update": _fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql"),
         "read_back": f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token",
         "open": _fmt(_OPEN_ATTEMPTS, "mysql"),
@@ -113,10 +119,10 @@ def claim_rows(
     if limit <= 0 or not lanes:
         return []
     params: dict[str, Any] = {"worker_id": worker_id, "token": token, "lease_s": float(lease_s),
-                              "lanes": list(lanes), "limit": int(limit)}
+                              "lanes": list(lanes)}
     if spent_books:
         params["spent"] = list(spent_books)
-    return run_claim(tx, statements(tx.dialect, bool(spent_books), free), params)
+    return run_claim(tx, statements(tx.dialect, limit, books=bool(spent_books), free=free), params)
 
 
 def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -29,11 +29,11 @@ def test_bad_values_are_bad_input(kwargs: dict[str, object]) -> None:
 
 def test_raw_loop_runs_the_engines_claim_sql_rendered_for_each_driver() -> None:
     """The raw ceiling executes the engine's own claim text; lists bind as each driver takes them."""
-    values = {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes": ["a", "b"], "limit": 10}
-    sql, params = prepare("sqlite", claims.statements("sqlite", False)["claim"], values)
-    assert "INDEXED BY ix_tasks_eligible" in sql and "lane IN (:lanes_0, :lanes_1)" in sql
-    assert params == {"worker_id": "w", "token": "t", "lease_s": 5.0, "limit": 10, "lanes_0": "a", "lanes_1": "b"}
-    sql, params = prepare("postgresql", claims.statements("postgresql", False)["claim"], values)
+    values = {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes": ["a", "b"]}
+    sql, params = prepare("sqlite", claims.statements("sqlite", 10)["claim"], values)
+    assert "INDEXED BY ix_tasks_eligible" in sql and "lane IN (:lanes_0, :lanes_1)" in sql and "LIMIT 10" in sql
+    assert params == {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes_0": "a", "lanes_1": "b"}
+    sql, params = prepare("postgresql", claims.statements("postgresql", 10)["claim"], values)
     assert "lane = ANY(%(lanes)s)" in sql and "FOR UPDATE SKIP LOCKED" in sql and params["lanes"] == ["a", "b"]
     sql, params = prepare("mysql", complete_statement("mysql"), {"ids": ["x", "y"], "token": "t"})
     assert "task_id IN %(ids)s AND lease_token = %(token)s" in sql and params["ids"] == ("x", "y")

@@ -89,3 +89,24 @@ def test_dispose_hands_back_the_held_connections(db_url: str) -> None:
     assert held.proxy.dbapi_connection is None  # closed, not left checked out
     assert _count(db) == 0  # and the engine still works afterwards
     db.dispose()
+
+
+def test_postgresql_plans_the_hot_statements_once_not_per_claim(db: Database) -> None:
+    """psycopg prepares a statement after 5 runs; PostgreSQL must then reuse one generic plan for
+    the claim and the completion. A bound LIMIT made it plan every claim afresh (a fifth of the
+    server's CPU): the claim's text carries its limit so the generic plan is as cheap as custom."""
+    if db.dialect != "postgresql":
+        pytest.skip("server-side prepared statements and plan caching are PostgreSQL's")
+    _put(db, *(f"t{i:05d}" for i in range(5000)))  # enough rows that an unknown LIMIT looks dear
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("ANALYZE tasks")
+    for _ in range(20):
+        (lease, _other) = engine.claim(db, "w", ["default"], limit=2)
+        engine.complete_many(db, [engine.Completion(task_id=x.task_id, token=x.token) for x in (lease, _other)],
+                             worker_id="w")
+    with driver.transaction(db, single=True) as tx:
+        plans = tx.rows("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+    hot = {p["statement"].split()[1]: p for p in plans if p["statement"].startswith("WITH ")}
+    assert set(hot) == {"claimed", "done"}, plans
+    for name, p in hot.items():
+        assert p["custom_plans"] <= 5 and p["generic_plans"] >= 10, (name, p)
