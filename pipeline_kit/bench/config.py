@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline_kit.bench.peers import REPORT_FIGURES, PeerFigures, read_measured
 from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
 
@@ -36,12 +37,16 @@ class BenchConfig:
     out: Path = Path("reports/bench")
     quick: bool = False
     run_timeout_s: float = 600.0
+    peers: PeerFigures = REPORT_FIGURES  # what the peer goal compares with; --peers DIR: same-day figures
 
 
 def build_config(*, quick: bool = False, databases: str | None = None, workers: str | None = None,
                  batches: str | None = None, tasks: int | None = None, runs: int | None = None,
-                 latency_rows: str | None = None, out: Path | None = None) -> BenchConfig:
-    """Validate command-line style values into a BenchConfig; anything wrong is BadInput."""
+                 latency_rows: str | None = None, out: Path | None = None,
+                 peers: Path | None = None) -> BenchConfig:
+    """Validate command-line style values into a BenchConfig; anything wrong is BadInput.
+
+    `peers`: a folder with bench/peers.sh's libs.jsonl, read here so a bad one stops the bench at once."""
     base = BenchConfig(workers=(1, 2), tasks=1000, runs=1, latency_rows=(10_000, 100_000),
                        latency_history=0, latency_claims=200, quick=True) if quick else BenchConfig()
     dbs = _names(databases) if databases is not None else base.databases
@@ -68,6 +73,7 @@ def build_config(*, quick: bool = False, databases: str | None = None, workers: 
         mariadb_admin=os.environ.get("PIPELINE_KIT_BENCH_MARIADB", DEFAULT_MARIADB_ADMIN),
         out=out if out is not None else base.out,
         quick=quick,
+        peers=REPORT_FIGURES if peers is None else read_measured(peers),
     )
 
 

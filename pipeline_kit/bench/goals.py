@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline_kit.bench.peers import PEER_GOAL_LIBRARIES, PEERS
+from pipeline_kit.bench.peers import PEER_GOAL_LIBRARIES, PeerFigures, best
 from pipeline_kit.bench.results import Goal, LatencyRow, ThroughputRow
 
 RAW_SHARE = 0.8
@@ -12,8 +12,9 @@ LATENCY_GROWTH = 1.5
 SMALL, LARGE = 10_000, 1_000_000
 
 
-def judge(results: Sequence[ThroughputRow], latency: Sequence[LatencyRow]) -> tuple[Goal, ...]:
-    return (_raw_share(results), _peers(results), *_latency(latency), _exactly_once(results))
+def judge(results: Sequence[ThroughputRow], latency: Sequence[LatencyRow],
+          peers: PeerFigures) -> tuple[Goal, ...]:
+    return (_raw_share(results), _peers(results, peers), *_latency(latency), _exactly_once(results))
 
 
 def _raw_share(results: Sequence[ThroughputRow]) -> Goal:
@@ -29,22 +30,30 @@ def _raw_share(results: Sequence[ThroughputRow]) -> Goal:
     return Goal(name, not below, detail)
 
 
-def _peers(results: Sequence[ThroughputRow]) -> Goal:
-    name = "ahead of procrastinate, pgqueuer and oban (REPORT.md, PostgreSQL, same process count)"
+def _peers(results: Sequence[ThroughputRow], figures: PeerFigures) -> Goal:
+    """Our best batch against each goal library's best configuration, per process count both measured at."""
+    name = f"ahead of procrastinate, pgqueuer and oban (PostgreSQL, same process count; peers {figures.when})"
+    fastest = best(figures.peers)
+    ours = [r for r in results if r.database == "postgresql"]
+    counts = sorted({n for _, database, n in fastest if database == "postgresql"} & {r.workers for r in ours})
+    if not counts:
+        return Goal(name, None, f"PostgreSQL not measured at a process count of the peers ({figures.source})")
     parts: list[str] = []
-    met = True
-    for peer in (p for p in PEERS if p.database == "postgresql" and p.library.split()[0] in PEER_GOAL_LIBRARIES):
-        ours = [r for r in results if r.database == "postgresql" and r.workers == peer.processes]
-        if not ours:
-            continue
-        best = max(ours, key=lambda r: r.tasks_per_s)
-        ahead = best.tasks_per_s > peer.jobs_per_s
-        met &= ahead
-        parts.append(f"{peer.library.split()[0]} x{peer.processes}: {best.tasks_per_s:,.0f} (batch {best.batch}) "
-                     f"vs {peer.jobs_per_s:,.0f} {'ahead' if ahead else 'BEHIND'}")
-    if not parts:
-        return Goal(name, None, "PostgreSQL at 1 or 2 workers not measured")
-    return Goal(name, met, "; ".join(parts))
+    verdicts: list[bool | None] = []
+    for library in PEER_GOAL_LIBRARIES:
+        for n in counts:
+            peer = fastest.get((library, "postgresql", n))
+            if peer is None:
+                parts.append(f"{library} x{n}: not in the peer figures")
+                verdicts.append(None)
+                continue
+            top = max((r for r in ours if r.workers == n), key=lambda r: r.tasks_per_s)
+            ahead = top.tasks_per_s > peer.jobs_per_s
+            verdicts.append(ahead)
+            parts.append(f"{library} x{n}: {top.tasks_per_s:,.0f} (batch {top.batch}) "
+                         f"vs {peer.jobs_per_s:,.0f} {'ahead' if ahead else 'BEHIND'}")
+    met = False if False in verdicts else (None if None in verdicts else True)
+    return Goal(name, met, "; ".join(parts) + f" (peers: {figures.source})")
 
 
 def _latency(latency: Sequence[LatencyRow]) -> list[Goal]:

@@ -7,12 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline_kit.bench.peers import PEERS, REPORT_RAW, SOURCE
+from pipeline_kit.bench.peers import REPORT_DAY, REPORT_RAW
 from pipeline_kit.bench.results import BenchReport, ThroughputRow
 
 
 def to_json(report: BenchReport) -> dict[str, Any]:
-    """A JSON-ready dict; each `results` row has database, workers, batch, tasks_per_s, raw_tasks_per_s, ratio."""
+    """A JSON-ready dict; each `results` row has database, workers, batch, tasks_per_s, raw_tasks_per_s, ratio;
+    `peers` has the peer figures the goals used (`peers`), their `source` and whether measured `same_day`."""
     return _rounded(dataclasses.asdict(report))
 
 
@@ -28,7 +29,7 @@ def write(report: BenchReport, out: Path) -> tuple[Path, Path]:
 
 
 def markdown(report: BenchReport) -> str:
-    m, c = report.machine, report.config
+    m, c, p = report.machine, report.config, report.peers
     lines = [
         "# Engine benchmark: claim-to-complete throughput vs the raw-SQL ceiling",
         "",
@@ -75,16 +76,18 @@ def markdown(report: BenchReport) -> str:
         *(f"| {x.database} | {x.pending:,} | {x.completed:,} | {x.claims:,} | {x.p50_ms:.3f} | {x.p95_ms:.3f} | "
           f"{x.raw_p50_ms:.3f} | {x.raw_p95_ms:.3f} | {x.seed_s:.1f} |" for x in report.latency),
         "",
-        f"## Peers, quoted from {SOURCE}",
+        f"## Peers, {p.when}",
         "",
-        "Backlog drain of 20,000 no-op jobs, median of 3 runs, best configuration per process count. Measured",
-        "on another day under other load: compare orders of magnitude, not digits.",
+        f"Source: {p.source}. Backlog drain of no-op jobs, median of the clean runs; the peer goal takes each",
+        "library's best configuration at each process count."
+        + ("" if p.same_day else " Measured under other load: compare orders of magnitude, not digits."),
         "",
-        "| library | database | processes | configuration | jobs/s |",
-        "|---|---|---|---|---|",
-        *(f"| {p.library} | {p.database} | {p.processes} | {p.config} | {p.jobs_per_s:,.0f} |" for p in PEERS),
+        "| library | database | processes | configuration | runs | measured | jobs/s |",
+        "|---|---|---|---|---|---|---|",
+        *(f"| {x.library} | {x.database} | {x.processes} | {x.config} | {x.runs} | {x.measured} | "
+          f"{x.jobs_per_s:,.0f} |" for x in p.peers),
         "",
-        "REPORT.md's own raw ceilings (its minimal `jobs` table, not this schema), jobs/s by processes:",
+        f"REPORT.md's own raw ceilings ({REPORT_DAY}, its minimal `jobs` table, not this schema), jobs/s:",
         "",
         "| database | statements | 1 | 2 | 4 | 8 |",
         "|---|---|---|---|---|---|",

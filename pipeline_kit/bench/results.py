@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline_kit.bench.peers import PeerFigures
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -90,4 +92,5 @@ class BenchReport:
     enqueue: tuple[EnqueueRow, ...]
     latency: tuple[LatencyRow, ...]
     goals: tuple[Goal, ...]
+    peers: PeerFigures  # the peer figures the goals were judged against, and their source
     failures: tuple[str, ...] = ()  # databases whose measurement stopped early, and why

@@ -57,7 +57,8 @@ def run_bench(config: BenchConfig, progress: Progress = lambda _line: None) -> B
                "load_before": load_before, "load_after": _load()}
     return BenchReport(started_at=started, seconds=time.monotonic() - clock, machine=machine,
                        config=_config_json(config), results=tuple(results), enqueue=tuple(enqueues),
-                       latency=tuple(latency), goals=judge(results, latency), failures=tuple(failures))
+                       latency=tuple(latency), goals=judge(results, latency, config.peers), peers=config.peers,
+                       failures=tuple(failures))
 
 
 def _latency(database: str, url: str, config: BenchConfig, progress: Progress) -> list[LatencyRow]:
@@ -111,5 +112,6 @@ def _config_json(config: BenchConfig) -> dict[str, Any]:
     data = asdict(config)
     data.pop("pg_admin")
     data.pop("mariadb_admin")
+    data.pop("peers")  # the report carries them at its top level
     data["out"] = str(config.out)
     return data

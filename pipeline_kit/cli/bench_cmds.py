@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--latency-rows", metavar="LIST",
                    help="pending backlogs for the claim-latency test (default 10000,1000000; 0 skips it)")
     p.add_argument("--out", type=Path, help="where the JSON and markdown go (default reports/bench)")
+    p.add_argument("--peers", type=Path, metavar="DIR",
+                   help="judge the peer goal against DIR/libs.jsonl, measured the same day by bench/peers.sh "
+                        "(default: the figures of ../shared/bench-peers/REPORT.md, another day)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -33,7 +36,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from pipeline_kit.bench.report import markdown, to_json, write
 
     config = build_config(quick=args.quick, databases=args.databases, workers=args.workers, batches=args.batches,
-                          tasks=args.tasks, runs=args.runs, latency_rows=args.latency_rows, out=args.out)
+                          tasks=args.tasks, runs=args.runs, latency_rows=args.latency_rows, out=args.out,
+                          peers=args.peers)
     report = run_bench(config, progress=lambda line: print(line, file=sys.stderr, flush=True))
     json_path, md_path = write(report, config.out)
     if args.json:

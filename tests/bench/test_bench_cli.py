@@ -12,7 +12,7 @@ import pytest
 REQUIRED = {"database", "workers", "batch", "tasks_per_s", "raw_tasks_per_s", "ratio", "runs", "exactly_once"}
 
 
-def _bench(*args: str, cwd: Path, timeout: float = 55) -> subprocess.CompletedProcess[str]:
+def bench(*args: str, cwd: Path, timeout: float = 55) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "pipeline_kit", "bench", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
 
@@ -20,7 +20,7 @@ def _bench(*args: str, cwd: Path, timeout: float = 55) -> subprocess.CompletedPr
 @pytest.mark.timeout(60)
 def test_quick_sqlite_run_prints_json_and_checks_exactly_once(tmp_path: Path) -> None:
     out = tmp_path / "reports"
-    done = _bench("--quick", "--json", "--databases", "sqlite", "--tasks", "300", "--out", str(out), cwd=tmp_path)
+    done = bench("--quick", "--json", "--databases", "sqlite", "--tasks", "300", "--out", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     rows = report["results"]
@@ -40,7 +40,7 @@ def test_quick_sqlite_run_prints_json_and_checks_exactly_once(tmp_path: Path) ->
     [("--workers", "0"), ("--databases", "oracle"), ("--runs", "0")],
 )
 def test_bad_flags_exit_2_with_one_line(flags: tuple[str, ...], tmp_path: Path) -> None:
-    done = _bench(*flags, "--out", str(tmp_path / "reports"), cwd=tmp_path, timeout=30)
+    done = bench(*flags, "--out", str(tmp_path / "reports"), cwd=tmp_path, timeout=30)
     assert done.returncode == 2
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -6,6 +6,7 @@ import pytest
 
 from pipeline_kit.bench.config import build_config
 from pipeline_kit.bench.goals import judge
+from pipeline_kit.bench.peers import REPORT_FIGURES
 from pipeline_kit.bench.raw import complete_statement
 from pipeline_kit.bench.results import LatencyRow, ThroughputRow
 from pipeline_kit.db import claims
@@ -39,7 +40,7 @@ def test_raw_loop_runs_the_engines_claim_sql_rendered_for_each_driver() -> None:
     assert "task_id IN %(ids)s AND lease_token = %(token)s" in sql and params["ids"] == ("x", "y")
 
 
-def _row(database: str, workers: int, engine: float, raw: float) -> ThroughputRow:
+def throughput_row(database: str, workers: int, engine: float, raw: float) -> ThroughputRow:
     return ThroughputRow(database=database, workers=workers, batch=10, tasks=100, runs=1, tasks_per_s=engine,
                          tasks_per_s_min=engine, tasks_per_s_max=engine, raw_tasks_per_s=raw,
                          raw_tasks_per_s_min=raw, raw_tasks_per_s_max=raw, ratio=engine / raw,
@@ -55,11 +56,11 @@ def _lat(pending: int, p50: float) -> LatencyRow:
 
 def test_goals_are_judged_from_measurements_only() -> None:
     goals = {g.goal.split(":")[0].split(" ")[0]: g for g in judge(
-        [_row("postgresql", 1, 900, 1000), _row("postgresql", 2, 500, 1000)],
-        [_lat(10_000, 1.0), _lat(1_000_000, 1.6)])}
+        [throughput_row("postgresql", 1, 900, 1000), throughput_row("postgresql", 2, 500, 1000)],
+        [_lat(10_000, 1.0), _lat(1_000_000, 1.6)], REPORT_FIGURES)}
     assert goals["engine"].met is False and "0.50" in goals["engine"].detail
     assert "no attempt history 0.25–0.45" in goals["engine"].detail  # the minimal floor shown beside
     assert goals["ahead"].met is False and "procrastinate x1: 900" in goals["ahead"].detail
     assert goals["postgresql"].met is False
     assert goals["every"].met is True
-    assert judge([], [])[1].met is None
+    assert judge([], [], REPORT_FIGURES)[1].met is None

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Same-day peer figures for `pipeline-kit bench --peers`: runs the read-only scripts of
+# ../shared/bench-peers (never copied here) for procrastinate, pgqueuer and oban, each at its best
+# configuration (concurrency 16; pgqueuer also its default), 1 and 2 processes. About 10 minutes.
+#   bench/peers.sh [OUT]            # OUT (relative to the repository) default reports/bench/peers
+#   bench/engine.sh --peers reports/bench/peers
+# Env: PIPELINE_KIT_PEERS_DIR (default ../shared/bench-peers), JOBS (20000), RUNS (3), LIB_PROCS ("1 2"),
+#      PY312 (a Python 3.12 for oban's venv; default python3.12 if it runs, else a pyenv 3.12).
+# Earlier figures in OUT move to OUT/old/<timestamp>/ (run_all.sh does that).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+peers_dir=${PIPELINE_KIT_PEERS_DIR:-../shared/bench-peers}
+mkdir -p "${1:-reports/bench/peers}"
+out=$(cd "${1:-reports/bench/peers}" && pwd)  # absolute: run_all.sh changes directory
+
+if [ -z "${PY312:-}" ] && ! python3.12 -V >/dev/null 2>&1; then  # a pyenv shim may exist and not run
+  PY312=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1 || true)
+fi
+export PY312=${PY312:-}
+
+# the peers' scripts connect to database `bench` first
+if [ -z "$(psql -h 127.0.0.1 -U root -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'bench'")" ]; then
+  psql -h 127.0.0.1 -U root -d postgres -qc "CREATE DATABASE bench"
+fi
+
+RESULTS="$out" STEPS="setup procrastinate pgqueuer oban summary" LIB_PROCS="${LIB_PROCS:-1 2}" LIB_CONCS=16 \
+  JOBS="${JOBS:-20000}" RUNS="${RUNS:-3}" bash "$peers_dir/run_all.sh"
+echo "peer figures: $out/libs.jsonl; next: bench/engine.sh --peers $out"
