@@ -95,6 +95,10 @@ shots = Table(
     **_mysql,
 )
 
+# An optional JSON value: Python None is stored as SQL NULL (plain JSON writes the text 'null',
+# which `IS NULL` does not find and every reader must decode).
+OptionalJSON = JSON(none_as_null=True)
+
 lanes = Table(
     "lanes",
     metadata,
@@ -131,8 +135,8 @@ tasks = Table(
     Column("max_attempts", Integer, nullable=False),
     Column("run_after", Time, nullable=False),
     Column("deps_remaining", Integer, nullable=False, default=0),
-    Column("params", JSON),
-    Column("result", JSON),
+    Column("params", OptionalJSON),
+    Column("result", OptionalJSON),
     Column("output_path", String(1000)),
     Column("cost", Float, nullable=False, default=0.0),
     Column("last_error", Text),
@@ -183,7 +187,7 @@ attempts = Table(
     Column("error", Text),
     Column("cost", Float),
     Column("model", String(200)),
-    Column("settings", JSON),
+    Column("settings", OptionalJSON),
     Column("output_bytes", BigInteger),
     Column("remote_job_id", String(255)),
     UniqueConstraint("task_id", "attempt_no", name="uq_attempts_no"),
@@ -199,7 +203,7 @@ events = Table(
     Column("task_id", String(255)),
     Column("worker_id", String(128)),
     Column("lease_token", String(32)),
-    Column("detail", JSON),
+    Column("detail", OptionalJSON),
     Index("ix_events_kind_at", "kind", "at"),
     Index("ix_events_task", "task_id"),
     **_mysql,

@@ -71,6 +71,18 @@ def test_business_key_dedup(db: Database) -> None:
     assert len(rows(db, sa.select(tasks.c.id))) == 1
 
 
+def test_absent_json_values_are_sql_null(db: Database) -> None:
+    """A task enqueued without params, and completed without a result, holds SQL NULL in both
+    (not the JSON text 'null'), so `IS NULL` finds it; a lease still sees params as {}."""
+    put(db, 1)
+    (lease,) = engine.claim(db, "w", ["default"])
+    assert lease.params == {}
+    assert engine.complete(db, Completion(task_id="t0", token=lease.token)) is Ack.ACCEPTED
+    found = rows(db, sa.select(sa.func.count()).select_from(tasks)
+                 .where(tasks.c.params.is_(None), tasks.c.result.is_(None)))
+    assert found[0][0] == 1
+
+
 def test_bulk_enqueue_thousands_in_one_call(db: Database) -> None:
     """A bulk enqueue stores every task of the call."""
     put(db, 3000)
