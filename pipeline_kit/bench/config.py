@@ -18,6 +18,8 @@ MAX_WORKERS = 64
 MAX_TASKS = 10_000_000
 MAX_RUNS = 20
 MIN_LATENCY_ROWS = 1000
+CLAIMS_PER_RUN = 2000  # by default a run drains this many claims' worth of tasks
+MAX_DEFAULT_TASKS = 20_000  # ... at most: the peers' own runs drain 20,000 jobs
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,7 @@ class BenchConfig:
     databases: tuple[str, ...] = DATABASES
     workers: tuple[int, ...] = (1, 2, 4, 8)
     batches: tuple[int, ...] = (1, 10)
-    tasks: int = 2000
+    tasks: int | None = None  # per run; None: CLAIMS_PER_RUN claims' worth at each batch size
     runs: int = 3
     latency_rows: tuple[int, ...] = (10_000, 1_000_000)
     latency_history: int = 1_000_000  # completed rows kept under 10k pending; 0 skips that case
@@ -38,6 +40,12 @@ class BenchConfig:
     quick: bool = False
     run_timeout_s: float = 600.0
     peers: PeerFigures = REPORT_FIGURES  # what the peer goal compares with; --peers DIR: same-day figures
+
+    def tasks_for(self, batch: int) -> int:
+        """Tasks per run at `batch`: --tasks if given, else 2,000 claims' worth (2,000 at batch 1,
+        20,000 at batch 10), so a run lasts about as long at every batch size instead of a tenth
+        of a second at batch 10, where scheduling noise decides the median."""
+        return self.tasks if self.tasks is not None else min(CLAIMS_PER_RUN * batch, MAX_DEFAULT_TASKS)
 
 
 def build_config(*, quick: bool = False, databases: str | None = None, workers: str | None = None,
@@ -54,7 +62,7 @@ def build_config(*, quick: bool = False, databases: str | None = None, workers: 
         if name not in DATABASES:
             raise BadInput(f"--databases: unknown database {name!r} (choose from {', '.join(DATABASES)})")
     task_count = base.tasks if tasks is None else tasks
-    if not 10 <= task_count <= MAX_TASKS:
+    if task_count is not None and not 10 <= task_count <= MAX_TASKS:
         raise BadInput(f"--tasks must be from 10 to {MAX_TASKS}, got {task_count}")
     run_count = base.runs if runs is None else runs
     if not 1 <= run_count <= MAX_RUNS:

@@ -70,7 +70,7 @@ def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeou
         found = check(db, timed.done)
     finally:
         db.dispose()
-    return Sample(mode=mode, tasks_per_s=tasks / timed.seconds, enqueue_per_s=tasks / enqueue_s,
+    return Sample(mode=mode, tasks=tasks, tasks_per_s=tasks / timed.seconds, enqueue_per_s=tasks / enqueue_s,
                   cpu_ms_per_task=timed.cpu_s * 1000 / tasks,
                   exactly_once=found.exactly_once(expect_attempt_rows=mode != "minimal"),
                   per_worker=timed.per_worker)
@@ -85,21 +85,24 @@ def throughput(database: str, url: str, config: BenchConfig,
             for run in range(config.runs):
                 for mode in WORKERS:
                     sample = redo_if_interrupted(
-                        partial(one_run, url, mode, workers=workers, batch=batch, tasks=config.tasks,
+                        partial(one_run, url, mode, workers=workers, batch=batch, tasks=config.tasks_for(batch),
                                 timeout_s=config.run_timeout_s),
                         url, f"{database} workers={workers} batch={batch} {mode}", progress)
                     samples.append(sample)
                     progress(f"{database} workers={workers} batch={batch} run {run + 1}/{config.runs} "
                              f"{mode}: {sample.tasks_per_s:,.0f} tasks/s"
                              f"{'' if sample.exactly_once else ' EXACTLY-ONCE VIOLATED'}")
-            yield _row(database, workers, batch, config.tasks, config.runs, samples), samples
+            yield _row(database, workers, batch, config.tasks_for(batch), config.runs, samples), samples
 
 
-def enqueue_row(database: str, tasks: int, samples: list[Sample]) -> EnqueueRow:
-    """Median bulk-enqueue rate over every run of a database (each run enqueues once)."""
-    rates = [s.enqueue_per_s for s in samples]
-    return EnqueueRow(database=database, tasks=tasks, runs=len(rates), tasks_per_s=statistics.median(rates),
-                      tasks_per_s_min=min(rates), tasks_per_s_max=max(rates))
+def enqueue_rows(database: str, samples: list[Sample]) -> list[EnqueueRow]:
+    """Median bulk-enqueue rate over every run of a database (each run enqueues once), per task count."""
+    rows = []
+    for tasks in sorted({s.tasks for s in samples}):
+        rates = [s.enqueue_per_s for s in samples if s.tasks == tasks]
+        rows.append(EnqueueRow(database=database, tasks=tasks, runs=len(rates), tasks_per_s=statistics.median(rates),
+                               tasks_per_s_min=min(rates), tasks_per_s_max=max(rates)))
+    return rows
 
 
 def _row(database: str, workers: int, batch: int, tasks: int, runs: int, samples: list[Sample]) -> ThroughputRow:

@@ -36,7 +36,8 @@ def markdown(report: BenchReport) -> str:
         f"Started {report.started_at} UTC, took {report.seconds:.0f} s. {m['cpus']} CPUs, load average "
         f"{m['load_before']} before / {m['load_after']} after; Python {m['python']}, "
         f"SQLAlchemy {m['sqlalchemy']}, {'; '.join(f'{k} {v}' for k, v in m['servers'].items())}.",
-        f"{c['tasks']:,} no-op tasks per run, median of {c['runs']} run(s); engine, raw and minimal runs take turns, "
+        "No-op tasks per run: " + ", ".join(f"{n:,} at batch {b}" for b, n in c["tasks_per_run"].items())
+        + f"; median of {c['runs']} run(s); engine, raw and minimal runs take turns, "
         "so ratios are side by side. Definitions: bench/README.md.",
         "",
         *(f"**Stopped early:** {f}" for f in report.failures),

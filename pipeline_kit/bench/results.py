@@ -13,6 +13,7 @@ class Sample:
     """One timed run of one mode (engine or raw) in one configuration."""
 
     mode: str  # "engine" | "raw" | "minimal"
+    tasks: int  # drained by the run
     tasks_per_s: float
     enqueue_per_s: float
     cpu_ms_per_task: float  # worker-process CPU per task: load-independent client cost

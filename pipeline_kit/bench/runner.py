@@ -16,7 +16,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.bench.config import LATENCY_DATABASES, BenchConfig
-from pipeline_kit.bench.engine_bench import enqueue_row, throughput
+from pipeline_kit.bench.engine_bench import enqueue_rows, throughput
 from pipeline_kit.bench.goals import judge
 from pipeline_kit.bench.latency import WARMUP, measure
 from pipeline_kit.bench.results import BenchReport, EnqueueRow, LatencyRow, Sample, ThroughputRow
@@ -51,7 +51,7 @@ def run_bench(config: BenchConfig, progress: Progress = lambda _line: None) -> B
             failures.append(f"{database}: {_first_line(exc)}")
             progress(f"{database} stopped: {_first_line(exc)}")
         if samples:
-            enqueues.append(enqueue_row(database, config.tasks, samples))
+            enqueues += enqueue_rows(database, samples)
     machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                "sqlalchemy": sa.__version__, "drivers": _drivers(), "servers": servers,
                "load_before": load_before, "load_after": _load()}
@@ -113,5 +113,6 @@ def _config_json(config: BenchConfig) -> dict[str, Any]:
     data.pop("pg_admin")
     data.pop("mariadb_admin")
     data.pop("peers")  # the report carries them at its top level
+    data["tasks_per_run"] = {str(b): config.tasks_for(b) for b in config.batches}
     data["out"] = str(config.out)
     return data

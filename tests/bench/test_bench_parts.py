@@ -28,6 +28,15 @@ def test_bad_values_are_bad_input(kwargs: dict[str, object]) -> None:
         build_config(**kwargs)  # type: ignore[arg-type]
 
 
+def test_a_run_drains_as_many_claims_at_every_batch_size_unless_tasks_is_given() -> None:
+    """By default a run makes 2,000 claims (20,000 tasks at batch 10, as the peers' own runs), so
+    a batch-10 run is not over in a tenth of a second; --tasks fixes the count for every batch."""
+    full = build_config()
+    assert [full.tasks_for(b) for b in (1, 10, 100)] == [2000, 20_000, 20_000]
+    assert [build_config(tasks=500).tasks_for(b) for b in (1, 10)] == [500, 500]
+    assert build_config(quick=True).tasks_for(10) == 1000
+
+
 def test_raw_loop_runs_the_engines_claim_sql_rendered_for_each_driver() -> None:
     """The raw ceiling executes the engine's own claim text; lists bind as each driver takes them."""
     values = {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes": ["a", "b"]}
