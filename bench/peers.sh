@@ -23,6 +23,12 @@ if [ -z "$(psql -h 127.0.0.1 -U root -d postgres -tAc "SELECT 1 FROM pg_database
   psql -h 127.0.0.1 -U root -d postgres -qc "CREATE DATABASE bench"
 fi
 
-RESULTS="$out" STEPS="setup procrastinate pgqueuer oban summary" LIB_PROCS="${LIB_PROCS:-1 2}" LIB_CONCS=16 \
+# the peers' venvs are made once (setup calls pip for every library, so only when one is missing)
+setup=""
+for lib in procrastinate pgqueuer oban; do
+  [ -x "${VENVS:-/tmp/venvs}/$lib/bin/python" ] || setup="setup"
+done
+
+RESULTS="$out" STEPS="$setup procrastinate pgqueuer oban summary" LIB_PROCS="${LIB_PROCS:-1 2}" LIB_CONCS=16 \
   JOBS="${JOBS:-20000}" RUNS="${RUNS:-3}" bash "$peers_dir/run_all.sh"
 echo "peer figures: $out/libs.jsonl; next: bench/engine.sh --peers $out"

@@ -107,6 +107,7 @@ def enqueue_rows(database: str, samples: list[Sample]) -> list[EnqueueRow]:
 
 def _row(database: str, workers: int, batch: int, tasks: int, runs: int, samples: list[Sample]) -> ThroughputRow:
     rates = {mode: [s.tasks_per_s for s in samples if s.mode == mode] for mode in WORKERS}
+    cpu = {mode: statistics.median(s.cpu_ms_per_task for s in samples if s.mode == mode) for mode in WORKERS}
     eng, raw, low = rates["engine"], rates["raw"], rates["minimal"]
     shares = [min(s.per_worker) * workers / max(1, sum(s.per_worker)) for s in samples if s.mode == "engine"]
     return ThroughputRow(
@@ -116,7 +117,6 @@ def _row(database: str, workers: int, batch: int, tasks: int, runs: int, samples
         ratio=statistics.median(eng) / statistics.median(raw),
         minimal_tasks_per_s=statistics.median(low), minimal_tasks_per_s_min=min(low),
         minimal_tasks_per_s_max=max(low), minimal_ratio=statistics.median(eng) / statistics.median(low),
-        cpu_ms_per_task=statistics.median(s.cpu_ms_per_task for s in samples if s.mode == "engine"),
-        raw_cpu_ms_per_task=statistics.median(s.cpu_ms_per_task for s in samples if s.mode == "raw"),
+        cpu_ms_per_task=cpu["engine"], raw_cpu_ms_per_task=cpu["raw"],
         exactly_once=all(s.exactly_once for s in samples), fairness=statistics.median(shares),
     )
