@@ -43,7 +43,7 @@ class EngineWorker:
                 return total
             acks = complete_many(self._db, [Completion(task_id=x.task_id, token=x.token) for x in leases],
                                  worker_id=self.worker_id)
-            total += sum(a is Ack.ACCEPTED for a in acks.values())
+            total += list(acks.values()).count(Ack.ACCEPTED)
 
     def close(self) -> None:
         self._db.dispose()

@@ -128,8 +128,14 @@ def claim_rows(
 def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Claimed rows in claim order, JSON and times decoded: done after the commit, so that
     SQLite's write lock is held only while SQL runs."""
+    expiry: dict[Any, Any] = {}  # the rows of one claim statement share one expiry: parse it once
     for r in rows:
-        r["params"], r["lease_expires_at"] = json_value(r["params"]), time_value(r["lease_expires_at"])
+        at = r["lease_expires_at"]
+        if at not in expiry:
+            expiry[at] = time_value(at)
+        r["lease_expires_at"] = expiry[at]
+        if r["params"] is not None:
+            r["params"] = json_value(r["params"])
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
 
 

@@ -19,6 +19,28 @@ MAX_BATCH = 1000
 MAX_LEASE_S = 7 * 86_400
 
 
+@dataclass(frozen=True)
+class Plan:
+    """Which lanes a claim takes under their row lock (limited, in lock order) and which in
+    one statement per group (unlimited: unpaid, then paid), and whether any is paid."""
+
+    limited: tuple[tuple[str, bool], ...]  # (lane, paid), sorted: claimers lock lanes in one order
+    free: tuple[tuple[tuple[str, ...], bool], ...]  # (lanes, paid)
+    paid: bool
+
+    @classmethod
+    def of(cls, config: dict[str, dict[str, Any]], lanes_served: Sequence[str]) -> Plan:
+        open_lanes = [n for n in lanes_served if n in config and not config[n]["paused"]]
+        limited = tuple(sorted((n, bool(config[n]["paid"])) for n in open_lanes
+                               if config[n]["max_running"] is not None))
+        unlimited: dict[bool, list[str]] = {False: [], True: []}
+        for n in open_lanes:
+            if config[n]["max_running"] is None:
+                unlimited[bool(config[n]["paid"])].append(n)
+        free = tuple((tuple(group), paid) for paid, group in unlimited.items() if group)
+        return cls(limited, free, any(config[n]["paid"] for n in open_lanes))
+
+
 @dataclass
 class LaneCache:
     """Which lanes are limited, paused or paid, and which books spent their budget, re-read
@@ -38,6 +60,7 @@ class LaneCache:
     _read_at: float = -1e9
     _spent: list[str] = field(default_factory=list)
     _spent_at: float = -1e9
+    _plans: dict[tuple[str, ...], Plan] = field(default_factory=dict)  # by lanes served, until the next read
 
     def get(self, db: Database, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         if time.monotonic() - self._read_at > self.ttl_s or not set(names) <= self._rows.keys():
@@ -45,7 +68,16 @@ class LaneCache:
                 rows = tx.rows(_LANES, {"lanes": list(names)})
             self._rows = {r["lane"]: r for r in rows}
             self._read_at = time.monotonic()
+            self._plans = {}
         return self._rows
+
+    def plan(self, db: Database, lanes_served: Sequence[str]) -> Plan:
+        """How a claim of `lanes_served` goes under the current settings (worked out once per read)."""
+        config = self.get(db, lanes_served)
+        key = tuple(lanes_served)
+        if key not in self._plans:
+            self._plans[key] = Plan.of(config, lanes_served)
+        return self._plans[key]
 
     def spent_books(self, db: Database) -> list[str]:
         """Books whose paid attempts (all of them, fenced or lost included) reached their budget."""
@@ -76,27 +108,21 @@ def claim(
         raise BadInput(f"claim limit must be from 1 to {MAX_BATCH}, got {limit}")
     if not 0 < lease_s <= MAX_LEASE_S:
         raise BadInput(f"lease must be above 0 and at most {MAX_LEASE_S} seconds, got {lease_s}")
-    token = uuid.uuid4().hex
     cache = cache or LaneCache(ttl_s=0)
-    config = cache.get(db, lanes_served)
-    open_lanes = [n for n in lanes_served if n in config and not config[n]["paused"]]
-    spent = cache.spent_books(db) if any(config[n]["paid"] for n in open_lanes) else []
-    limited = sorted(n for n in open_lanes if config[n]["max_running"] is not None)
-    free = [g for g in ([n for n in open_lanes if config[n]["max_running"] is None and not config[n]["paid"]],
-                        [n for n in open_lanes if config[n]["max_running"] is None and config[n]["paid"]]) if g]
-    if not limited and not free:
+    plan = cache.plan(db, lanes_served)
+    if not plan.limited and not plan.free:
         return []
+    spent = cache.spent_books(db) if plan.paid else []
+    token = uuid.uuid4().hex
     rows: list[dict[str, Any]] = []
-    one_statement = db.dialect == "postgresql" and not limited and len(free) == 1  # claim_and_open
+    one_statement = db.dialect == "postgresql" and not plan.limited and len(plan.free) == 1  # claim_and_open
     with transaction(db, single=one_statement) as tx:
-        for lane in limited:  # sorted: claimers lock lanes in one order, so never deadlock
-            rows += _claim_limited(tx, lane, worker_id, limit - len(rows), lease_s, token,
-                                   spent if config[lane]["paid"] else [])
-        for group in free:
+        for lane, paid in plan.limited:
+            rows += _claim_limited(tx, lane, worker_id, limit - len(rows), lease_s, token, spent if paid else [])
+        for group, paid in plan.free:
             if len(rows) < limit:
                 rows += claim_rows(tx, worker_id=worker_id, lanes=group, limit=limit - len(rows),
-                                   lease_s=lease_s, token=token,
-                                   spent_books=spent if config[group[0]]["paid"] else [], free=True)
+                                   lease_s=lease_s, token=token, spent_books=spent if paid else [], free=True)
     rows = decoded(rows)
     retried = [r["task_id"] for r in rows if r["attempts"] > 1]
     resumable = _remote_jobs(db, retried) if retried else {}
