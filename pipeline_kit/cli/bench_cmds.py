@@ -19,7 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--databases", metavar="LIST", help="sqlite,postgresql,mariadb (default: all three)")
     p.add_argument("--workers", metavar="LIST", help="worker process counts (default 1,2,4,8)")
     p.add_argument("--batches", metavar="LIST", help="tasks per claim (default 1,10)")
-    p.add_argument("--tasks", type=positive_int, metavar="N", help="tasks per run (default 2000)")
+    p.add_argument("--tasks", type=positive_int, metavar="N",
+                   help="tasks per run, at every batch (default: 2,000 claims' worth, so 2,000 at batch 1 "
+                        "and 20,000 at batch 10)")
     p.add_argument("--runs", type=positive_int, metavar="R",
                    help="runs per configuration, median reported (default 3)")
     p.add_argument("--latency-rows", metavar="LIST",
