@@ -7,6 +7,7 @@ entry is dropped: nothing is accepted twice.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict
@@ -23,7 +24,10 @@ class Spool:
 
     def put(self, completion: Completion) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / f"{abs(hash(completion.task_id)):x}-{completion.token[:8]}.json"
+        # named by a digest, not hash(): the same completion spooled again after a restart (a new
+        # hash seed) replaces its file instead of adding a second one
+        digest = hashlib.sha256(completion.task_id.encode()).hexdigest()[:16]
+        path = self.dir / f"{digest}-{completion.token[:8]}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(asdict(completion), default=str))
         os.replace(tmp, path)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -68,6 +71,18 @@ def test_spool_submits_later_and_drops_what_was_fenced(sqlite_db: Database, tmp_
         engine.reset_tasks(conn, ["b"], reason="edited while the worker was offline")
     assert spool.flush(sqlite_db, "w") == {"a": Ack.ACCEPTED, "b": Ack.FENCED}
     assert spool.pending() == []
+
+
+def test_spooling_a_completion_again_after_a_restart_keeps_one_entry(tmp_path: Path) -> None:
+    """A worker restarted with the same unsent result spools it again: the entry's name must not
+    depend on the process (Python's hash() is seeded per process), or the spool would hold it twice."""
+    script = ("import sys; from pathlib import Path; from pipeline_kit.engine import Completion; "
+              "from pipeline_kit.worker.spool import Spool; "
+              "Spool(Path(sys.argv[1]), 'w').put(Completion(task_id='bk-c001-s0001/image', token='t' * 32))")
+    for seed in ("1", "2"):
+        subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed})
+    assert len(Spool(tmp_path, "w").pending()) == 1
 
 
 def test_ready_output_is_reused_only_for_the_same_params_and_generation(tmp_path: Path) -> None:
