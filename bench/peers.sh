@@ -24,21 +24,21 @@ if [ -z "$(psql -h 127.0.0.1 -U root -d postgres -tAc "SELECT 1 FROM pg_database
 fi
 
 # the peers' venvs are made once (setup calls pip for every library, so only when one is missing)
-setup=""
-for lib in procrastinate pgqueuer oban; do
-  [ -x "${VENVS:-/tmp/venvs}/$lib/bin/python" ] || setup="setup"
+venvs=${VENVS:-/tmp/venvs}
+libs="procrastinate pgqueuer oban"
+for lib in $libs; do
+  if [ ! -x "$venvs/$lib/bin/python" ]; then
+    RESULTS="$out" STEPS="setup" bash "$peers_dir/run_all.sh"
+    break
+  fi
 done
-
-if [ -n "$setup" ]; then
-  RESULTS="$out" STEPS="setup" bash "$peers_dir/run_all.sh"
-fi
 # lib_bench.py's PostgreSQL plumbing imports psycopg in every library's venv, but setup_venvs.sh
 # installs it only where the library itself needs it (not for pgqueuer, which uses asyncpg)
-for lib in procrastinate pgqueuer oban; do
-  py="${VENVS:-/tmp/venvs}/$lib/bin/python"
+for lib in $libs; do
+  py="$venvs/$lib/bin/python"
   "$py" -c "import psycopg" 2>/dev/null || "$py" -m pip install -q "psycopg[binary]" 2>&1 | grep -v '^WARNING' || true
 done
 
-RESULTS="$out" STEPS="procrastinate pgqueuer oban summary" LIB_PROCS="${LIB_PROCS:-1 2}" LIB_CONCS=16 \
+RESULTS="$out" STEPS="$libs summary" LIB_PROCS="${LIB_PROCS:-1 2}" LIB_CONCS=16 \
   JOBS="${JOBS:-20000}" RUNS="${RUNS:-3}" bash "$peers_dir/run_all.sh"
 echo "peer figures: $out/libs.jsonl; next: bench/engine.sh --peers $out"

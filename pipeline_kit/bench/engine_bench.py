@@ -80,19 +80,20 @@ def throughput(database: str, url: str, config: BenchConfig,
                progress: Progress) -> Iterator[tuple[ThroughputRow, list[Sample]]]:
     """Every (batch, workers) configuration of one database, engine, raw and minimal in turn."""
     for batch in config.batches:
+        tasks = config.tasks_for(batch)
         for workers in config.workers:
             samples: list[Sample] = []
             for run in range(config.runs):
                 for mode in WORKERS:
                     sample = redo_if_interrupted(
-                        partial(one_run, url, mode, workers=workers, batch=batch, tasks=config.tasks_for(batch),
+                        partial(one_run, url, mode, workers=workers, batch=batch, tasks=tasks,
                                 timeout_s=config.run_timeout_s),
                         url, f"{database} workers={workers} batch={batch} {mode}", progress)
                     samples.append(sample)
                     progress(f"{database} workers={workers} batch={batch} run {run + 1}/{config.runs} "
                              f"{mode}: {sample.tasks_per_s:,.0f} tasks/s"
                              f"{'' if sample.exactly_once else ' EXACTLY-ONCE VIOLATED'}")
-            yield _row(database, workers, batch, config.tasks_for(batch), config.runs, samples), samples
+            yield _row(database, workers, batch, tasks, config.runs, samples), samples
 
 
 def enqueue_rows(database: str, samples: list[Sample]) -> list[EnqueueRow]:

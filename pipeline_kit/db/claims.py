@@ -133,9 +133,7 @@ def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         at = r["lease_expires_at"]
         if at not in expiry:
             expiry[at] = time_value(at)
-        r["lease_expires_at"] = expiry[at]
-        if r["params"] is not None:
-            r["params"] = json_value(r["params"])
+        r["lease_expires_at"], r["params"] = expiry[at], json_value(r["params"])
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
 
 
