@@ -11,14 +11,18 @@ from pipeline_kit.engine import Ack
 
 
 class Heartbeat:
-    """Renews held leases every `every_s` seconds; remembers which ones were fenced."""
+    """Renews held leases every `every_s` seconds; remembers which leases were fenced.
+
+    A fence belongs to one lease, (task_id, token), never to the task: the same worker may
+    claim the task again later under a new token and must be free to finish it.
+    """
 
     def __init__(self, db: Database, worker_id: str, *, lease_s: float, every_s: float,
                  on_error: Callable[[BaseException], None] | None = None) -> None:
         self.db, self.worker_id, self.lease_s, self.every_s = db, worker_id, lease_s, every_s
         self._held: dict[str, str] = {}
         self._stages: dict[str, str] = {}
-        self.fenced: set[str] = set()
+        self._fenced: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._on_error = on_error
@@ -40,6 +44,12 @@ class Heartbeat:
         with self._lock:
             self._held.pop(task_id, None)
             self._stages.pop(task_id, None)
+            self._fenced = {f for f in self._fenced if f[0] != task_id}
+
+    def is_fenced(self, task_id: str, token: str) -> bool:
+        """Whether a renewal of this very lease was refused (a newer lease is never affected)."""
+        with self._lock:
+            return (task_id, token) in self._fenced
 
     def set_stage(self, task_id: str, stage: str) -> None:
         with self._lock:
@@ -54,7 +64,11 @@ class Heartbeat:
             return
         acks = engine.heartbeat_many(self.db, self.worker_id, held, lease_s=self.lease_s, stages=stages)
         with self._lock:
-            self.fenced.update(t for t, ack in acks.items() if ack is Ack.FENCED)
+            for task_id, ack in acks.items():
+                if ack is Ack.FENCED:
+                    self._fenced.add((task_id, held[task_id]))
+                    if self._held.get(task_id) == held[task_id]:  # stop renewing a lease we lost
+                        del self._held[task_id]
         engine.touch_worker(self.db, self.worker_id, "working")
 
     def _run(self) -> None:

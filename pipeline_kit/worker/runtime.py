@@ -227,7 +227,7 @@ class Worker:
         still_ours = self.db_call(lambda: engine.heartbeat(self.db, lease.task_id, lease.token,
                                                            lease_s=self.cfg.lease_s, stage="finalizing",
                                                            worker_id=self.cfg.worker_id), "renew")
-        if still_ours is not Ack.ACCEPTED or lease.task_id in self.heartbeat.fenced:
+        if still_ours is not Ack.ACCEPTED or self.heartbeat.is_fenced(lease.task_id, lease.token):
             self.heartbeat.drop(lease.task_id)
             return "fenced"
         size, digest, final = None, None, None

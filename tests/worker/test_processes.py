@@ -153,6 +153,33 @@ def test_stopped_worker_is_fenced_and_new_owner_file_kept(db_url: str, db: Datab
     assert json.loads(path.read_text())["task_id"] == "slow"
 
 
+def test_woken_worker_finishes_the_task_it_claims_again(db_url: str, db: Database, tmp_path: Path) -> None:
+    """A fence belongs to one lease, never to the task. One worker frozen past its lease, its task
+    reclaimed by a watchdog, then woken: its old lease is refused, it claims the task again under a
+    new lease and completes it; the task never ends failed for that old fence."""
+    with db.engine.begin() as conn:
+        engine.enqueue(conn, [TaskSpec(task_id="wake", kind="noop", lane="default", max_attempts=3)])
+    sleeper = work(db_url, "sleeper", tmp_path, "--lanes", "default", "--backend", "sleep:2", "--until-empty",
+                   "--lease", "1", "--heartbeat", "0.3", "--watchdog", "0.5")
+    deadline = time.monotonic() + 60
+    while count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.worker_id == "sleeper")) == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)
+    sleeper.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(1.5)  # the lease runs out while it is frozen
+        assert [r.task_id for r in engine.reclaim_expired(db, by="test-watchdog")] == ["wake"]
+    finally:
+        sleeper.send_signal(signal.SIGCONT)
+    finish([sleeper])
+    with db.engine.connect() as conn:
+        row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "wake")).mappings().one()
+        outcomes = [o for (o,) in conn.execute(sa.select(attempts.c.outcome).order_by(attempts.c.attempt_no))]
+    assert row["status"] == "completed" and row["worker_id"] == "sleeper"
+    assert outcomes == ["lost", "completed"]
+
+
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_workers_survive_a_postgresql_restart(db_url: str, db: Database, tmp_path: Path) -> None:
     """PostgreSQL restarts mid-run: workers reconnect with backoff and finish every task once."""
