@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import wake
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
@@ -27,7 +28,8 @@ def _drop_attempt_indexes(conn: sa.Connection) -> None:
 
 
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes}
+# v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: wake.install}
 
 
 def schema_version(db: Database) -> int | None:
@@ -48,6 +50,7 @@ def init(db: Database) -> tuple[int | None, int]:
         for version in range((before or SCHEMA_VERSION) + 1, SCHEMA_VERSION + 1):
             MIGRATIONS[version](conn)
         if before is None:
+            wake.install(conn)
             conn.execute(sa.insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
         elif before != SCHEMA_VERSION:
             conn.execute(

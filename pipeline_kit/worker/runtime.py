@@ -27,6 +27,7 @@ from pipeline_kit import engine
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.classify import classify
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.wake import Waiter
 from pipeline_kit.engine import Ack, Completion, Lease
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
@@ -99,6 +100,7 @@ class Worker:
         self.backend = backend or get_backend(cfg.backend)
         self.window = Window.parse(cfg.hours) if cfg.hours else None
         self.stop_event = threading.Event()
+        self.waiter = Waiter(db, self.stop_event)
         self.summary = Summary(cfg.worker_id)
         self.heartbeat = Heartbeat(db, cfg.worker_id, lease_s=cfg.lease_s, every_s=cfg.heartbeat_s)
         self.spool = Spool(cfg.spool, cfg.worker_id)
@@ -120,6 +122,7 @@ class Worker:
             self.summary.stopped_by = self._loop(started, bar)
         finally:
             bar.close()
+            self.waiter.close()
             self.heartbeat.stop()
             try:
                 engine.touch_worker(self.db, self.cfg.worker_id, "stopped")
@@ -150,7 +153,7 @@ class Worker:
                 if self.cfg.until_empty and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
                                                          "open work") == 0:
                     return "empty"
-                self.stop_event.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
+                self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
             fault("after_claim")
             for lease in leases:
