@@ -73,8 +73,8 @@ def test_killed_worker_shows_not_responding(db_url: str, db: Database, tmp_path:
     _one_task(db)
     proc = work(db_url, "victim", tmp_path, "--lanes", "default", "--backend", "sleep:600", *LEASE)
     try:
-        wait_for("the worker running its task", lambda: _running(db, "victim"))
-        assert worker_info(db, "victim")["liveness"] == "working"
+        wait_for("the worker running its task, shown working",
+                 lambda: _running(db, "victim") and worker_info(db, "victim").get("liveness") == "working")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
