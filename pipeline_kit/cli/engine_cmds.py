@@ -7,6 +7,7 @@ import time
 import uuid
 
 from pipeline_kit import engine
+from pipeline_kit.cli.columns import TITLE_CELLS, clip, table
 from pipeline_kit.cli.common import json_object, open_db, positive_float, positive_int, print_json
 from pipeline_kit.db.migrate import init
 from pipeline_kit.engine.status import Overview
@@ -36,6 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("status", help="what is queued, running, stuck, blocked and failed, per worker")
     p.add_argument("bookcode", nargs="?")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--all", action="store_true", help="also list workers not seen for a day")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("retry", help="give a failed or canceled task a fresh attempt budget")
@@ -115,34 +117,65 @@ def cmd_watchdog(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     db = open_db(args)
-    view = engine.overview(db, args.bookcode)
+    view = engine.overview(db, args.bookcode, all_workers=args.all)
     if args.json:
         print_json(view.to_json())
     else:
-        print(render_status(view))
+        print(render_status(view, bookcode=args.bookcode))
     return 0
 
 
-def render_status(view: Overview) -> str:
-    """The human-readable status page."""
-    lines = [f"{view.total} tasks: " + ", ".join(f"{n} {s}" for s, n in view.counts.items() if n)]
-    lines.append("\nlane          limit  paused  " + "  ".join(f"{s[:10]:>10}" for s in view.counts))
-    for name, lane in sorted(view.lanes.items()):
-        limit = lane.get("max_running") or "-"
-        cells = "  ".join(f"{lane['counts'].get(s, 0):>10}" for s in view.counts)
-        lines.append(f"{name:<13} {limit!s:>5}  {'yes' if lane.get('paused') else 'no':>6}  {cells}")
+def render_status(view: Overview, *, bookcode: str | None = None) -> str:
+    """The human-readable status page; columns line up whatever the script of a name."""
+    lines = [f"{bookcode} — {view.books[bookcode]['title'] or '(no title)'}"] if bookcode else []
+    lines.append(f"{view.total} tasks: " + ", ".join(f"{n} {s}" for s, n in view.counts.items() if n))
+    if view.books and not bookcode:
+        lines += ["", *_books_table(view)]
+    lines += ["", *_lanes_table(view)]
     if view.workers:
-        lines.append("\nworker            host              state     done  running  current (stage, heartbeat age)")
-        for wid, w in sorted(view.workers.items()):
-            current = "; ".join(f"{c['task_id']} ({c['stage']}, {c['heartbeat_age_s']} s)" for c in w["current"][:3])
-            lines.append(f"{wid:<17} {str(w.get('host') or '-'):<17} {str(w.get('state') or '-'):<8} "
-                         f"{w['counts'].get('completed', 0):>5}  {len(w['current']):>7}  {current}")
+        lines += ["", *_workers_table(view)]
+    if view.folded_workers:
+        lines.append(f"{view.folded_workers} worker(s) not seen for a day folded away "
+                     "(`pipeline-kit status --all` lists them)")
     for title, problems in (("stuck", view.stuck), ("blocked", view.blocked), ("failed", view.failed)):
         if problems:
             lines.append(f"\n{title}:")
             for p in problems:
                 lines.append(f"  {p.task_id} [{p.lane}] {p.detail}\n    next: {p.next_action}")
     return "\n".join(lines)
+
+
+def _books_table(view: Overview) -> list[str]:
+    """Each book: its title (cut to TITLE_CELLS cells) and its tasks per status present."""
+    present = [s for s, n in view.counts.items() if n]
+    rows = [(code, clip(book["title"] or "", TITLE_CELLS), sum(book["counts"].values()),
+             *(book["counts"].get(s, 0) for s in present))
+            for code, book in sorted(view.books.items())]
+    return table(["book", "title", "tasks", *present], rows, right=range(2, 3 + len(present)))
+
+
+def _lanes_table(view: Overview) -> list[str]:
+    """Each lane: its limit, whether paused, and its tasks per status (every status a column)."""
+    rows = [(name, lane.get("max_running") or "-", "yes" if lane.get("paused") else "no",
+             *(lane["counts"].get(s, 0) for s in view.counts))
+            for name, lane in sorted(view.lanes.items())]
+    return table(["lane", "limit", "paused", *view.counts], rows,
+                 right=range(1, 3 + len(view.counts)))
+
+
+def _workers_table(view: Overview) -> list[str]:
+    """Each worker shown: its liveness, when last seen, and what it runs (stage, heartbeat age)."""
+    rows = [(wid, w.get("host"), w.get("liveness") or w.get("state"),
+             _seconds(w.get("last_seen_age_s")), w["counts"].get("completed", 0), len(w["current"]),
+             "; ".join(f"{c['task_id']} ({c['stage']}, {_seconds(c['heartbeat_age_s'])})"
+                       for c in w["current"][:3]))
+            for wid, w in sorted(view.workers.items())]
+    return table(["worker", "host", "state", "last seen", "done", "running",
+                  "current (stage, heartbeat age)"], rows, right=(3, 4, 5))
+
+
+def _seconds(age: float | None) -> str | None:
+    return None if age is None else f"{age:.0f} s"
 
 
 def cmd_retry(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 
 from pipeline_kit import film
+from pipeline_kit.cli.columns import TITLE_CELLS, clip, pad
 from pipeline_kit.cli.common import open_db, positive_int, print_json
 
 BLOCKERS_SHOWN = 8  # per chapter in the text view; --json lists them all
@@ -29,8 +30,8 @@ def cmd_film(args: argparse.Namespace) -> int:
     print(f"{status.bookcode} — {status.title}: {status.clips_done}/{status.shots} clips done")
     for ch in status.chapters:
         state = ch.film_path or ch.task_status or "not planned (chapter not split)"
-        print(f"  chapter {ch.chapter:>3} {ch.title[:40]:<40} {ch.clips_done:>4}/{ch.shots:<4} "
-              f"clips  film: {state}")
+        print(f"  chapter {ch.chapter:>3} {pad(clip(ch.title, TITLE_CELLS), TITLE_CELLS)} "
+              f"{ch.clips_done:>4}/{ch.shots:<4} clips  film: {state}")
         for blocker in ch.blockers[:args.blockers]:
             print(f"      blocked by {blocker.shot_id} (video {blocker.status or 'not planned'})")
         if len(ch.blockers) > args.blockers:

@@ -38,6 +38,11 @@ class Database:
     def url(self) -> str:
         return self.engine.url.render_as_string(hide_password=True)
 
+    @property
+    def where(self) -> str:
+        """Which database this is, for a person: see `describe_url`."""
+        return describe_url(self.engine.url)
+
     def dispose(self) -> None:
         self.engine.dispose()
 
@@ -66,6 +71,18 @@ def normalise_url(raw: str) -> URL:
     if backend == "sqlite":
         return url.set(drivername="sqlite+pysqlite")
     raise BadInput(f"unsupported database {backend!r}: use sqlite, postgresql or mysql/mariadb")
+
+
+def describe_url(url: str | URL) -> str:
+    """Which database a URL names, for a person: its kind, host, port and database name (the
+    file, for SQLite); never the user, password or query options."""
+    parsed = normalise_url(url) if isinstance(url, str) else url
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return f"SQLite {parsed.database or ':memory:'}"
+    kind = "PostgreSQL" if backend == "postgresql" else "MariaDB/MySQL"
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{kind} {parsed.host or 'localhost'}{port}, database {parsed.database or '(default)'}"
 
 
 def _redact(raw: str) -> str:

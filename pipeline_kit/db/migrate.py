@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import wake
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata
+from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata, workers
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
 
@@ -27,9 +27,19 @@ def _drop_attempt_indexes(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"DROP INDEX {name}{on_table}"))
 
 
+def _add_worker_lease(conn: sa.Connection) -> None:
+    """v4: workers.lease_s, the lease a worker runs with, so a heartbeat older than it can be
+    shown as `not responding` (a database created by this version already has it)."""
+    if "lease_s" not in {c["name"] for c in sa.inspect(conn).get_columns("workers")}:
+        kind = workers.c.lease_s.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE workers ADD COLUMN lease_s {kind}"))
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
 # v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: wake.install}
+# v4: workers.lease_s (liveness).
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: wake.install,
+                                                          4: _add_worker_lease}
 
 
 def schema_version(db: Database) -> int | None:

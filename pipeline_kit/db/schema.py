@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -221,5 +221,6 @@ workers = Table(
     Column("started_at", Time),
     Column("last_seen_at", Time),
     Column("state", String(16)),  # working | idle | stopped
+    Column("lease_s", Float),  # its lease length: a heartbeat older than that = not responding
     **_mysql,
 )

@@ -11,9 +11,11 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import lanes, task_deps, tasks, workers
+from pipeline_kit.db.schema import books, lanes, task_deps, tasks, workers
 from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.engine.registry import FOLD_AFTER_S, Liveness, judge
 from pipeline_kit.engine.states import DEAD_ENDS, Status
+from pipeline_kit.errors import NotFound
 
 LISTED = 50  # at most this many stuck / blocked / failed tasks are listed
 
@@ -37,6 +39,8 @@ class Overview:
     blocked: list[Problem] = field(default_factory=list)
     failed: list[Problem] = field(default_factory=list)
     db_time: datetime | None = None
+    books: dict[str, dict[str, Any]] = field(default_factory=dict)  # bookcode -> title, counts
+    folded_workers: int = 0  # not seen for a day, holding nothing: left out unless asked for
 
     @property
     def total(self) -> int:
@@ -49,11 +53,16 @@ class Overview:
         return out
 
 
-def overview(db: Database, bookcode: str | None = None) -> Overview:
-    """Counts per status, per lane and per worker, plus the tasks that need a person, with advice."""
+def overview(db: Database, bookcode: str | None = None, *, all_workers: bool = False) -> Overview:
+    """Counts per status, per book, per lane and per worker, plus the tasks that need a person,
+    with advice. An unknown bookcode is NotFound; `all_workers` also lists the folded workers."""
     scope = [tasks.c.bookcode == bookcode] if bookcode else []
     with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
         now = conn.execute(sa.select(db_now())).scalar()
+        books_seen = _books(conn, bookcode)
+        if bookcode and bookcode not in books_seen:
+            raise NotFound(f"no book {bookcode!r} in this database "
+                           "(`pipeline-kit status` lists the books)")
         counts = {s.value: 0 for s in Status}
         per_lane: dict[str, dict[str, Any]] = {}
         for lane in conn.execute(sa.select(lanes)).mappings():
@@ -63,23 +72,7 @@ def overview(db: Database, bookcode: str | None = None) -> Overview:
                                 .where(*scope).group_by(tasks.c.lane, tasks.c.status)):
             counts[row.status] = counts.get(row.status, 0) + row.n
             per_lane.setdefault(row.lane, {"counts": {}})["counts"][row.status] = row.n
-        per_worker: dict[str, dict[str, Any]] = defaultdict(lambda: {"counts": {}, "current": []})
-        for row in conn.execute(sa.select(tasks.c.worker_id, tasks.c.status, sa.func.count().label("n"))
-                                .where(tasks.c.worker_id.is_not(None), *scope)
-                                .group_by(tasks.c.worker_id, tasks.c.status)):
-            per_worker[row.worker_id]["counts"][row.status] = row.n
-        for row in conn.execute(sa.select(tasks.c.worker_id, tasks.c.task_id, tasks.c.stage, tasks.c.heartbeat_at,
-                                          tasks.c.lease_expires_at)
-                                .where(tasks.c.status == Status.PROCESSING.value, *scope)
-                                .order_by(tasks.c.worker_id, tasks.c.id)):
-            per_worker[row.worker_id]["current"].append(
-                {"task_id": row.task_id, "stage": row.stage,
-                 "heartbeat_age_s": _age(now, row.heartbeat_at),
-                 "lease_left_s": -_age(now, row.lease_expires_at) if row.lease_expires_at else None})
-        for row in conn.execute(sa.select(workers)).mappings():
-            info = per_worker[row["worker_id"]]
-            info.update(host=row["host"], uid=row["uid"], lanes=row["lanes"], state=row["state"],
-                        last_seen_age_s=_age(now, row["last_seen_at"]))
+        shown, folded = _workers(conn, now, scope, all_workers)
         stuck = [
             Problem(r.task_id, r.status, r.lane, r.worker_id, f"lease expired {_age(now, r.lease_expires_at):.0f} s ago",
                     "run `pipeline-kit watchdog --once` (workers do it on their own within a minute)")
@@ -104,8 +97,74 @@ def overview(db: Database, bookcode: str | None = None) -> Overview:
             blocked.append(Problem(r.task_id, r.status, r.lane, r.worker_id,
                                    f"waits on {', '.join(blockers) or 'a dependency that cannot finish'}",
                                    "retry the failed dependency; this task is released when it can run"))
-    return Overview(counts=counts, lanes=per_lane, workers=dict(per_worker), stuck=stuck,
-                    blocked=blocked, failed=failed, db_time=now)
+    return Overview(counts=counts, lanes=per_lane, workers=shown, stuck=stuck, blocked=blocked,
+                    failed=failed, db_time=now, books=books_seen, folded_workers=folded)
+
+
+def _books(conn: sa.Connection, bookcode: str | None) -> dict[str, dict[str, Any]]:
+    """Each book (or the one asked for) with its title and its tasks per status; books not yet
+    split and bookcodes that only tasks name are listed too."""
+    found: dict[str, dict[str, Any]] = {}
+    query = sa.select(books.c.bookcode, books.c.title)
+    for row in conn.execute(query.where(books.c.bookcode == bookcode) if bookcode else query):
+        found[row.bookcode] = {"title": row.title, "counts": {}}
+    scope = [tasks.c.bookcode == bookcode] if bookcode else [tasks.c.bookcode.is_not(None)]
+    for row in conn.execute(sa.select(tasks.c.bookcode, tasks.c.status, sa.func.count().label("n"))
+                            .where(*scope)
+                            .group_by(tasks.c.bookcode, tasks.c.status)):
+        found.setdefault(row.bookcode, {"title": None, "counts": {}})["counts"][row.status] = row.n
+    return found
+
+
+def _workers(conn: sa.Connection, now: datetime | None, scope: list[Any],
+             all_workers: bool) -> tuple[dict[str, dict[str, Any]], int]:
+    """Each worker's counts, running tasks and liveness; workers not seen for a day and holding
+    nothing are folded away unless `all_workers` (returns the shown ones and how many folded)."""
+    per_worker: dict[str, dict[str, Any]] = defaultdict(lambda: {"counts": {}, "current": []})
+    last_beat: dict[str, datetime | None] = {}
+    for row in conn.execute(sa.select(tasks.c.worker_id, tasks.c.status, sa.func.count().label("n"),
+                                      sa.func.max(tasks.c.heartbeat_at).label("beat"))
+                            .where(tasks.c.worker_id.is_not(None), *scope)
+                            .group_by(tasks.c.worker_id, tasks.c.status)):
+        per_worker[row.worker_id]["counts"][row.status] = row.n
+        last_beat[row.worker_id] = max(filter(None, (last_beat.get(row.worker_id), row.beat)),
+                                       default=None)
+    for row in conn.execute(sa.select(tasks.c.worker_id, tasks.c.task_id, tasks.c.stage,
+                                      tasks.c.heartbeat_at, tasks.c.lease_expires_at)
+                            .where(tasks.c.status == Status.PROCESSING.value, *scope)
+                            .order_by(tasks.c.worker_id, tasks.c.id)):
+        per_worker[row.worker_id]["current"].append(
+            {"task_id": row.task_id, "stage": row.stage,
+             "heartbeat_age_s": _age(now, row.heartbeat_at),
+             "lease_left_s": -_age(now, row.lease_expires_at) if row.lease_expires_at else None})
+    registered = {row["worker_id"]: row for row in conn.execute(sa.select(workers)).mappings()}
+    shown: dict[str, dict[str, Any]] = {}
+    folded = 0
+    for worker_id in sorted(set(per_worker) | set(registered)):
+        info, row = per_worker[worker_id], registered.get(worker_id)
+        if row is not None:
+            info.update(host=row["host"], uid=row["uid"], lanes=row["lanes"], state=row["state"],
+                        lease_s=row["lease_s"], last_seen_age_s=_age(now, row["last_seen_at"]))
+        else:  # an engine user that never registered: judged by its tasks alone
+            info.update(host=None, uid=None, lanes=None, state=None, lease_s=None,
+                        last_seen_age_s=_age(now, last_beat.get(worker_id)))
+        live = (judge(info["state"], info["last_seen_age_s"], info["lease_s"])
+                or _by_tasks(info["current"]))
+        info["liveness"] = live.value if live else None
+        age = info["last_seen_age_s"]
+        if not all_workers and not info["current"] and (age is None or age > FOLD_AFTER_S):
+            folded += 1
+        else:
+            shown[worker_id] = info
+    return shown, folded
+
+
+def _by_tasks(current: list[dict[str, Any]]) -> Liveness | None:
+    """An unregistered worker: not responding if a lease it holds ran out, working if it holds
+    one, unknown otherwise."""
+    if any((t["lease_left_s"] or 0) < 0 for t in current):
+        return Liveness.NOT_RESPONDING
+    return Liveness.WORKING if current else None
 
 
 def _age(now: datetime | None, then: datetime | None) -> float | None:

@@ -1,8 +1,10 @@
 """The admin screen's view-model: one snapshot of the fleet, and the operator's buttons.
 
 A snapshot is the engine's `overview` reshaped into rows a screen can lay out, plus what the
-overview does not hold: throughput over the last hour (closed attempts, by the database clock)
-and the running tasks whose lease runs out soon. Actions call the engine's operator verbs.
+overview does not hold: throughput over the last few minutes (closed attempts, by the database
+clock, so a rate says how fast the fleet goes now, not an hour's average) and the running tasks
+whose lease runs out soon. It names the database it watches, without user or password. Actions
+call the engine's operator verbs.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pipeline_kit.engine.status import Problem
 from pipeline_kit.ui.actions import ActionResult, attempt
 
 HOUR_S = 3600.0
+RATE_WINDOW_S = 300.0  # rates are over the last five minutes
 OPEN = (Status.PENDING.value, Status.PROCESSING.value)
 
 
@@ -38,7 +41,7 @@ class LaneRow:
 class WorkerRow:
     worker_id: str
     host: str | None
-    state: str | None  # working | idle | stopped (None: never registered)
+    state: str | None  # working | idle | stopped | not responding (None: never registered)
     task_id: str | None  # the first task it holds now
     running: int  # tasks it holds now
     stage: str | None
@@ -65,9 +68,12 @@ class ProblemRow:
 
 @dataclass(frozen=True)
 class Throughput:
-    """Attempts closed in the last hour, by outcome (completed, retried, failed, lost, canceled)."""
+    """Attempts closed in the last `window_s` seconds, by outcome (completed, retried, failed,
+    lost, canceled), and the tasks completed in the last hour for scale."""
 
     outcomes: Mapping[str, int]
+    completed_last_hour: int = 0
+    window_s: float = RATE_WINDOW_S
 
     @property
     def completed(self) -> int:
@@ -75,7 +81,8 @@ class Throughput:
 
     @property
     def per_minute(self) -> float:
-        return round(self.completed / (HOUR_S / 60), 2)
+        """Completions a minute over the window (not over the hour)."""
+        return round(self.completed / (self.window_s / 60), 2)
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,8 @@ class MonitorSnapshot:
     failed: tuple[ProblemRow, ...]
     blocked: tuple[ProblemRow, ...]
     throughput: Throughput
+    database: str = ""  # which database is watched: kind, host and name, never a password
+    folded_workers: int = 0  # workers not seen for a day, left out unless `show_all`
 
     @property
     def total(self) -> int:
@@ -103,13 +112,14 @@ class MonitorModel:
     """Read the fleet's state and act on tasks and lanes, for one book or the whole database."""
 
     def __init__(self, db: Database, bookcode: str | None = None, *, expiring_within_s: float = 30.0,
-                 by: str = "monitor") -> None:
+                 by: str = "monitor", show_all: bool = False) -> None:
         self.db, self.bookcode, self.by = db, bookcode or None, by
         self.expiring_within_s = expiring_within_s
+        self.show_all = show_all  # also list workers not seen for a day
 
     def snapshot(self) -> MonitorSnapshot:
         """Everything the admin screen shows, read in a few short queries."""
-        view = engine.overview(self.db, self.bookcode)
+        view = engine.overview(self.db, self.bookcode, all_workers=self.show_all)
         return MonitorSnapshot(
             db_time=view.db_time,
             counts=dict(view.counts),
@@ -120,7 +130,9 @@ class MonitorModel:
             expiring=_expiring(view.workers, self.expiring_within_s),
             failed=tuple(_problem(p) for p in view.failed),
             blocked=tuple(_problem(p) for p in view.blocked),
-            throughput=Throughput(self._closed_last_hour()),
+            throughput=self._throughput(),
+            database=self.db.where,
+            folded_workers=view.folded_workers,
         )
 
     def retry(self, task_id: str) -> ActionResult:
@@ -140,15 +152,21 @@ class MonitorModel:
     def resume(self, lane: str) -> ActionResult:
         return attempt(lambda: engine.update_lane(self.db, lane, paused=False), lambda _: f"lane {lane} resumed")
 
-    def _closed_last_hour(self) -> dict[str, int]:
-        query = (sa.select(attempts.c.outcome, sa.func.count().label("n"))
+    def _throughput(self) -> Throughput:
+        """Attempts closed within the rate window by outcome, and completions in the last hour."""
+        in_window = attempts.c.finished_at >= now_plus(-RATE_WINDOW_S)
+        recent = sa.func.sum(sa.case((in_window, 1), else_=0)).label("recent")
+        query = (sa.select(attempts.c.outcome, sa.func.count().label("hour"), recent)
                  .where(attempts.c.finished_at >= now_plus(-HOUR_S), attempts.c.outcome.is_not(None))
                  .group_by(attempts.c.outcome))
         if self.bookcode:
             query = query.where(attempts.c.task_id.in_(
                 sa.select(tasks.c.task_id).where(tasks.c.bookcode == self.bookcode)))
         with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
-            return {row.outcome: int(row.n) for row in conn.execute(query)}
+            rows = conn.execute(query).all()
+        return Throughput(outcomes={r.outcome: int(r.recent) for r in rows if r.recent},
+                          completed_last_hour=sum(int(r.hour) for r in rows
+                                                  if r.outcome == Outcome.COMPLETED.value))
 
 
 def _workers(raw: Mapping[str, Mapping[str, Any]]) -> tuple[WorkerRow, ...]:
@@ -157,7 +175,8 @@ def _workers(raw: Mapping[str, Mapping[str, Any]]) -> tuple[WorkerRow, ...]:
         current = list(info.get("current", []))
         first = current[0] if current else {}
         rows.append(WorkerRow(
-            worker_id=worker_id, host=info.get("host"), state=info.get("state"), task_id=first.get("task_id"),
+            worker_id=worker_id, host=info.get("host"),
+            state=info.get("liveness") or info.get("state"), task_id=first.get("task_id"),
             running=len(current), stage=first.get("stage"), heartbeat_age_s=first.get("heartbeat_age_s"),
             last_seen_age_s=info.get("last_seen_age_s"),
             completed=int(info.get("counts", {}).get(Status.COMPLETED.value, 0)),

@@ -12,11 +12,12 @@ from typing import TypeVar
 
 import ipywidgets as w
 
+from pipeline_kit.engine.registry import Liveness
 from pipeline_kit.engine.states import Status
 from pipeline_kit.ui.actions import ActionResult
 from pipeline_kit.ui.live import Refresher
 from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, ProblemRow
-from pipeline_kit.ui.widgets import STYLE, Message, ages, heading, table
+from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, table
 
 Row = TypeVar("Row")
 STATUSES = [s.value for s in Status]
@@ -33,6 +34,10 @@ class MonitorScreen:
         self.toggle.on_click(lambda _: self._toggle())
         self.refresh_button = w.Button(description="Refresh now", icon="refresh")
         self.refresh_button.on_click(lambda _: self.live.refresh())
+        self.fold = w.ToggleButton(value=model.show_all, icon="eye",
+                                   description="Show workers not seen for a day")
+        self.fold.observe(lambda change: self._show_all(bool(change["new"])), names="value")
+        self.folded = w.HTML()
         self.counts, self.throughput = w.HTML(), w.HTML()
         self.lanes, self.problems = w.VBox(), w.VBox()
         self.workers, self.expiring = w.HTML(), w.HTML()
@@ -43,7 +48,7 @@ class MonitorScreen:
             w.HTML(STYLE), w.HBox([self.toggle, self.refresh_button, self.clock]), self.message.widget,
             heading("Tasks by status"), self.counts, self.throughput,
             heading("Lanes"), self.lanes,
-            heading("Workers"), self.workers,
+            heading("Workers"), self.workers, w.HBox([self.fold, self.folded]),
             heading("Leases about to expire"), self.expiring,
             heading("Failed and blocked tasks"), self.problems,
         ])
@@ -68,19 +73,26 @@ class MonitorScreen:
     def show(self, snap: MonitorSnapshot) -> None:
         when = snap.db_time.strftime("%Y-%m-%d %H:%M:%S") if snap.db_time else "?"
         scope = f"book {html.escape(self.model.bookcode)}" if self.model.bookcode else "all books"
-        self.clock.value = (f"&nbsp;{scope} · database time <span data-pk='db-time'>{when}</span> UTC · "
+        self.clock.value = (f"&nbsp;<span data-pk='database'>{html.escape(snap.database)}</span> · "
+                            f"{scope} · database time <span data-pk='db-time'>{when}</span> UTC · "
                             f"{snap.open} open of {snap.total}")
         self.counts.value = _counts(snap)
         t = snap.throughput
         closed = ", ".join(f"{n} {k}" for k, n in sorted(t.outcomes.items())) or "nothing"
-        self.throughput.value = (f"<p data-pk='throughput'>Last hour: <b>{t.completed}</b> completed "
-                                 f"({t.per_minute:g}/min); attempts closed: {html.escape(closed)}</p>")
+        self.throughput.value = (
+            f"<p data-pk='throughput'>Last {t.window_s / 60:g} min: <b>{t.completed}</b> completed "
+            f"(<b>{t.per_minute:g}/min</b>); attempts closed: {html.escape(closed)} · "
+            f"last hour: {t.completed_last_hour} completed</p>")
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
-            [(r.worker_id, r.host, r.state, r.task_id + (f" (+{r.running - 1})" if r.running > 1 else "")
+            [(r.worker_id, r.host, _state(r.state), r.task_id + (f" (+{r.running - 1})" if r.running > 1 else "")
               if r.task_id else "", r.stage, ages(r.heartbeat_age_s), ages(r.last_seen_age_s), r.completed)
-             for r in snap.workers], key="workers", empty="no worker has registered yet")
+             for r in snap.workers], key="workers",
+            empty="no worker seen for a day" if snap.folded_workers else "no worker has registered")
+        folded = snap.folded_workers and not self.model.show_all
+        self.folded.value = (f"<span data-pk='folded'>&nbsp;{snap.folded_workers} worker(s) "
+                             "not seen for a day folded away</span>" if folded else "")
         self.expiring.value = table(
             ["task", "worker", "lease left"], [(r.task_id, r.worker_id, ages(r.lease_left_s)) for r in snap.expiring],
             key="expiring", empty=f"no lease ends within {self.model.expiring_within_s:g} s")
@@ -146,6 +158,11 @@ class MonitorScreen:
     def _act(self, action: Callable[[], ActionResult]) -> None:
         self.live.act(action, self.message.show)
 
+    def _show_all(self, show: bool) -> None:
+        """The fold toggle: list the workers not seen for a day too (or fold them again)."""
+        self.model.show_all = show
+        self.live.refresh()
+
     def _toggle(self) -> None:
         if self.live.running:
             self.stop()
@@ -156,6 +173,11 @@ class MonitorScreen:
         running = self.live.running
         self.toggle.description = "Stop auto-refresh" if running else "Start auto-refresh"
         self.toggle.icon = "pause" if running else "play"
+
+
+def _state(state: str | None) -> Styled | str | None:
+    """A worker's state, in red when it does not respond."""
+    return Styled(state, "pk-bad") if state == Liveness.NOT_RESPONDING.value else state
 
 
 def _counts(snap: MonitorSnapshot) -> str:

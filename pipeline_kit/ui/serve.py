@@ -21,7 +21,7 @@ from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 from sqlalchemy.engine import make_url
 
-from pipeline_kit.db.connect import ENV_VAR
+from pipeline_kit.db.connect import ENV_VAR, describe_url
 from pipeline_kit.errors import BadInput
 
 MONITOR = "03_monitor.ipynb"
@@ -67,7 +67,8 @@ def serve_monitor(url: str, *, port: int, open_browser: bool, bookcode: str = ""
     with tempfile.TemporaryDirectory(prefix="pk-monitor-") as folder:
         notebook = prepare_monitor(Path(folder), bookcode=bookcode, refresh_s=refresh_s)
         env = {**os.environ, ENV_VAR: absolute_url(url)}
-        print(f"admin screen on http://{HOST}:{port}/ (Ctrl-C stops it)", flush=True)
+        print(f"admin screen on http://{HOST}:{port}/ watching {describe_url(url)} "
+              "(Ctrl-C stops it)", flush=True)
         proc = subprocess.Popen(voila_command(notebook, port=port, open_browser=open_browser), env=env)
         if threading.current_thread() is threading.main_thread():  # SIGTERM stops Voilà and its kernel too
             signal.signal(signal.SIGTERM, lambda *_: proc.terminate())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import ipywidgets as w
 
@@ -27,9 +28,19 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, key: str 
     return f'<table class="pk-table" data-pk="{key}"><tr>{head}</tr>{"".join(body)}</table>'
 
 
+@dataclass(frozen=True)
+class Styled:
+    """A table cell shown with a CSS class (e.g. `pk-bad`, red); its text is escaped too."""
+
+    text: str
+    css: str
+
+
 def cell(value: object) -> str:
     if value is None:
         return ""
+    if isinstance(value, Styled):
+        return f'<span class="{html.escape(value.css)}">{html.escape(value.text)}</span>'
     if isinstance(value, float):
         return f"{value:.1f}"
     if isinstance(value, (tuple, list)):

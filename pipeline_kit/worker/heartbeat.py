@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from pipeline_kit import engine
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack
 
+STAGE_GAP_S = 1.0  # a new stage is written this soon, not at the next renewal (coalesced)
+
 
 class Heartbeat:
     """Renews held leases every `every_s` seconds; remembers which leases were fenced.
 
     A fence belongs to one lease, (task_id, token), never to the task: the same worker may
-    claim the task again later under a new token and must be free to finish it.
+    claim the task again later under a new token and must be free to finish it. A stage the
+    worker reports reaches the database within STAGE_GAP_S, so an operator never reads
+    `claimed` for a task that has been generating for a whole heartbeat interval.
     """
 
     def __init__(self, db: Database, worker_id: str, *, lease_s: float, every_s: float,
@@ -25,6 +30,7 @@ class Heartbeat:
         self._fenced: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._staged = threading.Event()  # a stage changed since the last beat
         self._on_error = on_error
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{worker_id}", daemon=True)
 
@@ -34,6 +40,7 @@ class Heartbeat:
 
     def stop(self) -> None:
         self._stop.set()
+        self._staged.set()
         self._thread.join(timeout=self.every_s + 5)
 
     def hold(self, task_id: str, token: str) -> None:
@@ -53,7 +60,10 @@ class Heartbeat:
 
     def set_stage(self, task_id: str, stage: str) -> None:
         with self._lock:
+            changed = self._stages.get(task_id) != stage
             self._stages[task_id] = stage
+        if changed:
+            self._staged.set()
 
     def beat(self) -> None:
         """Renew now (also called by the runtime right before it publishes an output)."""
@@ -72,7 +82,15 @@ class Heartbeat:
         engine.touch_worker(self.db, self.worker_id, "working")
 
     def _run(self) -> None:
-        while not self._stop.wait(self.every_s):
+        last = time.monotonic()
+        while True:
+            if self._staged.wait(max(last + self.every_s - time.monotonic(), 0.0)):
+                # a new stage: write it soon, but not more often than every STAGE_GAP_S
+                self._stop.wait(max(last + min(STAGE_GAP_S, self.every_s) - time.monotonic(), 0.0))
+            if self._stop.is_set():
+                return
+            self._staged.clear()
+            last = time.monotonic()
             try:
                 self.beat()
             except Exception as exc:  # the database may be away: the next beat tries again

@@ -114,7 +114,8 @@ class Worker:
         started = time.monotonic()
         engine.require_lanes(self.db, list(self.cfg.lanes))
         self.db_call(lambda: engine.register_worker(self.db, self.cfg.worker_id, lanes=list(self.cfg.lanes),
-                                                    uid=self.cfg.uid, backend=self.cfg.backend), "register")
+                                                    uid=self.cfg.uid, backend=self.cfg.backend,
+                                                    lease_s=self.cfg.lease_s), "register")
         self._flush_spool()
         self.heartbeat.start()
         bar = tqdm(desc=self.cfg.worker_id, unit="task", disable=not self.cfg.progress, file=sys.stderr)

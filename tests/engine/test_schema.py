@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from pipeline_kit import engine
 from pipeline_kit.db import Database
 from pipeline_kit.db.migrate import init, require_schema, schema_version
-from pipeline_kit.db.schema import SCHEMA_VERSION, meta
+from pipeline_kit.db.schema import SCHEMA_VERSION, meta, workers
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
 
@@ -49,3 +49,18 @@ def test_a_newer_schema_is_refused(db: Database) -> None:
             require_schema(db)
     finally:
         _set_version(db, SCHEMA_VERSION)  # the server databases are reused by later tests
+
+
+def test_version_2_gains_the_workers_lease(db: Database) -> None:
+    """A v2 database (workers without lease_s) is upgraded by init; its worker rows are kept and
+    a worker registered afterwards records the lease it runs with."""
+    engine.register_worker(db, "old", lanes=["default"])
+    with db.engine.begin() as conn:
+        conn.execute(sa.text("ALTER TABLE workers DROP COLUMN lease_s"))
+    _set_version(db, 2)
+    assert init(db) == (2, SCHEMA_VERSION)
+    assert "lease_s" in {c["name"] for c in sa.inspect(db.engine).get_columns("workers")}
+    engine.register_worker(db, "new", lanes=["default"], lease_s=45)
+    with db.engine.connect() as conn:
+        rows = dict(conn.execute(sa.select(workers.c.worker_id, workers.c.lease_s)).all())
+    assert rows == {"old": None, "new": 45}

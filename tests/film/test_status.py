@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import unicodedata
 
 import pytest
 import sqlalchemy as sa
 
 from pipeline_kit.cli import film_cmds
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.db.schema import chapters, tasks
 from pipeline_kit.engine import enqueue
 from pipeline_kit.errors import NotFound
 from pipeline_kit.film import assembly_specs, book_task_id, chapter_task_id, film_status
@@ -79,3 +80,22 @@ def test_cli_shows_chapters_blockers_and_paths(book: Database, db_url: str,
     data = json.loads(capsys.readouterr().out)
     assert [c["clips_done"] for c in data["chapters"]] == [2, 1]
     assert data["chapters"][1]["blockers"][0]["shot_id"] == shot_id(2, 1)
+
+
+def test_cli_columns_line_up_with_chinese_titles(book: Database, db_url: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Chapter titles in Chinese (two terminal cells a character), short or longer than the
+    title column, keep `film`'s columns in line: each chapter's clip count starts at one cell."""
+    with book.engine.begin() as conn:
+        conn.execute(sa.update(chapters).where(chapters.c.number == 1)
+                     .values(title="第一回 灵根育孕源流出 心性修持大道生 美猴王称王花果山"))
+        conn.execute(sa.update(chapters).where(chapters.c.number == 2).values(title="序章"))
+    run_cli(db_url, BOOK)
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  chapter ")]
+    assert len(rows) == 2 and "序章" in rows[1]
+    assert len({cells(row[:row.index("/")]) for row in rows}) == 1, rows  # the "done/shots" slash
+
+
+def cells(text: str) -> int:
+    """Terminal cells `text` takes, measured independently of the code under test."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)

@@ -1,15 +1,22 @@
-"""The admin screen's view-model on every database: counts, workers, expiring leases, problems,
-throughput, and the retry / cancel / pause / resume buttons."""
+"""The admin screen's view-model on every database: counts, workers and their liveness,
+expiring leases, problems, recent throughput, the database watched, and the retry / cancel /
+pause / resume buttons."""
 
 from __future__ import annotations
 
+import html
+
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from pipeline_kit import engine
-from pipeline_kit.db import Database
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.db import Database, create
+from pipeline_kit.db.connect import describe_url
+from pipeline_kit.db.schema import attempts, tasks, workers
+from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine import Completion, TaskSpec
 from pipeline_kit.ui.monitor import MonitorModel
+from pipeline_kit.ui.monitor_view import monitor_screen
 
 
 def _enqueue(db: Database, *keys: str, lane: str = "default") -> None:
@@ -91,3 +98,57 @@ def test_snapshot_scoped_to_a_book(db: Database) -> None:
     snap = MonitorModel(db, "bk-x").snapshot()
     assert snap.total == 1 and snap.throughput.completed == 1
     assert MonitorModel(db).snapshot().throughput.completed == 2
+
+
+def _seen_ago(db: Database, worker_id: str, seconds: float) -> None:
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(workers).where(workers.c.worker_id == worker_id)
+                     .values(last_seen_at=now_plus(-seconds)))
+
+
+def test_snapshot_names_the_database_but_never_its_password(db: Database, db_url: str) -> None:
+    """The screen says which database it watches (its host and name, or the SQLite file) and
+    never a user's password, even when the URL carries one."""
+    url = make_url(db_url)
+    snap = MonitorModel(db).snapshot()
+    assert snap.database == db.where and url.database and url.database in snap.database
+    if url.host:
+        assert url.host in snap.database
+    screen = monitor_screen(MonitorModel(db), auto=False)
+    assert html.escape(snap.database) in screen.clock.value
+    if url.host:  # a URL with a password gives the same words, and never the password
+        secret = create(url.set(password="s3cret-pw").render_as_string(hide_password=False))
+        assert secret.where == snap.database and "s3cret" not in secret.where
+    assert describe_url("postgresql://pk:s3cret@films.example:6543/night?password=s3cret") == \
+        "PostgreSQL films.example:6543, database night"
+
+
+def test_rates_are_over_the_last_minutes_not_the_hour(db: Database) -> None:
+    """Throughput counts attempts closed in the last few minutes and gives their rate per
+    minute over that window; completions from half an hour ago count only in the hour."""
+    _enqueue(db, *(f"t{i}" for i in range(4)))
+    for lease in engine.claim(db, "w1", ["default"], limit=4):
+        engine.complete(db, Completion(task_id=lease.task_id, token=lease.token), worker_id="w1")
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(attempts).where(attempts.c.task_id.in_(["t0", "t1"]))
+                     .values(finished_at=now_plus(-1800)))
+    t = MonitorModel(db).snapshot().throughput
+    assert t.window_s <= 600 and t.outcomes == {"completed": 2} and t.completed_last_hour == 4
+    assert t.per_minute == round(2 / (t.window_s / 60), 2)
+
+
+def test_not_responding_is_red_and_old_workers_fold(db: Database) -> None:
+    """A worker silent for longer than its lease shows `not responding` in red; one not seen for
+    a day is folded away (the screen says how many) until the toggle shows it."""
+    for worker_id in ("fine", "silent", "gone"):
+        engine.register_worker(db, worker_id, lanes=["default"], lease_s=10)
+    _seen_ago(db, "silent", 60)
+    _seen_ago(db, "gone", 3 * 24 * 3600)
+    snap = MonitorModel(db).snapshot()
+    assert {r.worker_id: r.state for r in snap.workers} == {"fine": "working", "silent": "not responding"}
+    assert snap.folded_workers == 1
+    screen = monitor_screen(MonitorModel(db), auto=False)
+    assert '<span class="pk-bad">not responding</span>' in screen.workers.value
+    assert "gone" not in screen.workers.value and "1 worker(s) not seen for a day" in screen.folded.value
+    screen.fold.value = True
+    assert "gone" in screen.workers.value and screen.folded.value == ""
