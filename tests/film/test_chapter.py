@@ -134,6 +134,19 @@ def test_contact_sheet_has_one_labelled_cell_per_shot(assembled: Assembled) -> N
         assert filled == (index < len(entries)), f"cell {index}"
 
 
+def test_contact_sheet_reads_at_full_size(assembled: Assembled) -> None:
+    """A contact sheet is legible at 100%: thumbnails half a frame wide (320 px for 640), at
+    most four to a row, and each shot id written at least 11 px tall."""
+    with Image.open(assembled.output.extras[CONTACT]) as sheet:
+        pixels = np.asarray(sheet.convert("L")).astype(int)
+    layout = cards.grid_for(len(assembled.entries), SIZE)
+    cell_w, cell_h = layout.cell
+    assert cell_w >= SIZE[0] // 2 and layout.columns <= 4
+    strip = pixels[cell_h - cards.LABEL_HEIGHT:cell_h, :cell_w]
+    inked = np.nonzero((strip > 128).any(axis=1))[0]
+    assert inked.size and inked[-1] - inked[0] + 1 >= 11
+
+
 def test_side_files_sit_next_to_the_film(assembled: Assembled) -> None:
     """Side files are temporary files beside the one being written, for the runtime to publish."""
     job, output = assembled.job, assembled.output
