@@ -133,8 +133,9 @@ def warn_missing(langs: Iterable[str | None], stream: IO[str] | None = None) -> 
 def matplotlib_rc() -> dict[str, Any]:
     """matplotlib rc settings that draw CJK text with the found font ({} without one).
 
-    Latin text keeps DejaVu Sans; matplotlib falls back per glyph to the CJK font, which is
-    registered with its font manager here. Use as `with matplotlib.rc_context(matplotlib_rc()):`.
+    Latin text keeps DejaVu Sans; matplotlib falls back per glyph to the CJK font (a list of
+    families, not a generic one, turns that on), which is registered with its font manager here.
+    Use as `with matplotlib.rc_context(matplotlib_rc()):`.
     """
     path = cjk_font_path()
     if path is None:
@@ -143,4 +144,4 @@ def matplotlib_rc() -> dict[str, Any]:
 
     font_manager.fontManager.addfont(path)
     name = font_manager.FontProperties(fname=path).get_name()
-    return {"font.family": "sans-serif", "font.sans-serif": ["DejaVu Sans", name]}
+    return {"font.family": ["DejaVu Sans", name]}

@@ -61,6 +61,7 @@ class AssemblyBackend:
     """Assembles chapter and book films with the ffmpeg imageio-ffmpeg ships."""
 
     name = "assembly"
+    draws_text = True  # its pictures carry the book's words: Chinese needs a CJK font
 
     def suffix(self, kind: str) -> str:
         """.mp4 for both kinds."""

@@ -23,6 +23,7 @@ class SketchBackend:
     """Draws frames and sheets with Pillow, encodes clips with imageio-ffmpeg."""
 
     name = "sketch"
+    draws_text = True  # its pictures carry the book's words: Chinese needs a CJK font
 
     def suffix(self, kind: str) -> str:
         """.png for image kinds, .mp4 for video, .json for llm/noop."""
