@@ -275,9 +275,10 @@ def same_shot(first: Shot, last: Shot) -> bool:
 
 
 def stage(shot: Shot, size: tuple[int, int]) -> Image.Image:
-    """What stays still in a shot: the set (from the shot, not the frame) and the caption band."""
+    """What stays still in a shot: the set (the same for every shot at its location) and the
+    caption band."""
     image = Image.new("RGB", size)
-    _background(image, shot, random.Random(f"{shot.shot_id}:{shot.location}"))
+    _background(image, shot, random.Random(f"set:{shot.location}"))  # one place, one set
     _caption_band(image, shot.caption, size[1] * 0.26)
     return image
 
