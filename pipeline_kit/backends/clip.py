@@ -14,6 +14,7 @@ from PIL import Image
 
 from pipeline_kit.backends.params import permanent
 
+
 def load_frame(path: Path | None, role: str, size: tuple[int, int]) -> Image.Image:
     """An input frame as RGB of `size`; missing or unreadable -> permanent error."""
     if path is None:

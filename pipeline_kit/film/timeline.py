@@ -7,6 +7,7 @@ starts on the frame its shot starts and never ends after the film.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from pipeline_kit.film.srt import Cue
@@ -40,7 +41,7 @@ def turn_spans(frames: int, texts: Sequence[str]) -> list[tuple[int, int]]:
     for weight in weights:
         reached += weight
         bounds.append(round(frames * reached / total))
-    return list(zip(bounds, bounds[1:]))
+    return list(itertools.pairwise(bounds))
 
 
 def cues_for(parts: Sequence[tuple[int, Sequence[str]]], *, fps: int,
