@@ -13,6 +13,7 @@ import colorsys
 import dataclasses
 import hashlib
 import json
+import math
 import random
 import re
 from collections.abc import Iterator, Sequence
@@ -40,6 +41,7 @@ NEUTRAL_SKY: tuple[RGB, RGB] = ((120, 140, 170), (200, 208, 220))
 INDOOR = re.compile(r"room|hall|house|inside|interior|office|inn|shop|palace|temple|"
                     r"[室屋房厅殿店内堂府楼馆宫庙舍]", re.IGNORECASE)
 INFO_KEY = "pipeline_kit.sketch"  # PNG text key of a frame's shot and seed (see frame_info)
+STEP = 0.02      # a stride, in fractions of the frame's width
 MAX_FIGURES = 6  # characters drawn in one frame; more are counted ("+2")
 MARGIN = 4       # pixels a label's box keeps from the picture's edges
 _TOKEN = re.compile(r"[A-Za-z0-9'\u2019.,;:!?\-]+\s*|\s+|.", re.DOTALL)
@@ -134,16 +136,20 @@ def _label(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: 
 
 
 def figure(draw: ImageDraw.ImageDraw, cx: float, base: float, height: float, colour: RGB,
-           pose: str = "front") -> None:
-    """A simple standing figure (head, body, arms, legs); pose is front, side or back."""
+           pose: str = "front", stride: float = 0.0) -> None:
+    """A simple standing figure (head, body, arms, legs); pose is front, side or back; `stride`
+    (0 to 1) swings the feet apart, for a figure caught mid-step."""
     head = height * 0.13
     neck = base - height + 2 * head
     skin = (232, 200, 170) if pose != "back" else _mix(colour, (30, 30, 30), 0.5)
     half = height * (0.11 if pose == "side" else 0.16)
     body_bottom = base - height * 0.42
     leg = max(2, int(height * 0.05))
-    draw.line((cx - half * 0.5, body_bottom, cx - half * 0.6, base), fill=(40, 40, 48), width=leg)
-    draw.line((cx + half * 0.5, body_bottom, cx + half * 0.6, base), fill=(40, 40, 48), width=leg)
+    step = half * 0.5 * stride
+    draw.line((cx - half * 0.5, body_bottom, cx - half * 0.6 - step, base), fill=(40, 40, 48),
+              width=leg)
+    draw.line((cx + half * 0.5, body_bottom, cx + half * 0.6 + step, base), fill=(40, 40, 48),
+              width=leg)
     draw.polygon(((cx - half * 0.7, neck), (cx + half * 0.7, neck), (cx + half, body_bottom),
                   (cx - half, body_bottom)), fill=colour, outline=(25, 25, 30))
     arm = max(2, int(height * 0.04))
@@ -200,6 +206,7 @@ class Placed:
     x: float
     base: float
     scale: float
+    stride: float = 0.0  # how far the feet swing apart mid-step (see `figure`)
 
 
 def placements(shot: Shot, seed: int) -> tuple[Placed, ...]:
@@ -218,9 +225,15 @@ def placements(shot: Shot, seed: int) -> tuple[Placed, ...]:
 
 
 def between(start: Sequence[Placed], end: Sequence[Placed], t: float) -> tuple[Placed, ...]:
-    """The figures a fraction `t` of the way from `start` to `end` (paired in order)."""
-    return tuple(Placed(a.name, a.x + (b.x - a.x) * t, a.base + (b.base - a.base) * t,
-                        a.scale + (b.scale - a.scale) * t) for a, b in zip(start, end))
+    """The figures a fraction `t` of the way from `start` to `end` (paired in order), stepping:
+    a whole number of strides per walk (one per STEP of the width), so both ends stand still."""
+    placed = []
+    for a, b in zip(start, end):
+        steps = round(abs(b.x - a.x) / STEP)
+        stride = abs(math.sin(math.pi * steps * t))
+        placed.append(Placed(a.name, a.x + (b.x - a.x) * t, a.base + (b.base - a.base) * t,
+                             a.scale + (b.scale - a.scale) * t, stride))
+    return tuple(placed)
 
 
 def storyboard_frame(shot: Shot, size: tuple[int, int], seed: int) -> Image.Image:
@@ -291,7 +304,7 @@ def compose(still: Image.Image, shot: Shot, figures: Sequence[Placed], last: boo
     name_size = max(10, height // 22)
     for one in figures:
         figure(draw, width * one.x, height * one.base, height * one.scale,
-               character_colour(one.name))
+               character_colour(one.name), stride=one.stride)
     for one in figures:  # after every figure, so no name is hidden under a neighbour
         _label(draw, (width * one.x, height * one.base + 4), one.name, name_size)
     if len(shot.characters) > len(figures):
