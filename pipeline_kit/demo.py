@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline_kit import engine, text
+from pipeline_kit import engine, fonts, text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.migrate import init
 
@@ -34,7 +34,8 @@ def run_demo(db: Database, *, workers: int = 3, data: Path = Path("data"), repor
     started = time.monotonic()
     init(db)
     engine.seed_default_lanes(db)
-    ingested = text.ingest_file(db, text.sample_book_path(), "The Lantern Keeper")
+    ingested = text.ingest_file(db, text.sample_book_path(), text.sample_book_title())
+    fonts.warn_missing([ingested.lang])
     split = text.split_book(db, ingested.bookcode)
     log(f"book {ingested.bookcode}: {split.shots_created} shots and {split.tasks_created} tasks created "
         f"({split.chapters_already_split} chapters were split before)")

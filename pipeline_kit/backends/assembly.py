@@ -25,7 +25,14 @@ from pipeline_kit.backends.classify import classified
 from pipeline_kit.errors import BadInput, GenerationError
 from pipeline_kit.film import cards, ffmpeg, srt
 from pipeline_kit.film.names import CHAPTER_KIND, CONTACT, KINDS, SRT, side_path
-from pipeline_kit.film.timeline import TITLE_CARD_S, card_frames, cues_for, frame_ms, frames_for
+from pipeline_kit.film.timeline import (
+    TITLE_CARD_S,
+    card_frames,
+    cues_for,
+    frame_ms,
+    frames_for,
+    turn_spans,
+)
 
 PARALLEL = 2  # ffmpeg runs at once: enough to keep two cores busy
 BATCH = 8     # parts per ffmpeg run: fewer process and encoder starts; ~10 MB per part
@@ -61,6 +68,7 @@ class AssemblyBackend:
     """Assembles chapter and book films with the ffmpeg imageio-ffmpeg ships."""
 
     name = "assembly"
+    draws_text = True  # its pictures carry the book's words: Chinese needs a CJK font
 
     def suffix(self, kind: str) -> str:
         """.mp4 for both kinds."""
@@ -104,18 +112,20 @@ class AssemblyBackend:
                              title).save(card)
             parts.append((ffmpeg.Part(card, lead, still=True), "the title card"))
         for i, (shot, clip, frames) in enumerate(zip(shots, clips, shot_frames)):
-            overlay = None
-            if burn and shot["subtitle"]:
-                overlay = tmp / f"sub-{i:05d}.png"
-                cards.subtitle_overlay((frame.width, frame.height), shot["subtitle"]).save(overlay)
-            parts.append((ffmpeg.Part(clip, frames, overlay=overlay, thumb=thumbs[i]),
+            overlays: list[tuple[Path, int, int]] = []
+            for k, (line, (first, end)) in enumerate(
+                    zip(shot["subtitles"], turn_spans(frames, shot["subtitles"]))):
+                if burn and end > first:  # each speaker's words only while theirs are shown
+                    overlays.append((tmp / f"sub-{i:05d}-{k:02d}.png", first, end))
+                    cards.subtitle_overlay((frame.width, frame.height), line).save(overlays[-1][0])
+            parts.append((ffmpeg.Part(clip, frames, overlays=tuple(overlays), thumb=thumbs[i]),
                           f"the clip of shot {shot['shot_id']}"))
         segments = _encode_batches(parts, tmp / "shots", frame, ctx.timeout_s)
         ctx.stage("finalizing")
         ffmpeg.concat(segments, job.out_path, list_path=tmp / "parts.txt",
                       timeout_s=ctx.timeout_s, what=f"joining chapter {p.get('chapter')}")
-        cues = cues_for([(n, s["subtitle"]) for n, s in zip(shot_frames, shots)], fps=frame.fps,
-                        lead_frames=lead)
+        cues = cues_for([(n, s["subtitles"]) for n, s in zip(shot_frames, shots)],
+                        fps=frame.fps, lead_frames=lead)
         extras = {SRT: _side(job, SRT), CONTACT: _side(job, CONTACT)}
         extras[SRT].write_text(srt.render(cues), encoding="utf-8")
         prefix = f"{params.text(p, 'bookcode')}-"  # shot ids repeat the bookcode: drop it
@@ -183,8 +193,17 @@ def _shots(p: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise params.permanent("bad_param", "params field 'shots' must be a list of objects")
     return [{"shot_id": str(params.require(s, "shot_id")),
              "video_task": str(params.require(s, "video_task")),
-             "duration_s": params.duration_s(s), "subtitle": params.text(s, "subtitle")}
+             "duration_s": params.duration_s(s), "subtitles": _subtitles(s)}
             for s in shots]
+
+
+def _subtitles(shot: Mapping[str, Any]) -> list[str]:
+    """A shot's subtitle lines, one per cue (params planned before cues were split per speaker
+    carry one line under 'subtitle')."""
+    lines = shot.get("subtitles", [params.text(shot, "subtitle")])
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise params.permanent("bad_param", "params field 'subtitles' must be a list of strings")
+    return [line for line in lines if line.strip()]
 
 
 def _entries(p: Mapping[str, Any]) -> list[Mapping[str, Any]]:

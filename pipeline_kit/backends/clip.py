@@ -1,4 +1,4 @@
-"""MP4 clips from a first and a last frame: a cross-fade under a slow pan and zoom.
+"""MP4 clips: input frames loaded, a hard cut between two frames, and frames encoded to MP4.
 
 Written with the ffmpeg binary that imageio-ffmpeg ships (libx264, yuv420p, so width and
 height must be even), with bit-exact flags so the same frames give the same file.
@@ -14,9 +14,6 @@ from PIL import Image
 
 from pipeline_kit.backends.params import permanent
 
-ZOOM = 0.08        # the view narrows by this fraction of the frame over the clip
-PAN = 0.04         # and slides sideways by this fraction of the width
-
 
 def load_frame(path: Path | None, role: str, size: tuple[int, int]) -> Image.Image:
     """An input frame as RGB of `size`; missing or unreadable -> permanent error."""
@@ -30,28 +27,19 @@ def load_frame(path: Path | None, role: str, size: tuple[int, int]) -> Image.Ima
     return frame if frame.size == size else frame.resize(size, Image.Resampling.BILINEAR)
 
 
-def _smooth(t: float) -> float:
-    return t * t * (3 - 2 * t)
+def cut(first: Image.Image, last: Image.Image, count: int) -> Iterator[Image.Image]:
+    """`count` pictures: the first frame held for the first half, then the last frame.
 
-
-def frames(first: Image.Image, last: Image.Image, count: int,
-           pan_right: bool) -> Iterator[bytes]:
-    """`count` RGB frames (raw bytes) moving from `first` to `last`, made one at a time."""
-    width, height = first.size
+    For frames the sketch backend cannot redraw (another backend's): a hard cut, never a blend
+    of two pictures, and no zoom that would crop what is written at their edges.
+    """
     for index in range(count):
-        t = index / (count - 1) if count > 1 else 0.0
-        mixed = Image.blend(first, last, _smooth(t))
-        zoom = 1.0 - ZOOM * t
-        view_w, view_h = width * zoom, height * zoom
-        shift = (width - view_w) / 2 + (PAN * width * (t - 0.5) * (1 if pan_right else -1))
-        left = min(max(0.0, shift), width - view_w)
-        top = (height - view_h) / 2
-        box = (left, top, left + view_w, top + view_h)
-        yield mixed.resize((width, height), Image.Resampling.BILINEAR, box=box).tobytes()
+        yield first if index < (count + 1) // 2 else last
 
 
-def write_mp4(path: Path, frame_bytes: Iterable[bytes], size: tuple[int, int], fps: int) -> None:
-    """Encode raw RGB frames to an H.264 MP4 at `path`."""
+def write_mp4(path: Path, pictures: Iterable[Image.Image], size: tuple[int, int],
+              fps: int) -> None:
+    """Encode RGB pictures of `size`, made one at a time, to an H.264 MP4 at `path`."""
     writer = imageio_ffmpeg.write_frames(
         str(path), size, fps=fps, codec="libx264", pix_fmt_out="yuv420p", quality=None,
         macro_block_size=1, ffmpeg_log_level="error",
@@ -59,7 +47,7 @@ def write_mp4(path: Path, frame_bytes: Iterable[bytes], size: tuple[int, int], f
                        "-fflags", "+bitexact", "-flags:v", "+bitexact"])
     writer.send(None)  # start the ffmpeg process
     try:
-        for frame in frame_bytes:
-            writer.send(frame)
+        for picture in pictures:
+            writer.send(picture.tobytes())
     finally:
         writer.close()

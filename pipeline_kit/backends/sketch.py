@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pipeline_kit.backends import clip, drawing, fonts, params
+from pipeline_kit import fonts
+from pipeline_kit.backends import clip, drawing, params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.errors import BadInput
@@ -22,6 +23,7 @@ class SketchBackend:
     """Draws frames and sheets with Pillow, encodes clips with imageio-ffmpeg."""
 
     name = "sketch"
+    draws_text = True  # its pictures carry the book's words: Chinese needs a CJK font
 
     def suffix(self, kind: str) -> str:
         """.png for image kinds, .mp4 for video, .json for llm/noop."""
@@ -45,6 +47,7 @@ class SketchBackend:
         p = job.params
         size, seed = params.size(p), params.seed(job)
         ctx.stage("generating_image")
+        info = None
         if job.kind == "character_sheet":
             image = drawing.character_sheet(str(params.require(p, "name")),
                                             params.text(p, "prompt"), size)
@@ -59,8 +62,9 @@ class SketchBackend:
                 location=p.get("location") or None, time_of_day=p.get("time_of_day") or None,
                 chapter=params.text(p, "chapter"), seq=params.text(p, "seq"))
             image = drawing.storyboard_frame(shot, size, seed)
+            info = drawing.frame_info(shot, seed)
         ctx.stage("finalizing")
-        image.save(job.out_path, format="PNG")
+        image.save(job.out_path, format="PNG", pnginfo=info)
         return {"width": size[0], "height": size[1]}
 
     def _video(self, job: Job, ctx: CallContext) -> dict[str, Any]:
@@ -68,14 +72,20 @@ class SketchBackend:
         size, rate = params.even_size(p), params.fps(p)
         count = max(1, round(params.duration_s(p) * rate))
         ctx.stage("loading_model")
-        first = clip.load_frame(job.inputs.get("first_frame"), "first_frame", size)
-        last = clip.load_frame(job.inputs.get("last_frame"), "last_frame", size)
+        paths = job.inputs.get("first_frame"), job.inputs.get("last_frame")
+        first = clip.load_frame(paths[0], "first_frame", size)
+        last = clip.load_frame(paths[1], "last_frame", size)
+        start, end = drawing.read_frame_info(paths[0]), drawing.read_frame_info(paths[1])
         ctx.stage("generating_video")
-        pan_right = params.seed(job) % 2 == 0
-        clip.write_mp4(job.out_path, clip.frames(first, last, count, pan_right), size, rate)
+        motion = "walk"  # figures walk from their first spots to their last
+        if start is not None and end is not None and drawing.same_shot(start[0], end[0]):
+            pictures = drawing.walk(start, end, size, count)
+        else:  # frames it did not draw (or of two different shots): a hard cut
+            motion, pictures = "cut", clip.cut(first, last, count)
+        clip.write_mp4(job.out_path, pictures, size, rate)
         ctx.stage("finalizing")
         return {"width": size[0], "height": size[1], "frames": count, "fps": rate,
-                "duration_s": count / rate}
+                "duration_s": count / rate, "motion": motion}
 
     def _record(self, job: Job) -> dict[str, Any]:
         prompt = job.params.get("prompt") or json.dumps(job.params.get("messages"),

@@ -6,7 +6,11 @@ import argparse
 import os
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
+from pipeline_kit import fonts, text
 from pipeline_kit.cli.common import open_db, positive_float, positive_int
+from pipeline_kit.db.connect import Database
 from pipeline_kit.errors import BadInput
 from pipeline_kit.worker import WorkerConfig, run_worker
 from pipeline_kit.worker.runtime import default_worker_id
@@ -55,10 +59,22 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
 def cmd_work(args: argparse.Namespace) -> int:
     cfg = worker_config(args)
     from pipeline_kit.backends import get_backend
-    get_backend(cfg.backend)  # an unknown backend is bad input before anything connects
-    summary = run_worker(open_db(args), cfg, handle_signals=True)
+    backend = get_backend(cfg.backend)  # an unknown backend is bad input before anything connects
+    db = open_db(args)
+    if getattr(backend, "draws_text", False):
+        _warn_missing_font(db)
+    summary = run_worker(db, cfg, handle_signals=True)
     print(summary.line())
     return 0
+
+
+def _warn_missing_font(db: Database) -> None:
+    """Say once, at start, that the waiting books' Chinese or Japanese text will draw as boxes."""
+    try:
+        langs = text.open_book_langs(db)
+    except SQLAlchemyError:  # no schema yet, or the server is down: the worker reports that
+        return
+    fonts.warn_missing(langs)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -14,13 +14,15 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from pipeline_kit.backends.drawing import wrap
-from pipeline_kit.backends.fonts import Font, font
+from pipeline_kit.fonts import Font, font
 
 BACKGROUND = (12, 12, 18)
 INK = (236, 236, 240)
 DIM = (150, 150, 165)
-THUMB_WIDTH = 160   # contact sheet cell width in pixels
-LABEL_HEIGHT = 18   # strip under each thumbnail holding the shot id
+THUMB_WIDTH = 320   # contact sheet cell width in pixels: half a 640-wide frame, still legible
+MAX_COLUMNS = 4     # so a sheet stays 1,280 pixels wide and reads at 100% on a laptop screen
+LABEL_SIZE = 16     # pixel size of the shot id under each thumbnail
+LABEL_HEIGHT = 26   # strip under each thumbnail holding the shot id
 MAX_SUBTITLE_LINES = 2
 
 
@@ -38,8 +40,9 @@ class Grid:
 
 
 def grid_for(count: int, frame_size: tuple[int, int]) -> Grid:
-    """A near-square grid for `count` thumbnails of frames shaped like `frame_size`."""
-    columns = max(1, math.ceil(math.sqrt(count)))
+    """A near-square grid (at most MAX_COLUMNS wide) for `count` thumbnails of frames shaped
+    like `frame_size`."""
+    columns = max(1, min(MAX_COLUMNS, math.ceil(math.sqrt(count))))
     rows = max(1, math.ceil(count / columns))
     thumb_height = thumb_height_for(frame_size)
     return Grid(columns, rows, (THUMB_WIDTH, thumb_height + LABEL_HEIGHT))
@@ -56,7 +59,8 @@ def title_card(size: tuple[int, int], heading: str, title: str, subtitle: str = 
     width, height = size
     image = Image.new("RGB", size, BACKGROUND)
     draw = ImageDraw.Draw(image)
-    big, small = font(max(12, height // 11)), font(max(10, height // 22))
+    big = font(max(12, height // 11), title)
+    small = font(max(10, height // 22), heading + subtitle)
     lines = wrap(title, big, width * 0.84)[:3] or [""]
     line_height = _px(big) * 1.25
     block = len(lines) * line_height
@@ -75,7 +79,7 @@ def subtitle_overlay(size: tuple[int, int], text: str) -> Image.Image:
     width, height = size
     image = Image.new("RGBA", size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(image)
-    face = font(max(10, height // 20))
+    face = font(max(10, height // 20), text)
     lines = wrap(text, face, width * 0.9)
     if len(lines) > MAX_SUBTITLE_LINES:
         lines = [*lines[:MAX_SUBTITLE_LINES - 1], lines[MAX_SUBTITLE_LINES - 1] + "…"]
@@ -94,7 +98,6 @@ def contact_sheet(cells: Sequence[tuple[str, Path]], frame_size: tuple[int, int]
     layout = grid_for(len(cells), frame_size)
     sheet = Image.new("RGB", layout.size, BACKGROUND)
     draw = ImageDraw.Draw(sheet)
-    face = font(11)
     cell_w, cell_h = layout.cell
     thumb_size = (cell_w, cell_h - LABEL_HEIGHT)
     for index, (label, path) in enumerate(cells):
@@ -104,8 +107,8 @@ def contact_sheet(cells: Sequence[tuple[str, Path]], frame_size: tuple[int, int]
         if picture.size != thumb_size:
             picture = picture.resize(thumb_size, Image.Resampling.BILINEAR)
         sheet.paste(picture, (left, top))
-        draw.text((left + cell_w / 2, top + thumb_size[1] + 3), label[-24:], font=face, fill=INK,
-                  anchor="mt")
+        draw.text((left + cell_w / 2, top + thumb_size[1] + 4), label[-32:],
+                  font=font(LABEL_SIZE, label), fill=INK, anchor="mt")
     return sheet
 
 

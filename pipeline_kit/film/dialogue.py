@@ -1,4 +1,4 @@
-"""A shot's subtitle: its spoken words when it has dialogue, else its narration, cut to fit.
+"""A shot's subtitles: each speaker's words when it has dialogue, else its narration, cut to fit.
 
 A subtitle must be readable in the seconds a shot lasts, so it keeps at most about two lines
 (SUBTITLE_CHARS per language), cut at a sentence end when one is near, else at a word (Latin)
@@ -9,16 +9,45 @@ from __future__ import annotations
 
 import re
 
+from pipeline_kit.ornaments import without_ornaments
+
 SUBTITLE_CHARS = {"zh": 36, "en": 84}
 _QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"|「([^」]+)」|『([^』]+)』")
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t\u3000])")
+_INTRODUCED = re.compile(r"[：:]\s*$")  # 张飞曰： right before a quote: someone new speaks
 _SENTENCE_END = re.compile(r"[.!?。！？…]+[\"”’」』)]*")
 
 
-def subtitle_text(text: str, *, dialogue: bool, lang: str) -> str:
-    """What to show under the shot: the quoted speech of a dialogue shot, else the text."""
-    spoken = [next(g for g in m.groups() if g).strip() for m in _QUOTED.finditer(text)] \
-        if dialogue else []
-    return shorten(joined(spoken, lang) if spoken else text, lang)
+def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
+    """What to show under the shot, one entry per cue: in a dialogue shot each speaker's quoted
+    words on their own, else the narration. Scene-break ornaments are never shown."""
+    text = without_ornaments(text)
+    spoken = [joined(turn, lang) for turn in speech_turns(text, lang)] if dialogue else []
+    shown = [shorten(line, lang) for line in spoken] if spoken else [shorten(text, lang)]
+    return [line for line in shown if line]
+
+
+def speech_turns(text: str, lang: str) -> list[list[str]]:
+    """The quoted pieces of `text` grouped by speaker.
+
+    A new paragraph is a new speaker (a line in Chinese, a blank-line block or an indented line
+    in English); in Chinese so is a quote opened after a colon (张飞曰：“…”), the way a second
+    speaker is brought in within one line.
+    """
+    paragraphs = text.split("\n") if lang == "zh" else _PARAGRAPH.split(text)
+    turns: list[list[str]] = []
+    for paragraph in paragraphs:
+        turn: list[str] = []
+        said_at = 0
+        for match in _QUOTED.finditer(paragraph):
+            if turn and lang == "zh" and _INTRODUCED.search(paragraph[said_at:match.start()]):
+                turns.append(turn)
+                turn = []
+            turn.append(next(g for g in match.groups() if g).strip())
+            said_at = match.end()
+        if turn:
+            turns.append(turn)
+    return turns
 
 
 def joined(pieces: list[str], lang: str) -> str:

@@ -81,14 +81,15 @@ def probe(path: Path, *, timeout_s: float) -> Probe:
 class Part:
     """A piece of a film: `frames` frames of `source`, normalised, held on its last frame if short.
 
-    `still` reads `source` as one image (a title card); `overlay` is an RGBA image laid over
-    every frame (a burned-in subtitle); `thumb` receives the first frame, before any overlay.
+    `still` reads `source` as one image (a title card); each of `overlays` is an RGBA image
+    laid over the part's frames first to end - 1 (a burned-in subtitle); `thumb` receives the
+    first frame, before any overlay.
     """
 
     source: Path
     frames: int
     still: bool = False
-    overlay: Path | None = None
+    overlays: tuple[tuple[Path, int, int], ...] = ()
     thumb: Path | None = None
 
 
@@ -118,12 +119,13 @@ def encode(parts: Sequence[Part], out: Path, *, width: int, height: int, fps: in
             graph.append(f"[t{i}]trim=end_frame=1,scale={thumb_width}:-2[th{i}]")
             thumbs += ["-map", f"[th{i}]", "-frames:v", "1", "-update", "1", str(part.thumb)]
             chain = f"[p{i}]null"
-        if part.overlay is not None:
-            inputs += ["-i", str(part.overlay)]
-            graph.append(f"{chain}[b{i}]")
-            chain = f"[b{i}][{index + 1}:v]overlay=0:0"
+        for k, (overlay, first, end) in enumerate(part.overlays, start=1):
+            inputs += ["-i", str(overlay)]
+            graph.append(f"{chain}[b{i}x{k}]")
+            chain = (f"[b{i}x{k}][{index + k}:v]overlay=0:0:"
+                     f"enable='between(n,{first},{end - 1})'")
         graph.append(f"{chain},trim=end_frame={part.frames},setpts=PTS-STARTPTS[s{i}]")
-        index += 2 if part.overlay is not None else 1
+        index += 1 + len(part.overlays)
     joined = "".join(f"[s{i}]" for i in range(len(parts)))
     graph.append(f"{joined}concat=n={len(parts)}:v=1:a=0,format=yuv420p[v]")
     run([*inputs, "-filter_complex", ";".join(graph), "-map", "[v]", *ENCODE, "-r", str(fps),

@@ -19,7 +19,7 @@ from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.models import TaskSpec
 from pipeline_kit.engine.operator import reset_tasks, set_dependencies
 from pipeline_kit.errors import BadInput, NotFound
-from pipeline_kit.film.dialogue import subtitle_text
+from pipeline_kit.film.dialogue import subtitles
 from pipeline_kit.film.names import (
     BOOK_KIND,
     CHAPTER_KIND,
@@ -72,7 +72,7 @@ def _chapter_spec(bookcode: str, number: int, title: str, rows: list[Mapping[str
     shot_params = [
         {"shot_id": r["shot_id"], "video_task": videos[r["shot_id"]][0],
          "duration_s": float(r["duration_s"]),
-         "subtitle": subtitle_text(r["text"], dialogue=bool(r["dialogue"]), lang=lang)}
+         "subtitles": subtitles(r["text"], dialogue=bool(r["dialogue"]), lang=lang)}
         for r in rows
     ]
     params = {"bookcode": bookcode, "chapter": number, "title": title, "shots": shot_params,

@@ -7,6 +7,7 @@ starts on the frame its shot starts and never ends after the film.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from pipeline_kit.film.srt import Cue
@@ -29,12 +30,28 @@ def frame_ms(frame: int, fps: int) -> int:
     return round(frame * 1000 / fps)
 
 
-def cues_for(parts: Sequence[tuple[int, str]], *, fps: int, lead_frames: int) -> list[Cue]:
-    """One cue per (frames, text) part that has text, placed after `lead_frames` frames."""
+def turn_spans(frames: int, texts: Sequence[str]) -> list[tuple[int, int]]:
+    """(first, end) frame offsets of each text in a part of `frames` frames, shared by length.
+
+    A shot with two speakers shows each one's words for its share of the shot, so no cue (and
+    no burned-in subtitle) ever holds two speakers. A span may be empty when frames are few.
+    """
+    weights = [max(1, len(text)) for text in texts]
+    total, reached, bounds = sum(weights), 0, [0]
+    for weight in weights:
+        reached += weight
+        bounds.append(round(frames * reached / total))
+    return list(itertools.pairwise(bounds))
+
+
+def cues_for(parts: Sequence[tuple[int, Sequence[str]]], *, fps: int,
+             lead_frames: int) -> list[Cue]:
+    """One cue per text of each (frames, texts) part, placed after `lead_frames` frames."""
     cues, start = [], lead_frames
-    for frames, text in parts:
-        end = start + frames
-        if text.strip():
-            cues.append(Cue(frame_ms(start, fps), frame_ms(end, fps), text.strip()))
-        start = end
+    for frames, texts in parts:
+        for (first, end), text in zip(turn_spans(frames, texts), texts):
+            if text.strip() and end > first:
+                cues.append(Cue(frame_ms(start + first, fps), frame_ms(start + end, fps),
+                                text.strip()))
+        start += frames
     return cues

@@ -13,6 +13,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from tqdm import tqdm
 
+from pipeline_kit import fonts
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, chapters
 from pipeline_kit.db.sqltime import db_now
@@ -109,6 +110,9 @@ def ingest_text(db: Database, text: str, title: str, lang: str | None = None, ch
              for n, t, body, s, a, _ in plans]
 
     warnings = list(found.warnings)
+    no_font = fonts.missing_warning([book.lang])  # said here, once, rather than per frame
+    if no_font:
+        warnings.append(no_font)
     if not chapter and snapshot.chapters and max(snapshot.chapters) > len(numbers):
         warnings.append(f"the book holds chapters up to {max(snapshot.chapters)}; this file has {len(numbers)} "
                         "(the others are kept)")

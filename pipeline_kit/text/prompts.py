@@ -13,6 +13,7 @@ from pathlib import Path
 from string import Template
 
 from pipeline_kit.errors import BadInput
+from pipeline_kit.ornaments import without_ornaments
 
 TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
 TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet")
@@ -45,8 +46,10 @@ class Templates:
 
 
 def caption(text: str, lang: str) -> str:
-    """The shot's text on one line, whitespace and italics marks squeezed, cut to a prompt's length."""
-    flat = re.sub(r"\s+", "" if lang == "zh" else " ", text.replace("_", "")).strip()
+    """The shot's text on one line, less scene-break ornaments, whitespace and italics marks
+    squeezed, cut to a prompt's length."""
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ",
+                  without_ornaments(text).replace("_", "")).strip()
     limit = CAPTION_CHARS.get(lang, 400)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 

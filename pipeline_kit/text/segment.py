@@ -4,7 +4,8 @@ Units tile the text: each owns the whitespace after it, the first also the white
 so joining them gives the chapter back exactly. A paragraph is a line in Chinese and a
 blank-line block (or a first-line indent) in English; quotation depth resets at each paragraph end, so
 an unclosed quote (a multi-paragraph speech or a typo) cannot swallow the rest of the chapter.
-Section ornaments (`***`, `* * *`, a bare `I.`) are units of their own that open a new scene.
+Section ornaments (`***`, `* * *`, `※`, a bare `I.`; see `pipeline_kit.ornaments`) are units of
+their own that open a new scene.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline_kit.ornaments import is_ornament
 from pipeline_kit.text.lang import han_count
 
 _OPEN = frozenset("“「『")
 _CLOSE = frozenset("”」』")
-_ORNAMENT = re.compile(r"[ \t\u3000]*(?:[*＊~～=—\-·•◇◆○●※#]\s*){3,}|[ \t\u3000]*[IVXLC]+\.[ \t]*")
 _ZH_TOKEN = re.compile(r"[“”「」『』\"]|[。！？!?…]+[”」』’）)\]\"]*")
 _EN_TOKEN = re.compile(r"[“”\"]|[.!?]+[”’\")\]_]*(?=\s|$)")
 _ABBREV = frozenset(
@@ -67,7 +68,7 @@ def _paragraphs(text: str, lang: str) -> list[tuple[int, int, bool]]:
         blank = not line.strip()
         indented = line[:1] in (" ", "\t", "\u3000")
         # An ornament stands alone: "said\nI." is the end of a sentence, not a part marker.
-        ornament = bool(_ORNAMENT.fullmatch(line)) and (prev_blank or lang == "zh")
+        ornament = is_ornament(line, after_blank=True) and (prev_blank or lang == "zh")
         # English: a first-line indent opens a paragraph; an indented block (a letter) stays one.
         new_para = blank or lang == "zh" or indented and not prev_indented or ornament
         prev_indented = indented and not blank

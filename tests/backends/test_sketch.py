@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipeline_kit.backends import LocalContext, fonts, get_backend
+from pipeline_kit import fonts
+from pipeline_kit.backends import LocalContext, get_backend
 
 from .conftest import FRAME
 from .helpers import MakeJob, assert_permanent
@@ -168,3 +169,73 @@ def test_sketch_is_fast(make_job: MakeJob) -> None:
     clip_s = time.perf_counter() - started
     print(f"sketch timings: frame {per_frame * 1000:.0f} ms, 3 s clip {clip_s * 1000:.0f} ms")
     assert per_frame < 0.5 and clip_s < 3.0
+
+
+FIRST_BADGE, LAST_BADGE = (30, 110, 60), (150, 30, 30)
+
+
+def make_clip(make_job: MakeJob, first: Path, last: Path, seconds: float = 3.0) -> list[np.ndarray]:
+    """The decoded frames of a 640x360 clip between `first` and `last`."""
+    job = make_job("video", {"shot_id": "hlm-003-0012", "duration_s": seconds, "fps": 12,
+                             "width": 640, "height": 360},
+                   inputs={"first_frame": first, "last_frame": last}, suffix=".mp4")
+    SKETCH.run(job, LocalContext())
+    return read_mp4(job.out_path)
+
+
+def test_clip_never_blends_two_frames_and_keeps_its_labels_still(make_job: MakeJob) -> None:
+    """Every clip frame shows one badge (FIRST, then LAST; never a mix of both, as a cross-fade
+    gives) and the header where the frames have it (no zoom crops it); the figures move."""
+    first, last = frame_pair(make_job, characters=["林黛玉", "贾宝玉", "Old Hetty Longname"])
+    frames = make_clip(make_job, first, last)
+    first_px = np.asarray(Image.open(first).convert("RGB"), dtype=float)
+    badges = []
+    for frame in frames:
+        badge = np.median(frame[8:20, 600:628].reshape(-1, 3), axis=0)
+        near = [np.abs(badge - colour).max() < 30 for colour in (FIRST_BADGE, LAST_BADGE)]
+        assert any(near), f"badge colour {badge} is neither FIRST's nor LAST's"
+        badges.append("FIRST" if near[0] else "LAST")
+        assert np.abs(frame[0:40, 0:200] - first_px[0:40, 0:200]).mean() < 6  # header still
+    assert badges == sorted(badges, key=("FIRST", "LAST").index)  # one switch, at most
+    middle = frames[len(frames) // 2].astype(float)
+    last_px = np.asarray(Image.open(last).convert("RGB"), dtype=float)
+    assert np.abs(middle - first_px).mean() > 1 and np.abs(middle - last_px).mean() > 1
+
+
+def test_clip_of_frames_it_did_not_draw_is_a_hard_cut(make_job: MakeJob, tmp_path: Path) -> None:
+    """Frames from another backend (no sketch record) give a hard cut: every clip frame is one
+    of the two pictures, none a blend of them."""
+    first, last = frame_pair(make_job)
+    plain = []
+    for path in (first, last):
+        copy = tmp_path / f"plain-{path.name}"
+        Image.open(path).convert("RGB").save(copy)  # the same picture, without its PNG text
+        plain.append(copy)
+    frames = make_clip(make_job, *plain, seconds=2.0)
+    pictures = [np.asarray(Image.open(p).convert("RGB"), dtype=float) for p in plain]
+    for index, frame in enumerate(frames):
+        errors = [np.abs(frame - picture).mean() for picture in pictures]
+        assert min(errors) < 4, f"frame {index} is a mix of the two pictures"
+
+
+def test_name_labels_stay_inside_the_frame(make_job: MakeJob) -> None:
+    """A long name under a figure near the right edge is moved in, not cut off by the edge."""
+    names = ["A", "B", "Old Hetty Longname the Third"]
+    job = make_job("last_frame", {**FRAME, "characters": names})
+    SKETCH.run(job, LocalContext())
+    pixels = np.asarray(Image.open(job.out_path).convert("RGB"), dtype=int)
+    label_box = (np.abs(pixels - np.array((20, 20, 28))).max(axis=2) == 0)
+    rows = np.nonzero(label_box[:, 560:].any(axis=1))[0]
+    assert rows.size, "the name's label box is drawn"
+    assert not label_box[:, -3:].any() and not label_box[:, :3].any()
+
+
+def test_chinese_caption_is_drawn_with_real_glyphs(make_job: MakeJob) -> None:
+    """With the `cjk` extra installed (the test extra pulls it in), different Han characters
+    draw differently in a frame's caption; empty boxes ("tofu") would all look alike."""
+    bands = []
+    for caption in ("国国国国", "林林林林"):
+        job = make_job("first_frame", {**FRAME, "caption": caption})
+        SKETCH.run(job, LocalContext())
+        bands.append(np.asarray(Image.open(job.out_path).convert("L"))[270:, :200].astype(int))
+    assert np.abs(bands[0] - bands[1]).mean() > 2

@@ -59,7 +59,7 @@ def shot_entry(clip: Clip, seconds: float | None = None,
     """A shots[] entry of assemble_chapter params for `clip`."""
     return {"shot_id": clip.shot_id, "video_task": f"{clip.shot_id}/video",
             "duration_s": clip.seconds if seconds is None else seconds,
-            "subtitle": f"Line of {clip.shot_id}." if subtitle is None else subtitle}
+            "subtitles": [f"Line of {clip.shot_id}." if subtitle is None else subtitle]}
 
 
 MakeJob = Callable[..., Job]

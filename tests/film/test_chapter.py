@@ -62,7 +62,7 @@ def assembled(clips: tuple[Clip, ...], tmp_path_factory: pytest.TempPathFactory)
     parts per ffmpeg run so the joins between runs are covered too."""
     wanted = [3.0, 1.5, 1.0, 1.0, 2.0]  # clip lengths are 2.0, 1.5, 2.5, 1.0, 2.0
     entries = [shot_entry(c, s) for c, s in zip(clips, wanted)]
-    entries[3]["subtitle"] = ""  # a silent shot: no cue
+    entries[3]["subtitles"] = []  # a silent shot: no cue
     folder = tmp_path_factory.mktemp("chapter")
     job = Job(task_id="bk/film/chapter-001", kind="assemble_chapter", lane="assembly",
               params=chapter_params(entries), inputs=inputs_of(clips),
@@ -105,13 +105,13 @@ def test_srt_cues_are_in_order_and_inside_the_video(assembled: Assembled) -> Non
     none runs past the end of the film."""
     output, entries, wanted = assembled.output, assembled.entries, assembled.wanted
     cues = srt.parse(output.extras[SRT].read_text(encoding="utf-8"))
-    spoken = [e for e in entries if e["subtitle"]]
-    assert [c.text for c in cues] == [e["subtitle"] for e in spoken]
+    spoken = [e for e in entries if e["subtitles"]]
+    assert [c.text for c in cues] == [e["subtitles"][0] for e in spoken]
     total_ms = round(output.result["frames"] * 1000 / FPS)
     starts = [TITLE_CARD_S]
     for seconds in wanted[:-1]:
         starts.append(starts[-1] + seconds)
-    expected = [round(t * 1000) for t, e in zip(starts, entries) if e["subtitle"]]
+    expected = [round(t * 1000) for t, e in zip(starts, entries) if e["subtitles"]]
     assert [c.start_ms for c in cues] == expected
     assert all(a.end_ms <= b.start_ms for a, b in itertools.pairwise(cues))
     assert all(0 <= c.start_ms < c.end_ms <= total_ms for c in cues)
@@ -132,6 +132,19 @@ def test_contact_sheet_has_one_labelled_cell_per_shot(assembled: Assembled) -> N
         picture = pixels[top:top + cell_h - cards.LABEL_HEIGHT, left:left + cell_w]
         filled = np.abs(picture - np.array(cards.BACKGROUND)).mean() > 20
         assert filled == (index < len(entries)), f"cell {index}"
+
+
+def test_contact_sheet_reads_at_full_size(assembled: Assembled) -> None:
+    """A contact sheet is legible at 100%: thumbnails half a frame wide (320 px for 640), at
+    most four to a row, and each shot id written at least 11 px tall."""
+    with Image.open(assembled.output.extras[CONTACT]) as sheet:
+        pixels = np.asarray(sheet.convert("L")).astype(int)
+    layout = cards.grid_for(len(assembled.entries), SIZE)
+    cell_w, cell_h = layout.cell
+    assert cell_w >= SIZE[0] // 2 and layout.columns <= 4
+    strip = pixels[cell_h - cards.LABEL_HEIGHT:cell_h, :cell_w]
+    inked = np.nonzero((strip > 128).any(axis=1))[0]
+    assert inked.size and inked[-1] - inked[0] + 1 >= 11
 
 
 def test_side_files_sit_next_to_the_film(assembled: Assembled) -> None:
@@ -157,3 +170,28 @@ def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_
     assert n_plain == n_burned == FPS
     band = slice(int(SIZE[1] * 0.75), SIZE[1])
     assert np.abs(a[0][band].astype(int) - b[0][band].astype(int)).mean() > 2
+
+
+def test_two_speakers_in_one_shot_never_share_a_cue(clips: tuple[Clip, ...], make_job: MakeJob,
+                                                   tmp_path: Path) -> None:
+    """A shot with two speakers gets one cue each, splitting its time; burned in, the first
+    speaker's words leave the picture when the second's come (one subtitle on screen at a time).
+    Params planned before (one 'subtitle' line) still give one cue."""
+    entries = [shot_entry(clips[0], 2.0), shot_entry(clips[3], 1.0)]
+    entries[0]["subtitles"] = ["The lamp is out. Didn't you see it?",
+                               "I saw it. Old Hetty will say it is the ghost again."]
+    entries[1] = {k: v for k, v in entries[1].items() if k != "subtitles"} | {"subtitle": "Old."}
+    plain = make_job("assemble_chapter", chapter_params(entries, title_card_s=0), inputs_of(clips))
+    burned = make_job("assemble_chapter", chapter_params(entries, title_card_s=0,
+                                                         burn_subtitles=True), inputs_of(clips))
+    outputs = [ASSEMBLY.run(job, LocalContext()) for job in (plain, burned)]
+    cues = srt.parse(outputs[0].extras[SRT].read_text(encoding="utf-8"))
+    assert [c.text for c in cues] == [*entries[0]["subtitles"], "Old."]
+    assert cues[0].start_ms == 0 and cues[0].end_ms == cues[1].start_ms < cues[1].end_ms == 2000
+    _, _, _, a = read_video(plain.out_path, tmp_path)
+    _, _, _, b = read_video(burned.out_path, tmp_path)
+    band = slice(int(SIZE[1] * 0.75), SIZE[1])
+    first_words = b[0][band].astype(int) - a[0][band].astype(int)
+    second_words = b[2 * FPS - 1][band].astype(int) - a[2 * FPS - 1][band].astype(int)
+    assert np.abs(first_words).mean() > 2 and np.abs(second_words).mean() > 2
+    assert np.abs(b[0][band].astype(int) - b[2 * FPS - 1][band].astype(int)).mean() > 2

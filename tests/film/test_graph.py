@@ -47,8 +47,8 @@ def test_chapters_depend_on_their_videos_and_the_book_on_its_chapters(db: Databa
     assert p["publish_as"] == f"films/{BOOK}/chapter-001.mp4"
     assert (p["width"], p["height"], p["fps"], p["title"]) == (640, 360, 12, "Part 1")
     assert [s["video_task"] for s in p["shots"]] == list(one.depends_on)
-    assert p["shots"][1]["subtitle"] == "We leave at dawn. Not a moment later."  # speech only
-    assert p["shots"][0]["subtitle"] == "Rain fell on the empty road."  # narration
+    assert p["shots"][1]["subtitles"] == ["We leave at dawn. Not a moment later."]  # speech only
+    assert p["shots"][0]["subtitles"] == ["Rain fell on the empty road."]  # narration
     b = dict(book.params or {})
     assert b["publish_as"] == f"films/{BOOK}/film.mp4"
     assert [c["task"] for c in b["chapters"]] == [one.task_id, two.task_id]

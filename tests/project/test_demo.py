@@ -1,8 +1,8 @@
 """The README's main command, `pipeline-kit demo`, run as a user runs it: in an empty folder, twice.
 
-Invariants: on the SQLite default it finishes the whole sample book (every task completed once,
-a frame or clip on disk for each shot's tasks, the book's film and its report); running it
-again creates nothing new and completes nothing twice.
+Invariants: on the SQLite default it finishes the whole sample book, stored under the title its
+file gives (every task completed once, a frame or clip on disk for each shot's tasks, the book's
+film and its report); running it again creates nothing new and completes nothing twice.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ def test_demo_finishes_the_sample_book_and_a_second_run_adds_nothing(tmp_path: P
     db = tmp_path / "data" / "production.db"
     tasks, completed, attempts = _counts(db)
     assert tasks > 0 and completed == tasks == attempts
+    with sqlite3.connect(db) as conn:  # the book is stored under the title its file gives
+        titles = conn.execute("SELECT title FROM books").fetchall()
+    assert titles == [("The Lamplighter of Gullhaven",)]
     assert f"{tasks} completed" in first.stdout
     films = list((tmp_path / "data" / "films").glob("*/film.mp4"))
     assert len(films) == 1 and films[0].stat().st_size > 0

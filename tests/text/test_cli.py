@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline_kit import fonts
 from pipeline_kit.db import create
 from pipeline_kit.text import make_bookcode, sample_book_path
 from tests.text.helpers import SAMPLE_TITLE, row_counts
@@ -120,3 +121,33 @@ def test_model_splitter_falls_back_when_the_model_is_unreachable(tmp_path: Path)
     assert env_run.returncode == 0, env_run.stderr
     assert "3 chapters split" in env_run.stdout and "fell back to the rules" in env_run.stderr
     assert run(url, "split", bookcode, "--model", "gpt").returncode == 2
+
+
+def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: str,
+                                                                        tmp_path: Path) -> None:
+    """Without a CJK font, ingesting a Chinese book and starting a worker on it each write one
+    warning line (not one per frame); with the font found, neither warns."""
+    book = tmp_path / "zh.txt"
+    book.write_text("第一回　宴桃园\n\n刘备与关羽在桃园中饮酒。\n张飞说：“我们结为兄弟。”\n", encoding="utf-8")
+    none = {**os.environ, "PIPELINE_KIT_FONT": "none"}
+
+    def warnings_of(result: subprocess.CompletedProcess[str]) -> list[str]:
+        assert result.returncode == 0, result.stderr
+        return [line for line in result.stderr.splitlines() if "CJK" in line or "cjk" in line]
+
+    def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", db_url, *args],
+                              capture_output=True, text=True, timeout=300, env=env, check=False)
+
+    ingested = cli(none, "ingest", str(book), "--title", "三国演义")
+    assert len(warnings_of(ingested)) == 1
+    bookcode = ingested.stdout.strip()
+    assert cli(none, "split", bookcode).returncode == 0
+    work = ["work", "--lanes", "image", "--until-empty", "--quiet",
+            "--outputs", str(tmp_path / "out")]
+    worked = cli(none, *work)
+    assert len(warnings_of(worked)) == 1 and "empty boxes" in worked.stderr
+    assert list((tmp_path / "out").rglob("*.png"))  # frames were drawn, and warned of once
+    assert fonts.cjk_font_path() is not None  # the test extra installs the cjk extra's font
+    assert cli(none, "shot", "rerun", f"{bookcode}-c001-s0001").returncode == 0
+    assert warnings_of(cli(dict(os.environ), *work)) == []

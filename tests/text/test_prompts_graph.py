@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
+from pipeline_kit.db import Database
+from pipeline_kit.db.schema import shots, tasks
 from pipeline_kit.errors import BadInput
+from pipeline_kit.text import ingest_file, sample_book_path, split_book
 from pipeline_kit.text.graph import char_slug, seed_for, shot_specs
 from pipeline_kit.text.prompts import Templates, caption
 from pipeline_kit.text.records import Shot
+from tests.text.helpers import SAMPLE_TITLE
 
 
 def _shot(**changes: object) -> Shot:
@@ -55,3 +61,26 @@ def test_seeds_slugs_and_dependencies_are_stable() -> None:
     assert first.depends_on == last.depends_on == ("bk-1a2b3c/char/mara", "bk-1a2b3c/char/tobias")
     assert video.depends_on == (first.task_id, last.task_id)
     assert first.params is not None and first.params["prompt"].startswith("P\n")
+
+
+@pytest.mark.parametrize("marker", ["* * *", "***", "＊＊＊", "※", "  ~ ~ ~  ", "◆◆◆"])
+def test_scene_break_markers_stay_out_of_captions(marker: str) -> None:
+    """A scene-break ornament opens the shot's text (shots tile the chapter) but is layout, not
+    words: no caption, and so no image or video prompt, shows it."""
+    assert caption(f"{marker}\n\nThe crossing took half an hour.\n", "en") == \
+        "The crossing took half an hour."
+    assert caption(f"{marker}\n次日清晨，玄德出城。", "zh") == "次日清晨，玄德出城。"
+    assert caption("He counted: 3 * 4 * 5 lamps.", "en") == "He counted: 3 * 4 * 5 lamps."
+
+
+def test_the_sample_books_scene_breaks_reach_no_task(sqlite_db: Database) -> None:
+    """After a split of the sample book (which has `* * *` breaks), no task's caption, prompt or
+    subtitle holds the marker."""
+    bookcode = ingest_file(sqlite_db, sample_book_path(), SAMPLE_TITLE).bookcode
+    split_book(sqlite_db, bookcode)
+    with sqlite_db.engine.connect() as conn:
+        texts = conn.execute(sa.select(shots.c.text)).scalars().all()
+        stored = [json.dumps(p, ensure_ascii=False)
+                  for p in conn.execute(sa.select(tasks.c.params)).scalars()]
+    assert any("* * *" in text for text in texts)  # the marker is in the book ...
+    assert stored and not [p for p in stored if "* * *" in p]  # ... and in no task
