@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from pipeline_kit import engine, security
 from pipeline_kit.db import create
@@ -145,10 +146,18 @@ def test_worker_account_makes_every_write_of_a_worker(db: Database, worker_url: 
 
 
 @SERVERS
-def test_worker_account_is_refused_what_a_worker_never_writes(db: Database, worker_url: str) -> None:
+def test_worker_account_is_refused_what_a_worker_never_writes(
+        db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int]) -> None:
     """Each statement that changes what a worker never writes (a task's priority, params, kind,
     lane; books, chapters, shots, task_deps, lanes), any DELETE and any DDL is refused, and
-    nothing stored changes."""
+    nothing stored changes; running grant-worker again takes away broader grants given before."""
+    role = make_url(worker_url).username
+    on = "`{}`".format(make_url(db_url).database) + ".`{}`" if db.dialect == "mysql" else "{}"
+    to = f"'{role}'@'%%'" if db.dialect == "mysql" else role  # %%: the driver formats
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        for table in ("tasks", "books", "lanes"):  # what an older grant or a person may have given
+            conn.exec_driver_sql(f"GRANT UPDATE, DELETE ON {on.format(table)} TO {to}")
+    assert cli_main(["--db", db_url, "grant-worker", role, "--password-env", "PK_TEST_PW"]) == 0
     enqueue_frames(db, 2)
     before = contents(db)
     worker = create(worker_url)
