@@ -35,7 +35,8 @@ ATTEMPT_OPEN_COLUMNS = ("task_id", "attempt_no", "worker_id", "lease_token", "cl
 ATTEMPT_COLUMNS = ("outcome", "finished_at", "error_kind", "error", "cost", "model", "settings",
                    "output_bytes", "remote_job_id")
 # workers: a worker's own row, everything but its key (engine/registry.py).
-WORKER_COLUMNS = ("uid", "host", "version", "lanes", "backend", "started_at", "last_seen_at", "state")
+WORKER_COLUMNS = ("uid", "host", "version", "lanes", "backend", "started_at", "last_seen_at",
+                  "state")
 
 
 def _cols(privilege: str, columns: tuple[str, ...]) -> str:
@@ -91,7 +92,8 @@ def _postgresql(role: str, password: str | None, database: str) -> list[str]:
         f'GRANT CONNECT ON DATABASE "{database}" TO {role}',
         "REVOKE CREATE ON SCHEMA public FROM PUBLIC",  # PostgreSQL 15's default; older ones allowed it
         f"GRANT USAGE ON SCHEMA public TO {role}",
-        *(f"GRANT {', '.join(privileges)} ON {table} TO {role}" for table, privileges in GRANTS.items()),
+        *(f"GRANT {', '.join(privileges)} ON {table} TO {role}"
+          for table, privileges in GRANTS.items()),
         f"GRANT USAGE ON SEQUENCE {', '.join(SEQUENCES)} TO {role}",
     ]
 
@@ -138,7 +140,8 @@ WORKER_COMMANDS = ("work", "watchdog")  # what a worker account is for
 def refusal(command: str) -> str:
     """The one line an account gets for a command it may not run."""
     if command in WORKER_COMMANDS:  # the account lacks something a worker needs: an old grant
-        return f"permission denied: this account cannot {command}; run grant-worker for it again as the owner"
+        return (f"permission denied: this account cannot {command}; "
+                "run grant-worker for it again as the owner")
     return f"permission denied: this account is a worker account; run {command} as the owner"
 
 

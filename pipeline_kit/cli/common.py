@@ -12,7 +12,8 @@ from pipeline_kit.db.migrate import require_schema
 from pipeline_kit.security import require_owner
 
 
-def open_db(args: argparse.Namespace, *, check_schema: bool = True, owner: bool = False) -> Database:
+def open_db(args: argparse.Namespace, *, check_schema: bool = True,
+            owner: bool = False) -> Database:
     """Connect to --db (or the environment / default) and insist on a current schema; `owner`:
     the command changes what only the owner may, so a worker account is refused with one line."""
     db = connect(args.db)

@@ -165,8 +165,8 @@ def cmd_lane_list(args: argparse.Namespace) -> int:
 
 
 def cmd_lane_add(args: argparse.Namespace) -> int:
-    lane = engine.add_lane(open_db(args, owner=True), args.name, max_running=args.max_running, on_expire=args.on_expire,
-                           max_attempts=args.max_attempts, paid=args.paid)
+    lane = engine.add_lane(open_db(args, owner=True), args.name, max_running=args.max_running,
+                           on_expire=args.on_expire, max_attempts=args.max_attempts, paid=args.paid)
     print(f"lane {lane.lane} added")
     return 0
 

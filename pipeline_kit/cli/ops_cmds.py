@@ -57,13 +57,14 @@ def cmd_grant_worker(args: argparse.Namespace) -> int:
             raise BadInput(f"--password-env {args.password_env}: that variable is empty or not set")
     url = normalise_url(resolve_url(args.db))
     dialect = url.get_backend_name()
-    if args.print:  # no connection and no secret needed: an administrator reviews it, runs it elsewhere
+    if args.print:  # no connection, no secret: an administrator reviews it, runs it elsewhere
         shown = PLACEHOLDER if args.password_env or dialect in ("mysql", "mariadb") else None
         statements = grant_statements(dialect, args.role, shown, database=url.database)
         print("\n".join(f"{sql};" for sql in statements))
         if shown:
-            sys.stderr.write(f"the password is shown as '{PLACEHOLDER}'; without --print, grant-worker applies "
-                             "these statements with the password from --password-env\n")
+            sys.stderr.write(f"the password is shown as '{PLACEHOLDER}'; without --print, "
+                             "grant-worker applies these statements with the password from "
+                             "--password-env\n")
         return 0
     statements = grant_statements(dialect, args.role, password, database=url.database)
     db = open_db(args)

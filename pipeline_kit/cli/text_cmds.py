@@ -91,8 +91,8 @@ def cmd_shot_show(args: argparse.Namespace) -> int:
 
 def cmd_shot_edit(args: argparse.Namespace) -> int:
     names = None if args.characters is None else args.characters.split(",")
-    report = text.edit_shot(open_db(args, owner=True), args.shot_id, prompt=args.prompt, characters=names,
-                            location=args.location)
+    report = text.edit_shot(open_db(args, owner=True), args.shot_id, prompt=args.prompt,
+                            characters=names, location=args.location)
     print(f"{args.shot_id}: edited; {len(report.reset)} tasks reset to pending")
     return 0
 

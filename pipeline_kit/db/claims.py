@@ -99,7 +99,7 @@ def statements(dialect: str, limit: int, *, books: bool = False, free: bool = Fa
 # advisory lock named after the lane (its FOR UPDATE would need a write privilege on lanes, which
 # a worker account must not have; the CTE is materialised, so the lock is taken); MariaDB's
 # FOR UPDATE needs only SELECT; SQLite's IMMEDIATE lock already is one.
-LANE_LOCKS = 0x706B  # "pk": the first key of pipeline_kit's advisory locks, the lane's hash the second
+LANE_LOCKS = 0x706B  # "pk": the first key of the lane locks, the lane's hash the second
 LOCK_LANE = {
     "sqlite": "SELECT max_running, paused FROM lanes WHERE lane = :lane",
     "postgresql": (f"WITH locked AS (SELECT pg_advisory_xact_lock({LANE_LOCKS}, hashtext(:lane))) "
