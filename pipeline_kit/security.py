@@ -104,7 +104,9 @@ def _mariadb(role: str, password: str, database: str) -> list[str]:
     return [
         f"CREATE USER IF NOT EXISTS {user} {auth}",
         f"ALTER USER {user} {auth}",
-        f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {user}",  # start from nothing (see _postgresql)
+        # Start from nothing (see _postgresql); MariaDB's REVOKE ALL covers every database, so
+        # an account serves one pipeline database: give each its own.
+        f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {user}",
         *(f"GRANT {', '.join(privileges)} ON `{database}`.`{table}` TO {user}"
           for table, privileges in GRANTS.items()),
     ]

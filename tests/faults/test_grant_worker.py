@@ -290,3 +290,22 @@ def test_tls_options_reach_the_driver() -> None:
     my = create("mysql://pc2@db.example/pk?ssl_ca=/etc/pk/ca.pem&ssl_verify_identity=true")
     _, kwargs = my.engine.dialect.create_connect_args(my.engine.url)
     assert kwargs["ssl"]["ca"] == "/etc/pk/ca.pem"
+
+
+@SERVERS
+def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
+        db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker account that lost a privilege a worker needs (an older or hand-edited grant)
+    stops `work` with one line naming grant-worker, exit 2, not a traceback."""
+    role = make_url(worker_url).username
+    target = f"`{make_url(db_url).database}`.`workers`" if db.dialect == "mysql" else "workers"
+    to = f"'{role}'@'%%'" if db.dialect == "mysql" else role  # %%: the driver formats
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql(f"REVOKE INSERT ON {target} FROM {to}")
+    code = cli_main(["--db", worker_url, "work", "--worker-id", "pc9", "--lanes", "default",
+                     "--backend", "noop", "--until-empty", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("pipeline-kit: permission denied: this account cannot work; "
+                          "run grant-worker for it again as the owner"), err
