@@ -17,6 +17,7 @@ import re
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import workers
 from pipeline_kit.errors import BadInput, PermissionDenied
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -34,9 +35,8 @@ TASK_COLUMNS = ("status", "worker_id", "lease_token", "lease_expires_at", "heart
 ATTEMPT_OPEN_COLUMNS = ("task_id", "attempt_no", "worker_id", "lease_token", "claimed_at")
 ATTEMPT_COLUMNS = ("outcome", "finished_at", "error_kind", "error", "cost", "model", "settings",
                    "output_bytes", "remote_job_id")
-# workers: a worker's own row, everything but its key (engine/registry.py).
-WORKER_COLUMNS = ("uid", "host", "version", "lanes", "backend", "started_at", "last_seen_at",
-                  "state")
+# workers: a worker's own row, everything in it but its key (engine/registry.py).
+WORKER_COLUMNS = tuple(c.name for c in workers.c if not c.primary_key)
 
 
 def _cols(privilege: str, columns: tuple[str, ...]) -> str:

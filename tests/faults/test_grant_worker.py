@@ -309,3 +309,17 @@ def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith("pipeline-kit: permission denied: this account cannot work; "
                           "run grant-worker for it again as the owner"), err
+
+
+def test_granted_columns_exist_and_leave_the_owners_alone() -> None:
+    """Every column a worker account may write exists in the schema (a rename cannot silently
+    break a worker), and none of a task's owner-only columns is among them."""
+    from pipeline_kit.db.schema import attempts, workers
+
+    for table, columns in ((tasks, security.TASK_COLUMNS), (attempts, security.ATTEMPT_COLUMNS),
+                           (attempts, security.ATTEMPT_OPEN_COLUMNS), (workers, security.WORKER_COLUMNS)):
+        assert set(columns) <= set(table.c.keys()), table.name
+    owner_only = {"id", "task_id", "bookcode", "shot_id", "kind", "lane", "priority", "params",
+                  "generation", "max_attempts", "created_at"}
+    assert not owner_only & set(security.TASK_COLUMNS)
+    assert set(security.GRANTS) <= {t.name for t in metadata.sorted_tables}
