@@ -323,3 +323,23 @@ def test_granted_columns_exist_and_leave_the_owners_alone() -> None:
                   "generation", "max_attempts", "created_at"}
     assert not owner_only & set(security.TASK_COLUMNS)
     assert set(security.GRANTS) <= {t.name for t in metadata.sorted_tables}
+
+
+@SERVERS
+def test_the_owner_inits_an_empty_server_database(db_url: str, cli_main: Callable[..., int],
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The owner check lets the owner through, also where there is no schema yet: `init` of an
+    empty PostgreSQL or MariaDB database creates it (exit 0)."""
+    name = f"pk_test_empty_{uuid.uuid4().hex[:8]}"
+    admin = create(db_url).engine.execution_options(isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    try:
+        url = make_url(db_url).set(database=name).render_as_string(hide_password=False)
+        assert cli_main(["--db", url, "init"]) == 0, capsys.readouterr().err
+        assert cli_main(["--db", url, "lane", "pause", "image"]) == 0, capsys.readouterr().err
+    finally:
+        with admin.connect() as conn:
+            force = " WITH (FORCE)" if admin.dialect.name == "postgresql" else ""
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}{force}")
+        admin.dispose()
