@@ -54,14 +54,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PipelineKitError as exc:
         sys.stderr.write(f"pipeline-kit: {exc}\n")
         return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("pipeline-kit: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
     except Exception as exc:  # a refused privilege (however wrapped) is bad input, not a crash
         reason = permission_denied(exc)
         if reason is None:
             raise
         sys.stderr.write(f"pipeline-kit: {refusal(command_name(args))} ({reason})\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("pipeline-kit: interrupted\n")
-        return 130
-    except BrokenPipeError:
-        return 0
