@@ -31,6 +31,10 @@ class DatabaseUnavailable(PipelineKitError):
     """The database could not be reached after the connection retries."""
 
 
+class PermissionDenied(BadInput):
+    """The database account may not do this (a worker account running an owner's command)."""
+
+
 class NotFound(BadInput):
     """A named task, book, shot or lane does not exist."""
 

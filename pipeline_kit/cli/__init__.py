@@ -21,7 +21,9 @@ from pipeline_kit.cli import (
     ui_cmds,
     worker_cmds,
 )
+from pipeline_kit.cli.common import command_name
 from pipeline_kit.errors import PipelineKitError
+from pipeline_kit.security import permission_denied, refusal
 
 AREAS = (engine_cmds, text_cmds, worker_cmds, film_cmds, analysis_cmds, ui_cmds, ops_cmds, bench_cmds)
 
@@ -57,3 +59,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a refused privilege (however wrapped) is bad input, not a crash
+        reason = permission_denied(exc)
+        if reason is None:
+            raise
+        sys.stderr.write(f"pipeline-kit: {refusal(command_name(args))} ({reason})\n")
+        return 2

@@ -9,14 +9,25 @@ from typing import Any
 
 from pipeline_kit.db import Database, connect
 from pipeline_kit.db.migrate import require_schema
+from pipeline_kit.security import require_owner
 
 
-def open_db(args: argparse.Namespace, *, check_schema: bool = True) -> Database:
-    """Connect to --db (or the environment / default) and insist on a current schema."""
+def open_db(args: argparse.Namespace, *, check_schema: bool = True,
+            owner: bool = False) -> Database:
+    """Connect to --db (or the environment / default) and insist on a current schema; `owner`:
+    the command changes what only the owner may, so a worker account is refused with one line."""
     db = connect(args.db)
     if check_schema:
         require_schema(db)
+    if owner:
+        require_owner(db, command_name(args))
     return db
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The command as typed, with its action: `cancel`, `lane pause`, `shot edit`."""
+    actions = [v for k, v in vars(args).items() if k.endswith("_command") and isinstance(v, str)]
+    return " ".join([args.command, *actions])
 
 
 def int_in(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:

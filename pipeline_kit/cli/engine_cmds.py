@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    db = open_db(args, check_schema=False)
+    db = open_db(args, check_schema=False, owner=True)
     before, after = init(db)
     created = engine.seed_default_lanes(db)
     if before is None:
@@ -86,7 +86,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_enqueue(args: argparse.Namespace) -> int:
-    db = open_db(args)
+    db = open_db(args, owner=True)
     if args.key:
         keys = [args.key] if args.count == 1 else [f"{args.key}-{i}" for i in range(1, args.count + 1)]
     else:
@@ -179,13 +179,13 @@ def _seconds(age: float | None) -> str | None:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    released = engine.retry_task(open_db(args), args.task_id, by="cli")
+    released = engine.retry_task(open_db(args, owner=True), args.task_id, by="cli")
     print(f"{args.task_id} is pending again" + (f"; released {len(released)} dependent(s)" if released else ""))
     return 0
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    blocked = engine.cancel_task(open_db(args), args.task_id, by="cli")
+    blocked = engine.cancel_task(open_db(args, owner=True), args.task_id, by="cli")
     print(f"{args.task_id} canceled" + (f"; {len(blocked)} dependent(s) blocked" if blocked else ""))
     return 0
 
@@ -198,14 +198,14 @@ def cmd_lane_list(args: argparse.Namespace) -> int:
 
 
 def cmd_lane_add(args: argparse.Namespace) -> int:
-    lane = engine.add_lane(open_db(args), args.name, max_running=args.max_running, on_expire=args.on_expire,
-                           max_attempts=args.max_attempts, paid=args.paid)
+    lane = engine.add_lane(open_db(args, owner=True), args.name, max_running=args.max_running,
+                           on_expire=args.on_expire, max_attempts=args.max_attempts, paid=args.paid)
     print(f"lane {lane.lane} added")
     return 0
 
 
 def cmd_lane_pause(args: argparse.Namespace) -> int:
-    engine.update_lane(open_db(args), args.name, paused=args.paused)
+    engine.update_lane(open_db(args, owner=True), args.name, paused=args.paused)
     print(f"lane {args.name} {'paused' if args.paused else 'resumed'}")
     return 0
 
@@ -218,6 +218,6 @@ def cmd_lane_limit(args: argparse.Namespace) -> int:
         value = int(text)
     else:
         raise BadInput(f"max_running must be a number from 1 to 10000 or 'none', got {args.max_running!r}")
-    engine.update_lane(open_db(args), args.name, max_running=value)
+    engine.update_lane(open_db(args, owner=True), args.name, max_running=value)
     print(f"lane {args.name} max_running={value if value is not None else 'none'}")
     return 0

@@ -49,17 +49,24 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 
 def cmd_grant_worker(args: argparse.Namespace) -> int:
     from pipeline_kit.db.connect import normalise_url, resolve_url
-    from pipeline_kit.security import apply, grant_statements
+    from pipeline_kit.security import PLACEHOLDER, apply, grant_statements
     password = None
-    if args.password_env:
+    if args.password_env and not args.print:
         password = os.environ.get(args.password_env)
         if not password:
             raise BadInput(f"--password-env {args.password_env}: that variable is empty or not set")
     url = normalise_url(resolve_url(args.db))
-    statements = grant_statements(url.get_backend_name(), args.role, password, database=url.database)
-    if args.print:  # no connection needed: an administrator can review and run it elsewhere
+    dialect = url.get_backend_name()
+    if args.print:  # no connection, no secret: an administrator reviews it, runs it elsewhere
+        shown = PLACEHOLDER if args.password_env or dialect in ("mysql", "mariadb") else None
+        statements = grant_statements(dialect, args.role, shown, database=url.database)
         print("\n".join(f"{sql};" for sql in statements))
+        if shown:
+            sys.stderr.write(f"the password is shown as '{PLACEHOLDER}'; without --print, "
+                             "grant-worker applies these statements with the password from "
+                             "--password-env\n")
         return 0
+    statements = grant_statements(dialect, args.role, password, database=url.database)
     db = open_db(args)
     apply(db, statements)
     sys.stderr.write(f"role {args.role} can now claim, heartbeat, complete and fail tasks in {db.url}\n")

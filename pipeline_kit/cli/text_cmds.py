@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    db = open_db(args)
+    db = open_db(args, owner=True)
     report = text.ingest_file(db, args.file, args.title, lang=args.lang, chapter=args.chapter, force=args.force)
     for warning in report.warnings:
         sys.stderr.write(f"pipeline-kit: warning: {warning}\n")
@@ -62,7 +62,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_split(args: argparse.Namespace) -> int:
-    db = open_db(args)
+    db = open_db(args, owner=True)
     splitter = _model_splitter(args.model) if args.model else None
     report = text.split_book(db, args.bookcode, splitter=splitter)
     if splitter is not None and splitter.fallbacks:
@@ -91,13 +91,13 @@ def cmd_shot_show(args: argparse.Namespace) -> int:
 
 def cmd_shot_edit(args: argparse.Namespace) -> int:
     names = None if args.characters is None else args.characters.split(",")
-    report = text.edit_shot(open_db(args), args.shot_id, prompt=args.prompt, characters=names,
-                            location=args.location)
+    report = text.edit_shot(open_db(args, owner=True), args.shot_id, prompt=args.prompt,
+                            characters=names, location=args.location)
     print(f"{args.shot_id}: edited; {len(report.reset)} tasks reset to pending")
     return 0
 
 
 def cmd_shot_rerun(args: argparse.Namespace) -> int:
-    report = text.rerun_shot(open_db(args), args.shot_id)
+    report = text.rerun_shot(open_db(args, owner=True), args.shot_id)
     print(f"{args.shot_id}: {len(report.reset)} tasks reset to pending")
     return 0

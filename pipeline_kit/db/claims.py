@@ -94,11 +94,16 @@ def statements(dialect: str, limit: int, *, books: bool = False, free: bool = Fa
     }
 
 
-# Row lock on a lane, held to the end of the claim transaction, so that counting its running
-# tasks and claiming more is atomic across all machines. SQLite's IMMEDIATE lock already is.
+# A lock on a lane, held to the end of the claim transaction, so that counting its running
+# tasks and claiming more is atomic across all machines. PostgreSQL takes a transaction-scoped
+# advisory lock named after the lane (its FOR UPDATE would need a write privilege on lanes, which
+# a worker account must not have; the CTE is materialised, so the lock is taken); MariaDB's
+# FOR UPDATE needs only SELECT; SQLite's IMMEDIATE lock already is one.
+LANE_LOCKS = 0x706B  # "pk": the first key of the lane locks, the lane's hash the second
 LOCK_LANE = {
     "sqlite": "SELECT max_running, paused FROM lanes WHERE lane = :lane",
-    "postgresql": "SELECT max_running, paused FROM lanes WHERE lane = :lane FOR UPDATE",
+    "postgresql": (f"WITH locked AS (SELECT pg_advisory_xact_lock({LANE_LOCKS}, hashtext(:lane))) "
+                   "SELECT max_running, paused FROM lanes, locked WHERE lane = :lane"),
     "mysql": "SELECT max_running, paused FROM lanes WHERE lane = :lane FOR UPDATE",
 }
 

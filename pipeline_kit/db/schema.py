@@ -206,6 +206,9 @@ events = Table(
     Column("detail", OptionalJSON),
     Index("ix_events_kind_at", "kind", "at"),
     Index("ix_events_task", "task_id"),
+    # Nobody reads an event's id back: no INSERT ... RETURNING id on PostgreSQL, which would need
+    # SELECT on events, a privilege worker accounts do not have (security.py).
+    implicit_returning=False,
     **_mysql,
 )
 

@@ -40,3 +40,35 @@ def cli_main(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     if ops_cmds not in cli.AREAS:
         monkeypatch.setattr(cli, "AREAS", (*cli.AREAS, ops_cmds))
     return cli.main
+
+
+WORKER_PASSWORD = "s3cr'et%\\x"  # quotes, a percent sign and a backslash must survive the grant
+
+
+@pytest.fixture
+def worker_url(db_url: str, cli_main, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The URL of a fresh worker account made by `grant-worker` on the (server) database under
+    test; the account is dropped afterwards (accounts outlive the scratch database)."""
+    import uuid
+
+    import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
+    from pipeline_kit.db import create
+
+    if db_url.startswith("sqlite"):
+        pytest.skip("SQLite has no roles")
+    role = f"pk_w_{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("PK_TEST_PW", WORKER_PASSWORD)
+    assert cli_main(["--db", db_url, "grant-worker", role, "--password-env", "PK_TEST_PW"]) == 0
+    yield make_url(db_url).set(username=role, password=WORKER_PASSWORD).render_as_string(hide_password=False)
+    admin = create(db_url)
+    try:
+        with admin.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            if admin.dialect == "postgresql":
+                conn.exec_driver_sql(f"DROP OWNED BY {role}")
+                conn.exec_driver_sql(f"DROP ROLE IF EXISTS {role}")
+            else:
+                conn.exec_driver_sql(f"DROP USER IF EXISTS '{role}'@'%%'")
+    finally:
+        admin.dispose()

@@ -51,8 +51,7 @@ CASES: dict[str, list[str]] = {
     "chaos with negative kills": ["chaos", "--kills", "-3"],
     "chaos on a database with tasks": ["chaos", "--tasks", "5", "--kills", "0", "--restarts", "0"],
     "grant-worker on SQLite": ["grant-worker", "pc2"],
-    "grant-worker MariaDB without password": ["--db", "mysql://root@127.0.0.1:3306/pk", "grant-worker", "pc2",
-                                              "--print"],
+    "grant-worker MariaDB without password": ["--db", "mysql://root@127.0.0.1:3306/pk", "grant-worker", "pc2"],
     "grant-worker password variable unset": ["grant-worker", "pc2", "--password-env", "PK_UNSET_VARIABLE"],
 }
 
