@@ -1,6 +1,7 @@
-"""Read a run's log (tasks, attempts, events, workers) from any database into pandas.
+"""Read a run's log (tasks, attempts, events, workers, and the titles of its books) from any
+database into pandas.
 
-Reads go through SQLAlchemy in chunks inside one read transaction, so the four frames describe
+Reads go through SQLAlchemy in chunks inside one read transaction, so the frames describe
 one moment even while workers keep writing (SQLite: a deferred read in WAL; PostgreSQL and
 MariaDB: REPEATABLE READ). A run can be frozen to Parquet for the archive and read back.
 """
@@ -203,7 +204,12 @@ def snapshot(log: RunLog, out_dir: Path) -> list[Path]:
 def read_snapshot(in_dir: Path, bookcode: str | None = None) -> RunLog:
     """Read a Parquet snapshot back into the same frames `load` returns (a snapshot written
     before books were kept reads back with no titles)."""
-    frames = {name: normalise(name, pd.read_parquet(in_dir / f"{name}.parquet"))
-              if (in_dir / f"{name}.parquet").exists() or name != "books" else empty(name)
-              for name in COLUMNS}
+    frames = {name: _read_parquet(in_dir, name) for name in COLUMNS}
     return RunLog(bookcode=bookcode, **frames)
+
+
+def _read_parquet(in_dir: Path, name: str) -> pd.DataFrame:
+    path = in_dir / f"{name}.parquet"
+    if name == "books" and not path.exists():  # a snapshot from before titles were kept
+        return empty(name)
+    return normalise(name, pd.read_parquet(path))

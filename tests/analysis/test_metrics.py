@@ -129,7 +129,7 @@ def test_snapshot_round_trip(known_db: Database, tmp_path: Path) -> None:
     log = load(known_db)
     snapshot(log, tmp_path)
     back = read_snapshot(tmp_path)
-    for name in ("tasks", "attempts", "events", "workers"):
+    for name in ("tasks", "attempts", "events", "workers", "books"):
         pd.testing.assert_frame_equal(getattr(back, name), getattr(log, name))
 
 
