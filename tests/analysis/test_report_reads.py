@@ -98,7 +98,7 @@ def test_eleven_day_run_speaks_in_days(days_db: Database, tmp_path: Path) -> Non
     assert "Tasks completed per 12 h" in str(charts["throughput"].axes[0].get_title())
 
 
-def test_short_run_speaks_in_seconds_or_minutes(known_db: Database, tmp_path: Path) -> None:
+def test_ninety_minute_run_speaks_in_minutes(known_db: Database, tmp_path: Path) -> None:
     """A 90-minute run reads in minutes: Gantt axis, idle axis and the page's durations, and
     throughput counted per 5 min."""
     pm = postmortem(load(known_db))
