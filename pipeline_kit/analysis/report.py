@@ -88,6 +88,7 @@ COLUMNS = {
 HOURS = ("window_hours", "hours_left")
 PERCENT = ("share", "failure_rate", "idle_share")
 SERIES = ("queue_depth", "throughput")  # cut by sampling evenly over time, not by the head
+RANKED = {"cost_by_shot": ("cost", "costliest")}  # cut to the top rows by that column
 _CSS = """body{font-family:'DejaVu Sans',Arial,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:.3em 0 1.5em;font-size:90%}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}
@@ -214,6 +215,9 @@ def rows_note(name: str, shown: int, total: int) -> str:
     if name in SERIES:
         return (f"Showing {shown:,} of {total:,} rows, evenly spaced over the run; every row is "
                 f"in {name}.csv.")
+    if name in RANKED:
+        return (f"Showing the {shown:,} {RANKED[name][1]} of {total:,} rows; every row is in "
+                f"{name}.csv.")
     return f"Showing the first {shown:,} of {total:,} rows; every row is in {name}.csv."
 
 
@@ -223,6 +227,8 @@ def _cut(name: str, frame: pd.DataFrame) -> pd.DataFrame:
     if name in SERIES:
         picks = np.unique(np.linspace(0, len(frame) - 1, HTML_ROWS).round().astype(int))
         return frame.iloc[picks]
+    if name in RANKED:
+        return frame.sort_values(RANKED[name][0], ascending=False, kind="stable").head(HTML_ROWS)
     return frame.head(HTML_ROWS)
 
 
@@ -271,9 +277,19 @@ def eta_sentence(pm: Postmortem) -> str:
     if e.remaining == 0:
         return "Nothing remains to be done."
     window = timescale.human(e.window_hours * 3600)
+    left = f"{e.remaining:,} tasks remain" if e.remaining != 1 else "1 task remains"
     if e.hours_left is None or e.finish_at is None:
-        return (f"{e.remaining:,} tasks remain; none was completed in the last {window}, so "
+        return (f"{left}; none was completed in the last {window}, so "
                 "there is no estimate of when they will be done.")
-    return (f"{e.remaining:,} tasks remain; at {e.rate_per_hour:,.1f} completions per hour "
+    return (f"{left}; at {rate_text(e.rate_per_hour)} "
             f"(the last {window}) that is {timescale.human(e.hours_left * 3600)} more, about "
             f"{e.finish_at:%Y-%m-%d %H:%M} UTC.")
+
+
+def rate_text(per_hour: float) -> str:
+    """A completion rate per minute, hour or day, whichever gives a number from 1 to 600."""
+    if per_hour >= 600:
+        return f"{per_hour / 60:,.1f} completions per minute"
+    if per_hour < 1:
+        return f"{per_hour * 24:,.1f} completions per day"
+    return f"{per_hour:,.1f} completions per hour"

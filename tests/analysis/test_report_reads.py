@@ -14,7 +14,7 @@ from pipeline_kit.analysis import timescale
 from pipeline_kit.analysis.charts import NothingToShow
 from pipeline_kit.analysis.load import load
 from pipeline_kit.analysis.postmortem import postmortem
-from pipeline_kit.analysis.report import HTML_ROWS, write_report
+from pipeline_kit.analysis.report import HTML_ROWS, rate_text, rows_note, write_report
 from pipeline_kit.analysis.simulate import Plan, simulate
 from pipeline_kit.db import Database
 
@@ -165,8 +165,23 @@ def test_every_table_says_how_many_rows_it_shows(days_db: Database, tmp_path: Pa
     assert queue.split("<tbody>")[1].count("<tr>") == HTML_ROWS
     with (out / "cost_by_shot.csv").open() as fh:
         shots = len(list(csv.DictReader(fh)))
-    assert f"Showing the first {HTML_ROWS} of {shots:,} rows; every row is in cost_by_shot.csv." \
-        in page
+    assert (f"Showing the {HTML_ROWS} costliest of {shots:,} rows; every row is in "
+            "cost_by_shot.csv.") in page
+    with (out / "reclaims.csv").open() as fh:
+        assert len(list(csv.DictReader(fh))) == 1
+    assert "1 row, all shown (also in reclaims.csv)." in page
     with (out / "workers.csv").open() as fh:
         workers = len(list(csv.DictReader(fh)))
     assert f"{workers} rows, all shown (also in workers.csv)." in page
+    assert rows_note("reclaims", 40, 100) == (
+        "Showing the first 40 of 100 rows; every row is in reclaims.csv.")
+
+
+def test_eta_reads_in_a_fitting_rate_and_duration(known_db: Database, tmp_path: Path) -> None:
+    """The ETA sentence gives the rate per minute, hour or day (a number from 1 to 600) and
+    the time left in a fitted unit: one task left at 3.3 per hour over 90 min is 18 min."""
+    assert [rate_text(r) for r in (5818.9, 3.3, 0.5)] == [
+        "97.0 completions per minute", "3.3 completions per hour", "12.0 completions per day"]
+    page = _page(known_db, tmp_path / "r")
+    assert ("1 task remains; at 3.3 completions per hour (the last 90 min) that is 18 min "
+            "more, about 2026-01-01 01:48 UTC.") in page
