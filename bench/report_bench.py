@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(dir="/tmp") as tmp:
         steps: dict[str, Callable[[], Any]] = {
             "completed_per_pc": lambda: metrics.completed_per_pc(log),
-            "throughput_per_hour": lambda: metrics.throughput_per_hour(log),
+            "throughput": lambda: metrics.throughput(log),
             "duration_stats": lambda: metrics.duration_stats(log),
             "costs": lambda: metrics.costs(log),
             "queue_depth": lambda: metrics.queue_depth(log),

@@ -1,6 +1,7 @@
-"""Read a run's log (tasks, attempts, events, workers) from any database into pandas.
+"""Read a run's log (tasks, attempts, events, workers, and the titles of its books) from any
+database into pandas.
 
-Reads go through SQLAlchemy in chunks inside one read transaction, so the four frames describe
+Reads go through SQLAlchemy in chunks inside one read transaction, so the frames describe
 one moment even while workers keep writing (SQLite: a deferred read in WAL; PostgreSQL and
 MariaDB: REPEATABLE READ). A run can be frozen to Parquet for the archive and read back.
 """
@@ -8,7 +9,7 @@ MariaDB: REPEATABLE READ). A run can be frozen to Parquet for the archive and re
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import attempts, events, tasks, workers
+from pipeline_kit.db.schema import attempts, books, events, tasks, workers
 
 CHUNK_ROWS = 100_000
 
@@ -29,34 +30,48 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "events": ("id", "at", "kind", "task_id", "worker_id", "detail"),
     "workers": ("worker_id", "uid", "host", "version", "lanes", "backend", "started_at",
                 "last_seen_at", "state"),
+    "books": ("bookcode", "title"),
 }
 TIMES: dict[str, tuple[str, ...]] = {
     "tasks": ("created_at", "finished_at"),
     "attempts": ("claimed_at", "finished_at"),
     "events": ("at",),
     "workers": ("started_at", "last_seen_at"),
+    "books": (),
 }
 INTEGERS: dict[str, tuple[str, ...]] = {
     "tasks": ("id", "priority", "attempts", "max_attempts"),
     "attempts": ("attempt_no", "output_bytes"),
     "events": ("id",),
     "workers": (),
+    "books": (),
 }
 FLOATS = ("cost",)
-_TABLES = {"tasks": tasks, "attempts": attempts, "events": events, "workers": workers}
+_TABLES = {"tasks": tasks, "attempts": attempts, "events": events, "workers": workers,
+           "books": books}
 # Fields of events.detail the metrics use, lifted into columns of their own.
 DETAIL_FIELDS = ("by", "count", "op")
 
 
 @dataclass(frozen=True, eq=False)
 class RunLog:
-    """The four frames of one run (or one book's share of it), times as naive UTC."""
+    """The frames of one run (or one book's share of it), times as naive UTC, and the titles of
+    the books it covers."""
 
     tasks: pd.DataFrame
     attempts: pd.DataFrame
     events: pd.DataFrame
     workers: pd.DataFrame
     bookcode: str | None = None
+    books: pd.DataFrame = field(default_factory=lambda: empty("books"))
+
+    @property
+    def title(self) -> str | None:
+        """The book's title when the log is one book's and its title is known."""
+        if self.bookcode is None:
+            return None
+        match = self.books.loc[self.books["bookcode"] == self.bookcode, "title"]
+        return str(match.iloc[0]) if len(match) else None
 
     @property
     def as_of(self) -> pd.Timestamp | None:
@@ -97,12 +112,16 @@ def _select(name: str, bookcode: str | None) -> sa.Select[Any]:
     stmt = sa.select(*(table.c[c] for c in COLUMNS[name]))
     if "id" in table.c and name != "workers":
         stmt = stmt.order_by(table.c.id)
+    elif name == "books":
+        stmt = stmt.order_by(books.c.bookcode)
     if bookcode is None:
         return stmt
     book_tasks = sa.select(tasks.c.task_id).where(tasks.c.bookcode == bookcode)
     book_workers = sa.select(attempts.c.worker_id).where(attempts.c.task_id.in_(book_tasks))
     if name == "tasks":
         return stmt.where(tasks.c.bookcode == bookcode)
+    if name == "books":
+        return stmt.where(books.c.bookcode == bookcode)
     if name == "attempts":
         return stmt.where(attempts.c.task_id.in_(book_tasks))
     if name == "events":
@@ -183,7 +202,14 @@ def snapshot(log: RunLog, out_dir: Path) -> list[Path]:
 
 
 def read_snapshot(in_dir: Path, bookcode: str | None = None) -> RunLog:
-    """Read a Parquet snapshot back into the same frames `load` returns."""
-    frames = {name: normalise(name, pd.read_parquet(in_dir / f"{name}.parquet"))
-              for name in COLUMNS}
+    """Read a Parquet snapshot back into the same frames `load` returns (a snapshot written
+    before books were kept reads back with no titles)."""
+    frames = {name: _read_parquet(in_dir, name) for name in COLUMNS}
     return RunLog(bookcode=bookcode, **frames)
+
+
+def _read_parquet(in_dir: Path, name: str) -> pd.DataFrame:
+    path = in_dir / f"{name}.parquet"
+    if name == "books" and not path.exists():  # a snapshot from before titles were kept
+        return empty(name)
+    return normalise(name, pd.read_parquet(path))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from pipeline_kit.analysis import timescale
 from pipeline_kit.analysis.duck import query
 from pipeline_kit.analysis.load import RunLog
 
@@ -35,18 +36,29 @@ def completed_per_pc(log: RunLog) -> pd.DataFrame:
     """, w=names, a=log.attempts)
 
 
-def throughput_per_hour(log: RunLog) -> pd.DataFrame:
-    """Completions per worker per clock hour, zero-filled between the first and last hour."""
+def throughput(log: RunLog, bin_s: int | None = None) -> pd.DataFrame:
+    """Completions per worker per time bin, zero-filled from the first bin to the last.
+
+    Bins are `bin_s` seconds long (by default the round size fitted to the span of the
+    completions, see timescale.bin_for) and aligned to the clock (5-minute bins start at :00,
+    :05, ...); `bin_s` is a column too, so the CSV says what a row counts.
+    """
+    done = log.attempts[(log.attempts["outcome"] == "completed")
+                        & log.attempts["finished_at"].notna()]
+    if bin_s is None:
+        span = (done["finished_at"].max() - done["finished_at"].min()) if len(done) else None
+        bin_s = timescale.bin_for(span.total_seconds() if span is not None else 0.0)
     return query("""
-        WITH c AS (SELECT worker_id, date_trunc('hour', finished_at) AS hour FROM a
-                   WHERE outcome = 'completed' AND finished_at IS NOT NULL),
-             hours AS (SELECT unnest(generate_series(min(hour), max(hour), INTERVAL 1 HOUR)) AS hour
-                       FROM c),
-             grid AS (SELECT hour, worker_id FROM hours, (SELECT DISTINCT worker_id FROM c))
-        SELECT g.hour, g.worker_id, count(c.hour) AS completed
-        FROM grid g LEFT JOIN c ON c.hour = g.hour AND c.worker_id = g.worker_id
-        GROUP BY ALL ORDER BY g.hour, g.worker_id
-    """, a=log.attempts)
+        WITH c AS (SELECT worker_id,
+                          make_timestamp((epoch_us(finished_at) // ?) * ?) AS bin_start
+                   FROM d),
+             bins AS (SELECT unnest(generate_series(min(bin_start), max(bin_start),
+                                                    to_seconds(?::DOUBLE))) AS bin_start FROM c),
+             grid AS (SELECT bin_start, worker_id FROM bins, (SELECT DISTINCT worker_id FROM c))
+        SELECT g.bin_start, ?::BIGINT AS bin_s, g.worker_id, count(c.bin_start) AS completed
+        FROM grid g LEFT JOIN c ON c.bin_start = g.bin_start AND c.worker_id = g.worker_id
+        GROUP BY ALL ORDER BY g.bin_start, g.worker_id
+    """, [bin_s * 1_000_000, bin_s * 1_000_000, bin_s, bin_s], d=done)
 
 
 def durations(log: RunLog) -> pd.DataFrame:

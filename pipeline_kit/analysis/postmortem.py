@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pandas as pd
-from matplotlib.figure import Figure
 
 from pipeline_kit.analysis import charts, metrics, reliability
 from pipeline_kit.analysis.load import RunLog
@@ -43,7 +42,7 @@ class Postmortem:
         out = {
             "status": self.status,
             "completed_per_pc": self.completed,
-            "throughput_per_hour": self.throughput,
+            "throughput": self.throughput,
             "duration_stats": self.duration_stats,
             "attempts_per_task": self.attempts_per_task,
             "errors_by_kind": self.errors,
@@ -63,20 +62,23 @@ class Postmortem:
             out["replay_machines"] = self.replay.machines
         return out
 
-    def figures(self) -> dict[str, Figure]:
-        """Every chart, named for its PNG file."""
+    def figures(self) -> dict[str, charts.Chart]:
+        """Every chart, named for its PNG file, or why it has nothing to show."""
         figs = {
             "completed_per_pc": charts.completed_per_pc(self.completed),
             "throughput": charts.throughput(self.throughput),
             "durations": charts.durations(self.durations),
             "errors": charts.errors(self.errors),
+            "heartbeats": charts.heartbeats(self.heartbeats.per_worker,
+                                            self.heartbeats.long_gaps,
+                                            reliability.LONG_GAP_FACTOR, self.idle),
             "idle": charts.idle(self.idle),
             "costs": charts.costs(self.costs),
             "queue_depth": charts.queue_depth(self.queue),
         }
-        if self.replay is not None:
-            figs["replay_gantt"] = charts.gantt([self.replay.static, self.replay.dynamic],
-                                                title="replay, ")
+        figs["replay_gantt"] = (
+            charts.gantt([self.replay.static, self.replay.dynamic], title="replay, ")
+            if self.replay is not None else charts.NothingToShow(self.replay_note))
         return figs
 
 
@@ -89,16 +91,16 @@ def postmortem(log: RunLog, *, with_replay: bool | None = None) -> Postmortem:
     if result is not None:
         note = ""
     elif with_replay:
-        note = "No attempt has finished yet, so there is nothing to replay."
+        note = "no attempt has completed yet, so there is nothing to replay"
     else:
-        note = (f"Replay left out: {len(log.attempts):,} attempts is more than the "
+        note = (f"the replay was left out: {len(log.attempts):,} attempts is more than the "
                 f"{REPLAY_MAX_ATTEMPTS:,} a report replays; call "
                 "pipeline_kit.analysis.replay.replay(log) to run it anyway.")
     return Postmortem(
         log=log,
         status=metrics.status_counts(log),
         completed=metrics.completed_per_pc(log),
-        throughput=metrics.throughput_per_hour(log),
+        throughput=metrics.throughput(log),
         durations=metrics.durations(log),
         duration_stats=metrics.duration_stats(log),
         attempts_per_task=reliability.attempts_per_task(log),

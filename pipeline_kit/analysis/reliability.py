@@ -80,7 +80,7 @@ def reclaims(log: RunLog) -> pd.DataFrame:
 class HeartbeatGaps:
     """Per-worker heartbeat regularity, and the gaps long enough to explain a lost lease."""
 
-    per_worker: pd.DataFrame  # worker_id, beats, median_gap_s, max_gap_s, long_gaps
+    per_worker: pd.DataFrame  # worker_id, beats, first_beat, last_beat, median_gap_s, ...
     long_gaps: pd.DataFrame  # worker_id, gap_from, gap_to, gap_s
 
 
@@ -98,9 +98,10 @@ def heartbeat_gaps(log: RunLog, factor: float = LONG_GAP_FACTOR) -> HeartbeatGap
     per_worker = query("""
         WITH m AS (SELECT worker_id, count(*) AS gaps, median(gap_s) AS median_gap_s,
                           max(gap_s) AS max_gap_s FROM g GROUP BY worker_id),
-             b AS (SELECT worker_id, count(*) AS beats FROM e
+             b AS (SELECT worker_id, count(*) AS beats, min("at") AS first_beat,
+                          max("at") AS last_beat FROM e
                    WHERE kind = 'heartbeat' AND worker_id IS NOT NULL GROUP BY worker_id)
-        SELECT b.worker_id, b.beats, m.median_gap_s, m.max_gap_s,
+        SELECT b.worker_id, b.beats, b.first_beat, b.last_beat, m.median_gap_s, m.max_gap_s,
                (SELECT count(*) FROM g WHERE g.worker_id = b.worker_id
                                          AND g.gap_s > ? * m.median_gap_s) AS long_gaps
         FROM b LEFT JOIN m USING (worker_id) ORDER BY b.worker_id

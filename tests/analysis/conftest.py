@@ -17,11 +17,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 
+from pipeline_kit.analysis.simulate import SimResult
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import attempts, events, tasks, workers
+from pipeline_kit.db.schema import attempts, books, events, tasks, workers
 
 T0 = dt.datetime(2026, 1, 1, 0, 0, 0)
 
@@ -52,6 +54,7 @@ ATTEMPTS = [
     ("t7", 1, "pc-a", 80, 90, "completed", None, 3.0),
 ]
 HEARTBEATS = {"pc-a": (0, 1, 2, 3, 13), "pc-b": (0, 2, 4)}
+TITLES = {"bk1": "The Lamplighter of Gullhaven", "bk2": "Tom & Jerry <Abroad>"}
 
 
 def insert_log(db: Database, task_rows: list[tuple] = TASKS, attempt_rows: list[tuple] = ATTEMPTS,
@@ -62,6 +65,10 @@ def insert_log(db: Database, task_rows: list[tuple] = TASKS, attempt_rows: list[
     for a in attempt_rows:
         counts[a[0]] = counts.get(a[0], 0) + 1
     with db.engine.begin() as conn:
+        books_named = sorted({t[1] for t in task_rows} & set(TITLES))
+        if books_named:
+            conn.execute(sa.insert(books), [{"bookcode": b, "title": TITLES[b], "lang": "en"}
+                                            for b in books_named])
         conn.execute(sa.insert(workers), [
             {"worker_id": w, "host": f"host-{w}", "version": "0.1.0", "lanes": "image,video",
              "backend": "sketch", "started_at": T0, "last_seen_at": at(90), "state": "stopped"}
@@ -98,3 +105,30 @@ def known_any_db(db: Database) -> Iterator[Database]:
     """The hand-built log in each of SQLite, PostgreSQL and MariaDB."""
     insert_log(db)
     yield db
+
+
+def simulated_rows(result: SimResult, beat_minutes: float = 30.0) -> dict:
+    """A simulated run (see analysis.simulate) as insert_log rows: one book, three kinds of
+    task, every attempt a row (a failed attempt before a completion is `retried`), a cost per
+    completion, and heartbeats every `beat_minutes` while a machine works, so a sleep shows as
+    a long heartbeat gap."""
+    g = result.schedule.gantt.sort_values(["task", "start"], kind="stable")
+    kinds = (("image", "first_frame"), ("image", "last_frame"), ("video", "clip"))
+    task_rows, attempt_rows, beats = [], [], {}
+    for task, mine in g.groupby("task", sort=True):
+        lane, kind = kinds[int(task) % len(kinds)]
+        last = mine.iloc[-1]
+        status = "completed" if last["outcome"] == "completed" else "failed"
+        task_rows.append((f"t{task:05d}", "bk1", f"s{int(task) // 3:04d}", kind, lane, status,
+                          float(last["end"])))
+        for no, a in enumerate(mine.itertuples(index=False), start=1):
+            outcome = {"completed": "completed", "lost": "lost"}.get(
+                a.outcome, "failed" if no == len(mine) else "retried")
+            attempt_rows.append((f"t{task:05d}", no, a.machine, float(a.start), float(a.end),
+                                 outcome, None if outcome in ("completed", "lost") else "timeout",
+                                 0.25 if outcome == "completed" else 0.0))
+            beats.setdefault(a.machine, set()).update(
+                float(m) for m in np.arange(a.start, a.end, beat_minutes))
+    return {"task_rows": task_rows, "attempt_rows": attempt_rows,
+            "heartbeats": {m: tuple(sorted(b)) for m, b in sorted(beats.items())},
+            "worker_ids": tuple(result.plan.names)}

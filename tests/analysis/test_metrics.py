@@ -27,9 +27,19 @@ def test_completed_per_pc_names_every_worker(known_db: Database) -> None:
 
 def test_throughput_per_hour(known_db: Database) -> None:
     """Completions land in the clock hour they finished, per worker."""
-    got = metrics.throughput_per_hour(load(known_db))
-    assert rows(got, "hour", "worker_id", "completed") == [
-        (at(0), "pc-a", 1), (at(0), "pc-b", 1), (at(60), "pc-a", 2), (at(60), "pc-b", 1)]
+    got = metrics.throughput(load(known_db), bin_s=3600)
+    assert rows(got, "bin_start", "bin_s", "worker_id", "completed") == [
+        (at(0), 3600, "pc-a", 1), (at(0), 3600, "pc-b", 1), (at(60), 3600, "pc-a", 2),
+        (at(60), 3600, "pc-b", 1)]
+
+
+def test_throughput_bins_fit_the_run(known_db: Database) -> None:
+    """Without a bin size, the bins fit the span of the completions (10..90 min -> 5 min
+    bins, zero-filled between), so a short run is not one lonely hourly point."""
+    got = metrics.throughput(load(known_db))
+    assert set(got["bin_s"]) == {300}
+    assert got["bin_start"].min() == at(10) and got["bin_start"].max() == at(90)
+    assert got["completed"].sum() == 5 and len(got) == 17 * 2
 
 
 def test_duration_stats_per_lane_and_kind(known_db: Database) -> None:
@@ -119,7 +129,7 @@ def test_snapshot_round_trip(known_db: Database, tmp_path: Path) -> None:
     log = load(known_db)
     snapshot(log, tmp_path)
     back = read_snapshot(tmp_path)
-    for name in ("tasks", "attempts", "events", "workers"):
+    for name in ("tasks", "attempts", "events", "workers", "books"):
         pd.testing.assert_frame_equal(getattr(back, name), getattr(log, name))
 
 

@@ -19,14 +19,15 @@ def test_report_writes_html_png_csv_and_snapshot(known_db: Database, tmp_path: P
     out = page.parent
     names = {p.name for p in out.iterdir()}
     assert page.name == "index.html"
-    for chart in ("completed_per_pc", "throughput", "durations", "errors", "idle", "costs",
-                  "queue_depth", "replay_gantt"):
+    for chart in ("completed_per_pc", "throughput", "durations", "errors", "heartbeats", "idle",
+                  "costs", "queue_depth", "replay_gantt"):
         assert f"{chart}.png" in names
         assert (out / f"{chart}.png").read_bytes()[:4] == b"\x89PNG"
     for table in ("workers", "completed_per_pc", "reclaims", "idle_time", "cost_by_shot", "eta"):
         assert f"{table}.csv" in names
     assert {p.name for p in (out / "snapshot").iterdir()} == {
-        "tasks.parquet", "attempts.parquet", "events.parquet", "workers.parquet"}
+        "tasks.parquet", "attempts.parquet", "events.parquet", "workers.parquet",
+        "books.parquet"}
     text = page.read_text(encoding="utf-8")
     for worker in ("pc-a", "pc-b", "pc-c"):
         assert worker in text
@@ -49,12 +50,13 @@ def test_report_is_byte_identical_across_runs(known_db: Database, tmp_path: Path
 def test_report_of_one_book_and_unknown_book(known_db: Database, tmp_path: Path) -> None:
     """A book's report covers that book; an unknown book is NotFound (exit 2), not an empty page."""
     page = write_report(known_db, "bk2", tmp_path / "bk2")
-    assert "Post-mortem: bk2" in page.read_text(encoding="utf-8")
+    assert "Post-mortem: Tom &amp; Jerry &lt;Abroad&gt; (bk2)" in page.read_text(encoding="utf-8")
     with pytest.raises(NotFound):
         write_report(known_db, "nope", tmp_path / "nope")
 
 
 def test_report_on_an_empty_database(sqlite_db: Database, tmp_path: Path) -> None:
-    """A database with no activity still gives a complete report."""
+    """A database with no activity still gives a complete report (every table as CSV)."""
     page = write_report(sqlite_db, None, tmp_path / "empty")
-    assert (page.parent / "queue_depth.png").exists()
+    assert (page.parent / "queue_depth.csv").exists()
+    assert "Post-mortem: all books" in page.read_text(encoding="utf-8")
