@@ -130,6 +130,7 @@ def warn_missing(langs: Iterable[str | None], stream: IO[str] | None = None) -> 
     return True
 
 
+@functools.cache  # registering the font reads the whole file: once per process
 def matplotlib_rc() -> dict[str, Any]:
     """matplotlib rc settings that draw CJK text with the found font ({} without one).
 

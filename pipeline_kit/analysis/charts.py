@@ -24,6 +24,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from pipeline_kit import fonts
 from pipeline_kit.analysis import schedule, timescale
 from pipeline_kit.analysis.metrics import Costs
 
@@ -63,6 +64,11 @@ class NothingToShow:
 Chart = Figure | NothingToShow
 
 
+def _style() -> dict[str, object]:
+    """STYLE, plus the CJK font when one is found, so Chinese titles and names draw as glyphs."""
+    return {**STYLE, **fonts.matplotlib_rc()}  # a cached dict: copied, never changed
+
+
 def _figure(height: float = HEIGHT) -> tuple[Figure, Axes]:
     fig = Figure(figsize=(WIDTH, height), dpi=DPI, layout="constrained")
     return fig, fig.add_subplot()
@@ -96,7 +102,7 @@ def completed_per_pc(frame: pd.DataFrame) -> Chart:
     """Completed tasks per worker, labelled with each one's share."""
     if frame.empty or frame["completed"].sum() == 0:
         return NothingToShow("no task was completed")
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure(_rows_height(len(frame)))
         names = list(frame["worker_id"])
         colours = _colours(names)
@@ -116,7 +122,7 @@ def throughput(frame: pd.DataFrame) -> Chart:
     bin_s = int(frame["bin_s"].iloc[0])
     width = np.timedelta64(bin_s, "s")
     table = frame.pivot(index="bin_start", columns="worker_id", values="completed").sort_index()
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure()
         colours = _colours(list(table.columns))
         bottom = np.zeros(len(table))
@@ -139,7 +145,7 @@ def durations(frame: pd.DataFrame) -> Chart:
     labels = [f"{kind} ({lane}), n={len(g)}" for (lane, kind), g in groups]
     unit = timescale.unit_for(float(frame["seconds"].max()))
     data = [g.to_numpy() / unit.seconds for _, g in groups]
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure(_rows_height(len(data), per_row=0.4))
         ax.boxplot(data, tick_labels=labels, orientation="horizontal", showfliers=True)
         ax.invert_yaxis()
@@ -155,7 +161,7 @@ def errors(frame: pd.DataFrame) -> Chart:
     """Failed, retried and lost attempts per error kind."""
     if frame.empty:
         return NothingToShow("no attempt failed, was retried or lost its lease")
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure(_rows_height(len(frame)))
         bars = ax.barh(frame["error_kind"], frame["attempts"], color=OUTCOME_COLOURS["failed"])
         ax.bar_label(bars, labels=[f"{a:,} ({t:,} task{'' if t == 1 else 's'})"
@@ -173,7 +179,7 @@ def idle(frame: pd.DataFrame) -> Chart:
     if frame.empty or frame["span_s"].max() <= 0:
         return NothingToShow("no PC has a working span yet (no attempt has finished)")
     unit = timescale.unit_for(float(frame["span_s"].max()))
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure(_rows_height(len(frame)))
         names = list(frame["worker_id"])
         busy, spare = frame["busy_s"] / unit.seconds, frame["idle_s"] / unit.seconds
@@ -195,7 +201,7 @@ def heartbeats(per_worker: pd.DataFrame, long_gaps: pd.DataFrame, factor: float,
         return NothingToShow("no heartbeat was recorded")
     names = sorted(set(per_worker["worker_id"]) | set(working["worker_id"]))
     rows = {n: i for i, n in enumerate(names)}
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure(_rows_height(len(names)))
         for w in working.itertuples(index=False):
             _spans(ax, [(w.first_claim, w.last_finish)], rows[w.worker_id], "#dddddd", 0.8)
@@ -232,7 +238,7 @@ def costs(c: Costs) -> Chart:
     if c.total == 0:
         attempts = int(c.by_lane["attempts"].sum())
         return NothingToShow(f"no attempt recorded a cost ({attempts:,} attempts, total 0)")
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig = Figure(figsize=(WIDTH, _rows_height(max(len(c.by_pc), len(c.by_lane)))),
                      dpi=DPI, layout="constrained")
         for ax, frame, key, title, colour in (
@@ -250,7 +256,7 @@ def queue_depth(frame: pd.DataFrame) -> Chart:
     """Queued, running, completed (and failed, if any) tasks over time."""
     if frame.empty:
         return NothingToShow("no task was created")
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig, ax = _figure()
         for col, colour in QUEUE_COLOURS.items():
             if col != "failed" or frame[col].any():
@@ -271,7 +277,7 @@ def gantt(schedules: Sequence[schedule.Schedule], time_s: float = 1.0,
         return NothingToShow("no attempt to schedule")
     unit = timescale.unit_for(longest * time_s)
     scale = time_s / unit.seconds
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         panel = 0.9 + 0.3 * max(len(s.machines) for s in schedules)
         fig = Figure(figsize=(WIDTH, 1.0 + panel * len(schedules)), dpi=DPI,
                      layout="constrained")
@@ -312,6 +318,6 @@ def _bars(g: pd.DataFrame) -> dict[str, pd.DataFrame]:
 def png_bytes(fig: Figure) -> bytes:
     """The figure as PNG bytes that depend on nothing but the figure (no Software stamp)."""
     buf = io.BytesIO()
-    with mpl.rc_context(STYLE):
+    with mpl.rc_context(_style()):
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     return buf.getvalue()

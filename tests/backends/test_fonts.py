@@ -21,10 +21,12 @@ def fresh_lookup() -> Iterator[None]:
     """Forget the cached lookup (and what was warned) before and after the test."""
     fonts.cjk_font_path.cache_clear()
     fonts._face.cache_clear()
+    fonts.matplotlib_rc.cache_clear()
     fonts._warned.clear()
     yield
     fonts.cjk_font_path.cache_clear()
     fonts._face.cache_clear()
+    fonts.matplotlib_rc.cache_clear()
     fonts._warned.clear()
 
 
