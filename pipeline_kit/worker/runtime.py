@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from pipeline_kit import engine
 from pipeline_kit.backends import Backend, Job, Output, get_backend
+from pipeline_kit.backends.base import quote
 from pipeline_kit.backends.classify import classify
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack, Completion, Lease
@@ -202,7 +203,7 @@ class Worker:
                   inputs={k: Path(v) for k, v in inputs.items()}, out_path=paths.part,
                   remote_job_id=lease.remote_job_id)
         self.heartbeat.set_stage(lease.task_id, "generating")
-        price = float(getattr(backend, "price", 0.0) or 0.0)
+        price = quote(backend, job)
         if price:  # booked before the call: a crash during it must not leave a paid call unbooked
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, price), "book cost")
         self._in_call = True
