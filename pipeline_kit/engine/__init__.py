@@ -10,6 +10,7 @@ from pipeline_kit.engine.lanes import (
     add_lane,
     get_lane,
     list_lanes,
+    pause_with_alert,
     require_lanes,
     seed_default_lanes,
     update_lane,

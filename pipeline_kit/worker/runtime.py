@@ -259,6 +259,8 @@ class Worker:
 
     def _failed(self, lease: Lease, exc: GenerationError) -> str:
         self.heartbeat.drop(lease.task_id)
+        if exc.error_kind == "quota_exhausted":
+            return self._pause_lane(lease, exc)
         self.summary.cost += exc.cost
         # A failed call's own cost (0 if the provider never billed it) replaces any booking; a
         # failure after the call returned keeps the cost already recorded.
@@ -271,6 +273,19 @@ class Worker:
         if ack is Ack.FENCED:
             return "fenced"
         return "retried" if status is engine.Status.PENDING else "failed"
+
+    def _pause_lane(self, lease: Lease, exc: GenerationError) -> str:
+        """The provider's quota is used up or its account unpaid: no task is at fault and every
+        call would fail alike. Give the task back unspent, pause its lane fleet-wide, alert."""
+        if self._in_call:  # the refused call cost what the provider says (nothing), not the quote
+            self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost),
+                         "record cost")
+        self._in_call = False
+        self.db_call(lambda: engine.release_many(self.db, {lease.task_id: lease.token},
+                                                 worker_id=self.cfg.worker_id, why=str(exc)), "release")
+        self.db_call(lambda: engine.pause_with_alert(self.db, lease.lane, str(exc), task_id=lease.task_id,
+                                                     worker_id=self.cfg.worker_id), "pause lane")
+        return "paused"
 
     # -- housekeeping -----------------------------------------------------------------------
     def _release(self, leases: list[Lease]) -> None:
