@@ -15,6 +15,8 @@ What the Ark API reference documents, and this module relies on (JSON over HTTPS
 - `GET /contents/generations/tasks/{id}` answers `status` (queued, running, succeeded, failed,
   cancelled, expired), `error` (`code`, `message`) and, once succeeded, `content.video_url` (an
   MP4, cleaned up after 24 h) and the clip's `duration`. Tasks can be read back for 7 days.
+- `GET /contents/generations/tasks?page_num=1&page_size=1` lists tasks: a call that costs nothing,
+  used by `pipeline-kit providers --check`.
 - Errors come as an HTTP status with `{"error": {"code", "message"}}`; the codes are classified
   in classify.py (AccountOverdueError and QuotaExceeded are `quota_exhausted`).
 
@@ -143,6 +145,19 @@ class Ark:
         if job.remote_job_id:
             return 0.0
         return self.settings.video_price * self._duration(job.params)
+
+    def describe(self, kind: str) -> dict[str, str]:
+        """Where and with which model `kind` is made, and the variable that holds the key."""
+        model = self.settings.video_model if kind in params.VIDEO_KINDS \
+            else self.settings.image_model
+        return {"url": self.base_url, "model": model, "key": self.settings.key_env}
+
+    @classified
+    def check(self) -> None:
+        """Ask Ark for one task of the list (a call that costs nothing); the key must work."""
+        with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+            send(client, "GET", f"{self.base_url}/contents/generations/tasks",
+                 params={"page_num": 1, "page_size": 1}, deadline=Deadline(10))
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:

@@ -26,6 +26,7 @@ from tqdm import tqdm
 from pipeline_kit import engine
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.base import quote
+from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.backends.classify import classify
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack, Completion, Lease
@@ -97,7 +98,8 @@ class _Context:
 class Worker:
     def __init__(self, db: Database, cfg: WorkerConfig, backend: Backend | None = None) -> None:
         self.db, self.cfg = db, cfg
-        self.backend = backend or get_backend(cfg.backend)
+        self.router = Router.single(backend) if backend else Router(Routing.parse(cfg.backend))
+        self.router.check()
         self.window = Window.parse(cfg.hours) if cfg.hours else None
         self.stop_event = threading.Event()
         self.summary = Summary(cfg.worker_id)
@@ -113,7 +115,8 @@ class Worker:
         started = time.monotonic()
         engine.require_lanes(self.db, list(self.cfg.lanes))
         self.db_call(lambda: engine.register_worker(self.db, self.cfg.worker_id, lanes=list(self.cfg.lanes),
-                                                    uid=self.cfg.uid, backend=self.cfg.backend), "register")
+                                                    uid=self.cfg.uid, backend=self.router.routing.names()[:64]),
+                    "register")
         self._flush_spool()
         self.heartbeat.start()
         bar = tqdm(desc=self.cfg.worker_id, unit="task", disable=not self.cfg.progress, file=sys.stderr)
@@ -166,9 +169,9 @@ class Worker:
 
     # -- one task ---------------------------------------------------------------------------
     def _process(self, lease: Lease) -> str:
-        backend = self._backend_for(lease.kind)
         paths: OutputPaths | None = None
         try:
+            backend = self._backend_for(lease.kind)
             paths = OutputPaths.for_task(self.cfg.outputs, task_id=lease.task_id, kind=lease.kind,
                                          bookcode=lease.bookcode, shot_id=lease.shot_id,
                                          suffix=backend.suffix(lease.kind), token=lease.token,
@@ -184,10 +187,10 @@ class Worker:
         return self._finish(lease, paths, out)
 
     def _backend_for(self, kind: str) -> Backend:
-        """The worker's backend, except for kinds every worker can do locally (film assembly)."""
+        """The backend routed to `kind`, except for kinds every worker does locally (assembly)."""
         name = LOCAL_KINDS.get(kind)
         if name is None:
-            return self.backend
+            return self.router.backend_for(kind)
         if name not in self._local:
             self._local[name] = get_backend(name)
         return self._local[name]

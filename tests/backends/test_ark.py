@@ -12,7 +12,7 @@ from servers.ark_fake import FakeArk
 from pipeline_kit.backends import LocalContext, get_backend
 from pipeline_kit.backends.ark import Ark, ArkSettings, accepted_duration, parse_durations
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.errors import BadInput
+from pipeline_kit.errors import BadInput, GenerationError
 
 from .conftest import FRAME
 from .helpers import MakeJob, assert_permanent, assert_transient
@@ -46,6 +46,16 @@ class RecordingContext(LocalContext):
     def remember_remote_job(self, job_id: str) -> None:
         self.seen_at_remember.append(list(self.server.requests))
         super().remember_remote_job(job_id)
+
+
+class StoppedWhilePolling(LocalContext):
+    """Gives up at the first poll, as a worker whose call timed out while the task ran."""
+
+    def stage(self, name: str) -> None:
+        super().stage(name)
+        if name.startswith("generating_video"):
+            raise GenerationError("timeout: gave up while polling", error_kind="timeout",
+                                  retryable=True)
 
 
 def frames(tmp_path: Path) -> dict[str, Path]:
@@ -116,13 +126,11 @@ def test_takeover_repolls_the_same_task_and_pays_nothing(
         ark_server: FakeArk, make_job: MakeJob, tmp_path: Path) -> None:
     """An attempt that timed out while the task ran carries the task's cost (it will be
     billed); the next attempt resumes that task by id: no second create, cost 0."""
-    ark_server.hold.set()
     backend = ark(ark_server)
-    first = LocalContext(timeout_s=0.3)
+    first = StoppedWhilePolling()
     error = assert_transient(lambda: backend.run(
         make_job("video", VIDEO, inputs=frames(tmp_path), suffix=".mp4"), first), "timeout")
     assert error.cost == pytest.approx(0.3) and len(ark_server.billing) == 1
-    ark_server.hold.clear()
     job = make_job("video", VIDEO, inputs=frames(tmp_path), suffix=".mp4",
                    remote_job_id=first.remote_jobs[0])
     assert backend.quote(job) == 0
