@@ -1,5 +1,5 @@
-"""The provider profile: `pipeline-kit.toml` in the working folder, or the file $PIPELINE_KIT_PROFILE
-names. It routes kinds to backends and holds each provider's settings, never a key:
+"""The provider profile: `pipeline-kit.toml` in the working folder, or the file that
+$PIPELINE_KIT_PROFILE names. It routes kinds to backends and holds each provider's settings, never a key:
 
     [backends]
     character_sheet = "ark"
@@ -41,7 +41,7 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,40}$")
 
 @dataclass(frozen=True)
 class Profile:
-    """What the profile file says: a routing (None if it has no [backends]) and provider settings."""
+    """What the profile says: a routing (None without [backends]) and provider settings."""
 
     path: Path
     routing: Routing | None = None

@@ -26,8 +26,8 @@ from tqdm import tqdm
 from pipeline_kit import engine
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.base import quote
-from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.backends.classify import classify
+from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack, Completion, Lease
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError

@@ -94,7 +94,8 @@ def test_profile_never_holds_a_key_and_is_checked(tmp_path: Path, body: str) -> 
 
 
 def test_providers_lists_each_kind_and_checks_with_a_free_call(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     """`providers --check`: one line per kind with backend, URL, model and whether the key is set;
     Ark answers a call that costs nothing (no create is billed); the key itself is never shown."""
     with FakeArk(api_key="sk-provider-secret") as ark:
@@ -110,7 +111,8 @@ url = "{ark.url}/api/v3"
 video_model = "seedance-test"
 key_env = "MY_ARK_KEY"
 """)
-        for name in ("PIPELINE_KIT_ARK_URL", "PIPELINE_KIT_ARK_VIDEO_MODEL", "PIPELINE_KIT_ARK_KEY_ENV"):
+        for name in ("PIPELINE_KIT_ARK_URL", "PIPELINE_KIT_ARK_VIDEO_MODEL",
+                     "PIPELINE_KIT_ARK_KEY_ENV"):
             monkeypatch.setenv(name, "")  # recorded, so what the profile sets is undone after
             monkeypatch.delenv(name)
         monkeypatch.setenv("PIPELINE_KIT_PROFILE", str(profile))

@@ -47,7 +47,8 @@ def enqueue_shot(db: Database) -> str:
     """A shot's two frames and its video (after both frames); returns the video's task id."""
     frames = [engine.TaskSpec(task_id=f"{SHOT}/{kind}", kind=kind, lane="image",
                               params={**frame_params(1), "width": 640, "height": 360},
-                              bookcode=BOOK, shot_id=SHOT) for kind in ("first_frame", "last_frame")]
+                              bookcode=BOOK, shot_id=SHOT)
+              for kind in ("first_frame", "last_frame")]
     video = engine.TaskSpec(task_id=f"{SHOT}/video", kind="video", lane="video", bookcode=BOOK,
                             shot_id=SHOT, depends_on=tuple(f.task_id for f in frames),
                             params={"bookcode": BOOK, "shot_id": SHOT, "video_prompt": "she turns",

@@ -1,4 +1,4 @@
-"""A provider that says the account is out of money pauses the paid lane instead of failing tasks."""
+"""A provider saying the account is out of money pauses the paid lane instead of failing tasks."""
 
 from __future__ import annotations
 
