@@ -259,6 +259,10 @@ def test_registry_needs_the_key_and_refuses_other_kinds(monkeypatch: pytest.Monk
         {"type": "text", "text": "p --duration 30"}]}, 400, "InvalidParameter"),
     ("contents/generations/tasks", {"content": [{"type": "text", "text": "p"}]}, 400,
      "MissingParameter"),
+    ("contents/generations/tasks", {"model": "m", "content": [
+        {"type": "text", "text": "--duration 5"},
+        {"type": "image_url", "image_url": {"url": "https://x/a.png"}, "role": "first_frame"}]},
+     400, "MissingParameter"),
 ])
 def test_stand_in_refuses_what_ark_refuses(ark_server: FakeArk, path: str, body: dict,
                                            status: int, code: str) -> None:
