@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "comfyui": "pipeline_kit.backends.comfyui:make",
     "ollama": "pipeline_kit.backends.ollama:make",
     "assembly": "pipeline_kit.backends.assembly:make",
+    "ark": "pipeline_kit.backends.ark:make",
 }
 
 

@@ -84,3 +84,10 @@ class LocalContext:
     def remember_remote_job(self, job_id: str) -> None:
         """Record the remote job id."""
         self.remote_jobs.append(job_id)
+
+
+def quote(backend: Backend, job: Job) -> float:
+    """What a call of `backend` for `job` will cost, to book before it goes out: the backend's
+    own `quote(job)` where the price depends on the job (seconds of video), else its `price`."""
+    priced = getattr(backend, "quote", None)
+    return float(priced(job) if callable(priced) else getattr(backend, "price", 0.0) or 0.0)

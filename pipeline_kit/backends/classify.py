@@ -2,9 +2,13 @@
 
 Transient failures (timeouts, 429, 5xx, dropped connections, temporary out-of-memory, a model
 that failed to load) are retryable: the same call may succeed later. Permanent failures (400,
-401, 403, 404, 422, a missing field, an unknown model, an unsupported size, an invalid kind, an
-output that is not what was asked for) are not: retrying would only spend money again. The
-rules are tried in order; the first that matches decides.
+401, 403, 404, 422, a missing field, an unknown model, an unsupported size, an invalid kind, a
+content-policy rejection, an output that is not what was asked for) are not: retrying would only
+spend money again. An exhausted quota or an unpaid account (`quota_exhausted`) is neither the
+task's fault nor cured by the next retry: the worker pauses the paid lane and raises an alert.
+Providers that name their errors (Ark's `{"error": {"code", "message"}}`) are matched by that
+code first, whether it came with an HTTP status or from a remote task that failed. The rules are
+tried in order; the first that matches decides.
 """
 
 from __future__ import annotations
@@ -33,10 +37,40 @@ _MODEL_LOAD = re.compile(r"(failed|unable|error) (to load|loading) (the )?model|
 _UNKNOWN_MODEL = re.compile(r"model .{0,80}not found|unknown model|model_not_found|"
                             r"invalid model|value not in list", re.IGNORECASE)
 _SIZE = re.compile(r"\bsize\b|width|height|dimension|resolution", re.IGNORECASE)
+# Provider error codes (Ark's public error code table), matched at the start of the code.
+_QUOTA_CODE = re.compile(r"^(AccountOverdueError|ServiceOverdue|QuotaExceeded|SetLimitExceeded)")
+_POLICY_CODE = re.compile(r"SensitiveContentDetected|InputMediaMayContainRealPerson")
+_RATE_CODE = re.compile(r"^(RateLimitExceeded|ServerOverloaded)")
+_SERVER_CODE = re.compile(r"^(InternalServiceError|InternalError|ServiceUnavailable)")
+_MODEL_CODE = re.compile(r"^(InvalidEndpointOrModel|ModelNotOpen|ServiceNotOpen)")
+_PARAM_CODE = re.compile(r"^(InvalidParameter|MissingParameter|InvalidImageURL|PromptEmpty|"
+                         r"InvalidResolutionParameter|LastFrameNotSupported)")
 
 
 class RemoteError(Exception):
     """A remote service reported that its own run failed (e.g. a ComfyUI execution error)."""
+
+
+class ProviderError(RemoteError):
+    """A remote task failed with the provider's own error code and message."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+
+
+def provider_code(exc: BaseException) -> str:
+    """The provider's error code: a ProviderError's, or `error.code` of an HTTP error's body."""
+    if isinstance(exc, ProviderError):
+        return exc.code
+    if not isinstance(exc, httpx.HTTPStatusError):
+        return ""
+    try:
+        error = exc.response.json().get("error")
+    except (ValueError, AttributeError, httpx.ResponseNotRead, UnicodeDecodeError):
+        return ""
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else ""
 
 
 @dataclass(frozen=True)
@@ -60,6 +94,10 @@ def _text_matches(pattern: re.Pattern[str]) -> Callable[[BaseException], bool]:
     return lambda exc: bool(pattern.search(describe(exc)))
 
 
+def _code_matches(pattern: re.Pattern[str]) -> Callable[[BaseException], bool]:
+    return lambda exc: bool(pattern.search(provider_code(exc)))
+
+
 def _client_error_with(pattern: re.Pattern[str]) -> Callable[[BaseException], bool]:
     return lambda exc: (_status(exc) in (400, 404, 422) or not isinstance(exc, httpx.HTTPError)) \
         and bool(pattern.search(describe(exc)))
@@ -68,19 +106,25 @@ def _client_error_with(pattern: re.Pattern[str]) -> Callable[[BaseException], bo
 RULES: tuple[Rule, ...] = (
     Rule("timeout", True, lambda e: isinstance(e, (httpx.TimeoutException, TimeoutError))
          or _status(e) == 408),
-    Rule("rate_limited", True, _status_in(429)),
+    Rule("quota_exhausted", True, _code_matches(_QUOTA_CODE)),
+    Rule("content_policy", False, _code_matches(_POLICY_CODE)),
+    Rule("rate_limited", True, lambda e: _status(e) == 429 or bool(_RATE_CODE.search(
+        provider_code(e)))),
     Rule("out_of_memory", True, lambda e: isinstance(e, MemoryError) or bool(_OOM.search(
         describe(e)))),
     Rule("model_load_failed", True, _text_matches(_MODEL_LOAD)),
-    Rule("server_error", True, lambda e: (_status(e) or 0) >= 500),
+    Rule("server_error", True, lambda e: (_status(e) or 0) >= 500 or bool(_SERVER_CODE.search(
+        provider_code(e)))),
     Rule("connection_error", True, lambda e: isinstance(e, (httpx.TransportError,
                                                             ConnectionError))),
-    Rule("unknown_model", False, _client_error_with(_UNKNOWN_MODEL)),
+    Rule("unknown_model", False, lambda e: _client_error_with(_UNKNOWN_MODEL)(e)
+         or bool(_MODEL_CODE.search(provider_code(e)))),
     Rule("unsupported_size", False, lambda e: _status(e) in (400, 422) and bool(
         _SIZE.search(describe(e)))),
     Rule("unauthorized", False, _status_in(401, 403)),
     Rule("not_found", False, _status_in(404)),
-    Rule("bad_request", False, lambda e: 400 <= (_status(e) or 0) < 500),
+    Rule("bad_request", False, lambda e: 400 <= (_status(e) or 0) < 500
+         or bool(_PARAM_CODE.search(provider_code(e)))),
     Rule("missing_field", False, lambda e: isinstance(e, KeyError)),
     Rule("bad_output", False, lambda e: isinstance(e, (UnidentifiedImageError,
                                                        json.JSONDecodeError))),

@@ -79,6 +79,16 @@ class ComfyUI:
         """.png: this backend makes image kinds only."""
         return params.image_suffix(kind, self.name)
 
+    def describe(self, kind: str) -> dict[str, str]:
+        """Where images are made and from which checkpoint (ComfyUI takes no key)."""
+        return {"url": self.base_url, "model": self.ckpt}
+
+    @classified
+    def check(self) -> None:
+        """Read the server's queue: a call that costs nothing."""
+        with httpx.Client(base_url=self.base_url) as client:
+            send(client, "GET", "/queue", deadline=Deadline(10))
+
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:
         """Submit (or resume) the run, wait for its image, write it as PNG."""

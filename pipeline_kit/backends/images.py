@@ -31,3 +31,27 @@ def save_checked_png(data: bytes, size: tuple[int, int], out_path: Path) -> dict
         else:
             image.convert("RGB").save(out_path, format="PNG")
     return {"width": size[0], "height": size[1], "bytes": out_path.stat().st_size}
+
+
+def save_resized_png(data: bytes, size: tuple[int, int], out_path: Path,
+                     tolerance: float = 0.02) -> dict[str, int]:
+    """Write `data` to `out_path` as PNG of `size`, from an image of the same shape.
+
+    For providers whose smallest image is larger than the task asks for: the answer is scaled
+    down. An answer that does not decode, or whose aspect ratio differs from `size` by more than
+    `tolerance`, is a permanent `bad_output`.
+    """
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except (OSError, Image.DecompressionBombError) as exc:
+        raise permanent("bad_output", f"bad_output: the server's image does not decode: "
+                                      f"{exc}") from exc
+    with image:
+        wanted, got = size[0] / size[1], image.width / image.height
+        if abs(got / wanted - 1) > tolerance:
+            raise permanent("bad_output", f"bad_output: asked for the shape of {size[0]}x{size[1]},"
+                                          f" server returned {image.width}x{image.height}")
+        image.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(out_path, format="PNG")
+    return {"width": size[0], "height": size[1], "source_width": image.width,
+            "source_height": image.height, "bytes": out_path.stat().st_size}

@@ -47,6 +47,16 @@ class OpenAIImages:
         """.png: this backend makes image kinds only."""
         return params.image_suffix(kind, self.name)
 
+    def describe(self, kind: str) -> dict[str, str]:
+        """Where images are made, with which model, and the variable that holds the key."""
+        return {"url": self.base_url, "model": self.model, "key": "OPENAI_API_KEY"}
+
+    @classified
+    def check(self) -> None:
+        """List the models (a call that costs nothing); the key must work."""
+        with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+            send(client, "GET", f"{self.base_url}/v1/models", deadline=Deadline(10))
+
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:
         """Generate one image of the requested size and write it as PNG."""

@@ -9,6 +9,8 @@ from pathlib import Path
 from sqlalchemy.exc import SQLAlchemyError
 
 from pipeline_kit import fonts, text
+from pipeline_kit.backends.profile import resolve_backend
+from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.cli.common import open_db, positive_float, positive_int
 from pipeline_kit.db.connect import Database
 from pipeline_kit.errors import BadInput
@@ -20,7 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("work", help="run a worker on this PC: claim, generate, heartbeat, complete")
     p.add_argument("--worker-id", default=None, help="this worker's id (default HOST-PID)")
     p.add_argument("--lanes", default="image,video,assembly", help="comma-separated lanes to serve")
-    p.add_argument("--backend", default="sketch", help="sketch | noop | sleep:SECONDS | openai | comfyui | ollama")
+    p.add_argument("--backend", default=None,
+                   help="one backend for every kind (sketch | noop | sleep:SECONDS | openai | comfyui | ark"
+                        " | ollama) or a routing per kind: character_sheet=ark,first_frame=comfyui,"
+                        "last_frame=comfyui,video=ark (default: the profile's [backends], else sketch)")
     p.add_argument("--batch", type=positive_int, default=1, help="tasks claimed per claim")
     stop = p.add_mutually_exclusive_group()
     stop.add_argument("--until-empty", action="store_true", help="stop when the lanes have no open work")
@@ -36,6 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_work)
 
+    p = sub.add_parser("providers", help="which backend makes each kind: its URL, model and key; "
+                                         "--check asks each service (a call that costs nothing)")
+    p.add_argument("--backend", default=None, help="a backend or routing (default: as `work` would)")
+    p.add_argument("--check", action="store_true", help="also ask each service whether it answers")
+    p.set_defaults(func=cmd_providers)
+
     p = sub.add_parser("demo", help="the whole pipeline on the sample book: 3 workers, sketch backend")
     p.add_argument("--workers", type=positive_int, default=3)
     p.set_defaults(func=cmd_demo)
@@ -49,7 +60,8 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
     if args.heartbeat >= args.lease:
         raise BadInput(f"--heartbeat ({args.heartbeat:g} s) must be shorter than --lease ({args.lease:g} s)")
     return WorkerConfig(
-        worker_id=args.worker_id or default_worker_id(), lanes=lanes, backend=args.backend, batch=args.batch,
+        worker_id=args.worker_id or default_worker_id(), lanes=lanes, backend=resolve_backend(args.backend),
+        batch=args.batch,
         until_empty=args.until_empty, max_tasks=args.max_tasks, max_minutes=args.max_minutes,
         lease_s=args.lease, heartbeat_s=args.heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
         hours=args.hours, outputs=args.outputs, progress=not args.quiet, watchdog_every_s=args.watchdog,
@@ -58,12 +70,12 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
 
 def cmd_work(args: argparse.Namespace) -> int:
     cfg = worker_config(args)
-    from pipeline_kit.backends import get_backend
-    backend = get_backend(cfg.backend)  # an unknown backend is bad input before anything connects
+    router = Router(Routing.parse(cfg.backend))
+    router.check()  # bad routing is bad input before anything connects
     db = open_db(args)
-    if getattr(backend, "draws_text", False):
+    if any(getattr(b, "draws_text", False) for b in router.built()):
         _warn_missing_font(db)
-    summary = run_worker(db, cfg, handle_signals=True)
+    summary = run_worker(db, cfg, handle_signals=True, router=router)
     print(summary.line())
     return 0
 
@@ -75,6 +87,15 @@ def _warn_missing_font(db: Database) -> None:
     except SQLAlchemyError:  # no schema yet, or the server is down: the worker reports that
         return
     fonts.warn_missing(langs)
+
+
+def cmd_providers(args: argparse.Namespace) -> int:
+    from pipeline_kit.backends.providers import provider_lines
+
+    lines = provider_lines(Router(Routing.parse(resolve_backend(args.backend))), check=args.check)
+    print("\n".join(lines))
+    return 1 if args.check and any("does not answer" in line or "cannot start" in line
+                                   for line in lines) else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import lanes
+from pipeline_kit.engine.lease import alert
 from pipeline_kit.errors import BadInput, NotFound
 
 # Seeded by `init`. llm is "one worker, one brain": one model call at a time across the fleet.
@@ -79,6 +80,15 @@ def update_lane(db: Database, name: str, **changes: object) -> Lane:
     with db.engine.begin() as conn:
         conn.execute(sa.update(lanes).where(lanes.c.lane == name).values(**changes))
     return get_lane(db, name)
+
+
+def pause_with_alert(db: Database, name: str, message: str, *, task_id: str | None = None,
+                     worker_id: str | None = None) -> None:
+    """Pause a lane for the whole fleet and tell a person why, in one transaction (a paid
+    provider's account that is out of money: every task would fail the same way)."""
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(lanes).where(lanes.c.lane == name).values(paused=True))
+        alert(conn, task_id, worker_id, f"lane {name} paused: {message}"[:1000])
 
 
 def require_lanes(db: Database, names: list[str]) -> None:

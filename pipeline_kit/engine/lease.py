@@ -235,8 +235,10 @@ def fail(db: Database, task_id: str, token: str, *, error: str, error_kind: str 
     return Ack.ACCEPTED, status
 
 
-def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | None = None) -> list[str]:
-    """Give back unstarted leases (task_id -> token) on a graceful stop, without using up a retry.
+def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | None = None,
+                 why: str = "on shutdown") -> list[str]:
+    """Give back leases (task_id -> token) no task is to blame for, without using up a retry: a
+    graceful stop, or a provider refusing every call (`why` says which).
 
     Their attempts close as canceled with error_kind 'released'; the tasks are claimable at once.
     """
@@ -252,7 +254,7 @@ def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | No
                     sa.update(attempts)
                     .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
                     .values(outcome=Outcome.CANCELED.value, finished_at=db_now(), error_kind="released",
-                            error=f"released unstarted by {worker_id} on shutdown")
+                            error=f"released by {worker_id} {why}"[:4000])
                 )
                 released.append(task_id)
     return released

@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline_kit.backends.profile import resolve_backend
+from pipeline_kit.backends.routing import Routing
 from pipeline_kit.db.connect import ENV_VAR, resolve_url
 from pipeline_kit.errors import BadInput
 from pipeline_kit.worker.runtime import Summary, WorkerConfig
@@ -41,8 +43,11 @@ def notebook_config(*, worker_id: Any, lanes: Any, backend: Any, batch: Any, unt
         raise BadInput(f"worker_id must be a non-empty string (pass it with -r), got {worker_id!r}")
     if not isinstance(lanes, str) or not [x for x in lanes.split(",") if x.strip()]:
         raise BadInput(f"lanes must be a comma-separated string like 'image,video', got {lanes!r}")
-    if not isinstance(backend, str) or not backend:
-        raise BadInput(f"backend must be a name like 'sketch', got {backend!r}")
+    if not isinstance(backend, str):
+        raise BadInput(f"backend must be a name like 'sketch' or a routing like "
+                       f"'character_sheet=ark,video=ark' ('' = the profile), got {backend!r}")
+    backend = resolve_backend(backend.strip() or None)
+    Routing.parse(backend)  # a malformed routing is refused here, in one line
     for name, value in (("batch", batch), ("max_tasks", max_tasks)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > 100_000:
             raise BadInput(f"{name} must be a whole number from 0 to 100000, got {value!r}")

@@ -25,7 +25,9 @@ from tqdm import tqdm
 
 from pipeline_kit import engine
 from pipeline_kit.backends import Backend, Job, Output, get_backend
+from pipeline_kit.backends.base import quote
 from pipeline_kit.backends.classify import classify
+from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.wake import Waiter
 from pipeline_kit.engine import Ack, Completion, Lease
@@ -95,9 +97,14 @@ class _Context:
 
 
 class Worker:
-    def __init__(self, db: Database, cfg: WorkerConfig, backend: Backend | None = None) -> None:
+    def __init__(self, db: Database, cfg: WorkerConfig, backend: Backend | None = None,
+                 router: Router | None = None) -> None:
+        """`router` is one the caller already built and checked (each backend is built once)."""
         self.db, self.cfg = db, cfg
-        self.backend = backend or get_backend(cfg.backend)
+        if router is None:
+            router = Router.single(backend) if backend else Router(Routing.parse(cfg.backend))
+            router.check()
+        self.router = router
         self.window = Window.parse(cfg.hours) if cfg.hours else None
         self.stop_event = threading.Event()
         self.waiter = Waiter(db, self.stop_event)
@@ -114,7 +121,7 @@ class Worker:
         started = time.monotonic()
         engine.require_lanes(self.db, list(self.cfg.lanes))
         self.db_call(lambda: engine.register_worker(self.db, self.cfg.worker_id, lanes=list(self.cfg.lanes),
-                                                    uid=self.cfg.uid, backend=self.cfg.backend,
+                                                    uid=self.cfg.uid, backend=self.router.routing.names()[:64],
                                                     lease_s=self.cfg.lease_s), "register")
         self._flush_spool()
         self.heartbeat.start()
@@ -169,9 +176,9 @@ class Worker:
 
     # -- one task ---------------------------------------------------------------------------
     def _process(self, lease: Lease) -> str:
-        backend = self._backend_for(lease.kind)
         paths: OutputPaths | None = None
         try:
+            backend = self._backend_for(lease.kind)
             paths = OutputPaths.for_task(self.cfg.outputs, task_id=lease.task_id, kind=lease.kind,
                                          bookcode=lease.bookcode, shot_id=lease.shot_id,
                                          suffix=backend.suffix(lease.kind), token=lease.token,
@@ -187,10 +194,10 @@ class Worker:
         return self._finish(lease, paths, out)
 
     def _backend_for(self, kind: str) -> Backend:
-        """The worker's backend, except for kinds every worker can do locally (film assembly)."""
+        """The backend routed to `kind`, except for kinds every worker does locally (assembly)."""
         name = LOCAL_KINDS.get(kind)
         if name is None:
-            return self.backend
+            return self.router.backend_for(kind)
         if name not in self._local:
             self._local[name] = get_backend(name)
         return self._local[name]
@@ -206,7 +213,7 @@ class Worker:
                   inputs={k: Path(v) for k, v in inputs.items()}, out_path=paths.part,
                   remote_job_id=lease.remote_job_id)
         self.heartbeat.set_stage(lease.task_id, "generating")
-        price = float(getattr(backend, "price", 0.0) or 0.0)
+        price = quote(backend, job)
         if price:  # booked before the call: a crash during it must not leave a paid call unbooked
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, price), "book cost")
         self._in_call = True
@@ -262,6 +269,8 @@ class Worker:
 
     def _failed(self, lease: Lease, exc: GenerationError) -> str:
         self.heartbeat.drop(lease.task_id)
+        if exc.error_kind == "quota_exhausted":
+            return self._pause_lane(lease, exc)
         self.summary.cost += exc.cost
         # A failed call's own cost (0 if the provider never billed it) replaces any booking; a
         # failure after the call returned keeps the cost already recorded.
@@ -274,6 +283,19 @@ class Worker:
         if ack is Ack.FENCED:
             return "fenced"
         return "retried" if status is engine.Status.PENDING else "failed"
+
+    def _pause_lane(self, lease: Lease, exc: GenerationError) -> str:
+        """The provider's quota is used up or its account unpaid: no task is at fault and every
+        call would fail alike. Give the task back unspent, pause its lane fleet-wide, alert."""
+        if self._in_call:  # the refused call cost what the provider says (nothing), not the quote
+            self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost),
+                         "record cost")
+        self._in_call = False
+        self.db_call(lambda: engine.release_many(self.db, {lease.task_id: lease.token},
+                                                 worker_id=self.cfg.worker_id, why=str(exc)), "release")
+        self.db_call(lambda: engine.pause_with_alert(self.db, lease.lane, str(exc), task_id=lease.task_id,
+                                                     worker_id=self.cfg.worker_id), "pause lane")
+        return "paused"
 
     # -- housekeeping -----------------------------------------------------------------------
     def _release(self, leases: list[Lease]) -> None:
@@ -308,9 +330,10 @@ class Worker:
         signal.signal(signal.SIGINT, _stop)
 
 
-def run_worker(db: Database, cfg: WorkerConfig, *, handle_signals: bool = False) -> Summary:
+def run_worker(db: Database, cfg: WorkerConfig, *, handle_signals: bool = False,
+               router: Router | None = None) -> Summary:
     """Run one worker until its stop condition; returns the summary."""
-    worker = Worker(db, cfg)
+    worker = Worker(db, cfg, router=router)
     if handle_signals and threading.current_thread() is threading.main_thread():
         worker.install_signal_handlers()
     return worker.run()

@@ -13,6 +13,7 @@ from pipeline_kit.backends import Job
 
 # tests/ on sys.path, so `servers` imports alike under `pytest` and `python -m pytest`.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from servers.ark_fake import FakeArk
 from servers.comfyui_fake import FakeComfyUI
 from servers.ollama_fake import FakeOllama
 from servers.openai_fake import FakeOpenAI
@@ -53,4 +54,10 @@ def comfy_server() -> Iterator[FakeComfyUI]:
 @pytest.fixture
 def ollama_server() -> Iterator[FakeOllama]:
     with FakeOllama() as server:
+        yield server
+
+
+@pytest.fixture
+def ark_server() -> Iterator[FakeArk]:
+    with FakeArk() as server:
         yield server

@@ -49,8 +49,10 @@ def test_notebook_parameters_are_validated() -> None:
     good = dict(worker_id="PC-1", lanes="image", backend="sketch", batch=1, until_empty=True, max_tasks=0,
                 max_minutes=0.0)
     assert notebook_config(**good).worker_id == "PC-1"
+    routing = "character_sheet=sketch,first_frame=sketch,last_frame=sketch,video=sketch"
+    assert notebook_config(**{**good, "backend": routing}).backend == routing
     for bad in ({"worker_id": 7}, {"lanes": ""}, {"batch": 0}, {"max_tasks": -1}, {"until_empty": "yes"},
-                {"max_minutes": "soon"}):
+                {"max_minutes": "soon"}, {"backend": 3}, {"backend": "poster=sketch"}):
         with pytest.raises(BadInput):
             notebook_config(**{**good, **bad})
     with pytest.raises(BadInput):
