@@ -7,6 +7,7 @@ ignores FOR UPDATE, so the write lock taken at BEGIN is what makes a claim exclu
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -25,6 +26,12 @@ ENV_VAR = "PIPELINE_KIT_DB"
 
 # Seconds between connection attempts before a command gives up (exit 1).
 CONNECT_RETRIES = (0.5, 1.0, 2.0)
+
+
+def json_text(value: Any) -> str:
+    """JSON as every database stores it: UTF-8, not \\u-escaped, so an analyst's
+    `LIKE '%曹操%'` finds the row; keys sorted, so equal values give equal text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
             sa_url,
             pool_pre_ping=True,
             pool_size=pool_size,
+            json_serializer=json_text,
             isolation_level="READ COMMITTED",
             # A worker stopped inside a transaction must not hold row locks for long.
             connect_args={
@@ -100,6 +108,7 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
         sa_url,
         pool_pre_ping=True,
         pool_size=pool_size,
+        json_serializer=json_text,
         # Each statement sees the latest commits: the lane-limit count after its row lock.
         isolation_level="READ COMMITTED",
         connect_args={"connect_timeout": 5, "init_command": "SET SESSION innodb_lock_wait_timeout=30",
@@ -114,7 +123,7 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
 def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(url, connect_args={"timeout": 60})
+    engine = sa.create_engine(url, json_serializer=json_text, connect_args={"timeout": 60})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
