@@ -12,8 +12,9 @@ from pipeline_kit.db.migrate import require_schema
 
 
 def open_db(args: argparse.Namespace, *, check_schema: bool = True) -> Database:
-    """Connect to --db (or the environment / default) and insist on a current schema."""
-    db = connect(args.db)
+    """Connect to --db (or the environment / default) and insist on a current schema. Only
+    `init` (check_schema=False) may create a SQLite file; every other verb needs it to exist."""
+    db = connect(args.db, existing=check_schema)
     if check_schema:
         require_schema(db)
     return db

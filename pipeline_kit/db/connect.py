@@ -19,7 +19,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from pipeline_kit.errors import BadInput, DatabaseUnavailable
+from pipeline_kit.errors import BadInput, DatabaseUnavailable, NotInitialised
 
 DEFAULT_URL = "sqlite:///data/production.db"
 ENV_VAR = "PIPELINE_KIT_DB"
@@ -64,6 +64,10 @@ def normalise_url(raw: str) -> URL:
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise BadInput(f"not a database URL: {_redact(raw)!r}") from None
     backend = url.get_backend_name()
+    if backend in ("postgresql", "mysql", "mariadb") and not url.database:
+        # Without a name the driver would silently pick a default database of the server.
+        raise BadInput(f"the database URL {_redact(raw)!r} names no database: add it after the host, "
+                       f"e.g. {backend}://user@host/film")
     if backend == "postgresql":
         return url.set(drivername="postgresql+psycopg")
     if backend in ("mysql", "mariadb"):
@@ -82,11 +86,14 @@ def _redact(raw: str) -> str:
         return raw.split("@")[-1] if "@" in raw else raw
 
 
-def create(url: str | None = None, *, pool_size: int = 5) -> Database:
-    """Build an engine for `url` (not yet connected)."""
+def create(url: str | None = None, *, pool_size: int = 5, existing: bool = False) -> Database:
+    """Build an engine for `url` (not yet connected). A SQLite file and its folder are made on
+    first use, unless `existing` (read-only verbs create nothing: a missing file is an error)."""
     sa_url = normalise_url(resolve_url(url))
     backend = sa_url.get_backend_name()
     if backend == "sqlite":
+        if existing and _sqlite_file(sa_url) and not Path(sa_url.database).exists():
+            raise NotInitialised(f"no database at {sa_url.database}: run `pipeline-kit init` first")
         return Database(_sqlite_engine(sa_url), "sqlite")
     if backend == "postgresql":
         engine = sa.create_engine(
@@ -120,8 +127,13 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
     return Database(engine, "mysql")
 
 
+def _sqlite_file(url: URL) -> bool:
+    """Whether a SQLite URL names a file (not an in-memory database)."""
+    return bool(url.database) and url.database != ":memory:"
+
+
 def _sqlite_engine(url: URL) -> Engine:
-    if url.database and url.database != ":memory:":
+    if _sqlite_file(url):
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = sa.create_engine(url, json_serializer=json_text, connect_args={"timeout": 60})
 
@@ -144,9 +156,10 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
-def connect(url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES) -> Database:
+def connect(url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES,
+            existing: bool = False) -> Database:
     """Create the engine and prove the server answers, retrying briefly before giving up."""
-    db = create(url)
+    db = create(url, existing=existing)
     for delay in (*retries, None):
         try:
             with db.engine.connect() as conn:
