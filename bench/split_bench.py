@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "data" / "corpus"
 BOOKS = {"zh": ("zh_xiyouji.txt", "西游记"), "en": ("en_adventures_of_sherlock_holmes.txt",
                                                    "The Adventures of Sherlock Holmes")}
 GOAL_SECONDS, GOAL_MB = 5.0, 500

@@ -25,7 +25,7 @@ PG_ADMIN = os.environ.get("PIPELINE_KIT_TEST_PG", "postgresql://root@127.0.0.1:5
 MY_ADMIN = os.environ.get("PIPELINE_KIT_TEST_MARIADB", "mysql://root@127.0.0.1:3306/test")
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 DIALECTS = ("sqlite", "postgresql", "mariadb")
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parent / "data" / "corpus"  # public domain; see its SOURCE.md
 
 
 def _unavailable(what: str, exc: Exception) -> None:

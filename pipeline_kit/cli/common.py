@@ -14,9 +14,11 @@ from pipeline_kit.security import require_owner
 
 def open_db(args: argparse.Namespace, *, check_schema: bool = True,
             owner: bool = False) -> Database:
-    """Connect to --db (or the environment / default) and insist on a current schema; `owner`:
-    the command changes what only the owner may, so a worker account is refused with one line."""
-    db = connect(args.db)
+    """Connect to --db (or the environment / default) and insist on a current schema. Only
+    `init` (check_schema=False) may create a SQLite file; every other verb needs it to exist.
+    `owner`: the command changes what only the owner may, so a worker account is refused with
+    one line."""
+    db = connect(args.db, existing=check_schema)
     if check_schema:
         require_schema(db)
     if owner:

@@ -51,17 +51,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("lane", help="list, add, pause, resume or limit lanes")
     lane_sub = p.add_subparsers(dest="lane_command", metavar="ACTION", parser_class=type(p))
     lane_sub.required = True
-    q = lane_sub.add_parser("list")
+    q = lane_sub.add_parser("list", help="every lane with its limit, pause, expiry and budget settings")
     q.set_defaults(func=cmd_lane_list)
-    q = lane_sub.add_parser("add")
+    q = lane_sub.add_parser("add", help="create a lane")
     q.add_argument("name")
     q.add_argument("--max-running", type=positive_int)
     q.add_argument("--on-expire", choices=["retry", "fail"], default="retry")
     q.add_argument("--max-attempts", type=positive_int)
     q.add_argument("--paid", action="store_true", help="stop claiming once the book's budget is spent")
     q.set_defaults(func=cmd_lane_add)
-    for action in ("pause", "resume"):
-        q = lane_sub.add_parser(action)
+    for action, says in (("pause", "stop claiming from a lane (running tasks finish)"),
+                         ("resume", "claim from a paused lane again")):
+        q = lane_sub.add_parser(action, help=says)
         q.add_argument("name")
         q.set_defaults(func=cmd_lane_pause, paused=action == "pause")
     q = lane_sub.add_parser("limit", help="set max_running across all machines ('none' lifts it)")

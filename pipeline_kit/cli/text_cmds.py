@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("shot", help="show, edit or re-run one shot")
     shot_sub = p.add_subparsers(dest="shot_command", metavar="ACTION", parser_class=type(p))
     shot_sub.required = True
-    q = shot_sub.add_parser("show")
+    q = shot_sub.add_parser("show", help="print the shot: text, characters, location, prompt")
     q.add_argument("shot_id")
     q.set_defaults(func=cmd_shot_show)
     q = shot_sub.add_parser("edit", help="change the prompt, characters or location; resets the shot's tasks")

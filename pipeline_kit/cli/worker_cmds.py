@@ -11,29 +11,35 @@ from sqlalchemy.exc import SQLAlchemyError
 from pipeline_kit import fonts, text
 from pipeline_kit.backends.profile import resolve_backend
 from pipeline_kit.backends.routing import Router, Routing
-from pipeline_kit.cli.common import open_db, positive_float, positive_int
+from pipeline_kit.cli.common import int_in, open_db, positive_float, positive_int
 from pipeline_kit.db.connect import Database
+from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
 from pipeline_kit.worker import WorkerConfig, run_worker
-from pipeline_kit.worker.runtime import default_worker_id
+from pipeline_kit.worker.runtime import DEFAULT_LANES, default_heartbeat, default_worker_id
+from pipeline_kit.worker.windows import Window
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("work", help="run a worker on this PC: claim, generate, heartbeat, complete")
     p.add_argument("--worker-id", default=None, help="this worker's id (default HOST-PID)")
-    p.add_argument("--lanes", default="image,video,assembly", help="comma-separated lanes to serve")
+    p.add_argument("--lanes", default=",".join(DEFAULT_LANES),
+                   help="comma-separated lanes to serve (default: %(default)s)")
     p.add_argument("--backend", default=None,
                    help="one backend for every kind (sketch | noop | sleep:SECONDS | openai | comfyui | ark"
                         " | ollama) or a routing per kind: character_sheet=ark,first_frame=comfyui,"
-                        "last_frame=comfyui,video=ark (default: the profile's [backends], else sketch)")
-    p.add_argument("--batch", type=positive_int, default=1, help="tasks claimed per claim")
+                        "last_frame=comfyui,video=ark (default: sketch, offline drawings, unless the profile's "
+                        "[backends] names others)")
+    p.add_argument("--batch", type=int_in(1, MAX_BATCH), default=1,
+                   help=f"tasks claimed per claim, 1 to {MAX_BATCH} (default: %(default)s)")
     stop = p.add_mutually_exclusive_group()
     stop.add_argument("--until-empty", action="store_true", help="stop when the lanes have no open work")
     stop.add_argument("--max-tasks", type=positive_int)
     stop.add_argument("--max-minutes", type=positive_float)
     p.add_argument("--uid", default=None, help="API identity for rate limits (default $PIPELINE_KIT_UID)")
-    p.add_argument("--lease", type=positive_float, default=120.0, help="lease seconds")
-    p.add_argument("--heartbeat", type=positive_float, default=20.0, help="seconds between lease renewals")
+    p.add_argument("--lease", type=positive_float, default=120.0, help="lease seconds (default: %(default)s)")
+    p.add_argument("--heartbeat", type=positive_float, default=None,
+                   help="seconds between lease renewals (default: a third of --lease, at most 20)")
     p.add_argument("--hours", default=None, help="work only in these local hours, e.g. 22-07")
     p.add_argument("--watchdog", type=positive_float, default=15.0,
                    help="seconds between this worker's passes reclaiming expired leases")
@@ -53,17 +59,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def worker_config(args: argparse.Namespace) -> WorkerConfig:
-    """Validate the work flags into a WorkerConfig (bad combinations are BadInput)."""
+    """Validate the work flags into a WorkerConfig (bad values and combinations are BadInput),
+    all before anything connects."""
     lanes = tuple(dict.fromkeys(x.strip() for x in args.lanes.split(",") if x.strip()))
     if not lanes:
         raise BadInput("--lanes needs at least one lane")
-    if args.heartbeat >= args.lease:
-        raise BadInput(f"--heartbeat ({args.heartbeat:g} s) must be shorter than --lease ({args.lease:g} s)")
+    heartbeat = args.heartbeat if args.heartbeat is not None else default_heartbeat(args.lease)
+    if heartbeat >= args.lease:
+        raise BadInput(f"--heartbeat ({heartbeat:g} s) must be shorter than --lease ({args.lease:g} s)")
+    if args.hours:
+        Window.parse(args.hours)
     return WorkerConfig(
         worker_id=args.worker_id or default_worker_id(), lanes=lanes, backend=resolve_backend(args.backend),
         batch=args.batch,
         until_empty=args.until_empty, max_tasks=args.max_tasks, max_minutes=args.max_minutes,
-        lease_s=args.lease, heartbeat_s=args.heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
+        lease_s=args.lease, heartbeat_s=heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
         hours=args.hours, outputs=args.outputs, progress=not args.quiet, watchdog_every_s=args.watchdog,
     )
 

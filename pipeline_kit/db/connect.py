@@ -7,6 +7,7 @@ ignores FOR UPDATE, so the write lock taken at BEGIN is what makes a claim exclu
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -18,13 +19,19 @@ from sqlalchemy import event
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from pipeline_kit.errors import BadInput, DatabaseUnavailable
+from pipeline_kit.errors import BadInput, DatabaseUnavailable, NotInitialised
 
 DEFAULT_URL = "sqlite:///data/production.db"
 ENV_VAR = "PIPELINE_KIT_DB"
 
 # Seconds between connection attempts before a command gives up (exit 1).
 CONNECT_RETRIES = (0.5, 1.0, 2.0)
+
+
+def json_text(value: Any) -> str:
+    """JSON as every database stores it: UTF-8, not \\u-escaped, so an analyst's
+    `LIKE '%曹操%'` finds the row; keys sorted, so equal values give equal text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,10 @@ def normalise_url(raw: str) -> URL:
     except (ArgumentError, ValueError):  # ValueError: a port that is not a number
         raise BadInput(f"not a database URL: {_redact(raw)!r}") from None
     backend = url.get_backend_name()
+    if backend in ("postgresql", "mysql", "mariadb") and not url.database:
+        # Without a name the driver would silently pick a default database of the server.
+        raise BadInput(f"the database URL {_redact(raw)!r} names no database: add it after the host, "
+                       f"e.g. {backend}://user@host/film")
     if backend == "postgresql":
         return url.set(drivername="postgresql+psycopg")
     if backend in ("mysql", "mariadb"):
@@ -92,17 +103,21 @@ def _redact(raw: str) -> str:
         return raw.split("@")[-1] if "@" in raw else raw
 
 
-def create(url: str | None = None, *, pool_size: int = 5) -> Database:
-    """Build an engine for `url` (not yet connected)."""
+def create(url: str | None = None, *, pool_size: int = 5, existing: bool = False) -> Database:
+    """Build an engine for `url` (not yet connected). A SQLite file and its folder are made on
+    first use, unless `existing` (read-only verbs create nothing: a missing file is an error)."""
     sa_url = normalise_url(resolve_url(url))
     backend = sa_url.get_backend_name()
     if backend == "sqlite":
+        if existing and _sqlite_file(sa_url) and not Path(sa_url.database).exists():
+            raise NotInitialised(f"no database at {sa_url.database}: run `pipeline-kit init` first")
         return Database(_sqlite_engine(sa_url), "sqlite")
     if backend == "postgresql":
         engine = sa.create_engine(
             sa_url,
             pool_pre_ping=True,
             pool_size=pool_size,
+            json_serializer=json_text,
             isolation_level="READ COMMITTED",
             # A worker stopped inside a transaction must not hold row locks for long.
             connect_args={
@@ -117,6 +132,7 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
         sa_url,
         pool_pre_ping=True,
         pool_size=pool_size,
+        json_serializer=json_text,
         # Each statement sees the latest commits: the lane-limit count after its row lock.
         isolation_level="READ COMMITTED",
         connect_args={"connect_timeout": 5, "init_command": "SET SESSION innodb_lock_wait_timeout=30",
@@ -128,10 +144,15 @@ def create(url: str | None = None, *, pool_size: int = 5) -> Database:
     return Database(engine, "mysql")
 
 
+def _sqlite_file(url: URL) -> bool:
+    """Whether a SQLite URL names a file (not an in-memory database)."""
+    return bool(url.database) and url.database != ":memory:"
+
+
 def _sqlite_engine(url: URL) -> Engine:
-    if url.database and url.database != ":memory:":
+    if _sqlite_file(url):
         Path(url.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(url, connect_args={"timeout": 60})
+    engine = sa.create_engine(url, json_serializer=json_text, connect_args={"timeout": 60})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -152,9 +173,10 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
-def connect(url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES) -> Database:
+def connect(url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES,
+            existing: bool = False) -> Database:
     """Create the engine and prove the server answers, retrying briefly before giving up."""
-    db = create(url)
+    db = create(url, existing=existing)
     for delay in (*retries, None):
         try:
             with db.engine.connect() as conn:

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from pipeline_kit.db import wake
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata, workers
-from pipeline_kit.errors import NotInitialised, SchemaTooNew
+from pipeline_kit.errors import BadInput, NotInitialised, SchemaTooNew
 
 
 
@@ -48,7 +48,13 @@ def schema_version(db: Database) -> int | None:
         return None
     with db.engine.connect() as conn:
         value = conn.execute(sa.select(meta.c.value).where(meta.c.key == "schema_version")).scalar()
-    return int(value) if value is not None else None
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise BadInput(f"the schema version recorded in {db.url} is {value!r}, not a number: "
+                       "this database is damaged or was not made by pipeline_kit") from None
 
 
 def init(db: Database) -> tuple[int | None, int]:

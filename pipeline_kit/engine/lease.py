@@ -7,14 +7,13 @@ Completing again with the current token succeeds and writes nothing twice (invar
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db.connect import Database
+from pipeline_kit.db.connect import Database, json_text
 from pipeline_kit.db.driver import transaction, within
 from pipeline_kit.db.finishes import Finish, finish
 from pipeline_kit.db.schema import attempts, events, task_deps, tasks
@@ -160,7 +159,7 @@ class _Unsure(Exception):
 
 
 def _json(value: Mapping[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(dict(value), sort_keys=True, default=str)
+    return None if value is None else json_text(dict(value))
 
 
 def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapping[Finish, list[str]],

@@ -181,3 +181,13 @@ def open_work(db: Database, lanes_served: Sequence[str]) -> int:
             .where(tasks.c.lane.in_(list(lanes_served)),
                    tasks.c.status.in_([Status.PENDING.value, Status.PROCESSING.value]))
         ).scalar_one())
+
+
+def pending_elsewhere(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:
+    """Pending tasks per lane outside `lanes_served`: what a worker that ran dry leaves undone."""
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        rows = conn.execute(
+            sa.select(tasks.c.lane, sa.func.count()).select_from(tasks)
+            .where(tasks.c.lane.not_in(list(lanes_served)), tasks.c.status == Status.PENDING.value)
+            .group_by(tasks.c.lane).order_by(tasks.c.lane))
+        return {lane: int(n) for lane, n in rows}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack
 
 STAGE_GAP_S = 1.0  # a new stage is written this soon, not at the next renewal (coalesced)
+ERROR_LINE_EVERY_S = 60.0  # at most one line per minute about failing beats, however many fail
 
 
 class Heartbeat:
@@ -31,7 +33,9 @@ class Heartbeat:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._staged = threading.Event()  # a stage changed since the last beat
-        self._on_error = on_error
+        self._on_error = on_error or self._log_error
+        self._errors = 0  # failed beats not yet reported
+        self._last_report = -ERROR_LINE_EVERY_S
         self._thread = threading.Thread(target=self._run, name=f"heartbeat-{worker_id}", daemon=True)
 
     def start(self) -> Heartbeat:
@@ -94,5 +98,14 @@ class Heartbeat:
             try:
                 self.beat()
             except Exception as exc:  # the database may be away: the next beat tries again
-                if self._on_error:
-                    self._on_error(exc)
+                self._on_error(exc)
+
+    def _log_error(self, exc: BaseException) -> None:
+        """One line on stderr per minute at most, counting the failures it stands for."""
+        self._errors += 1
+        if time.monotonic() - self._last_report < ERROR_LINE_EVERY_S:
+            return
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        sys.stderr.write(f"{self.worker_id}: {self._errors} heartbeat(s) failed since the last report; "
+                         f"last: {type(exc).__name__}: {first}\n")
+        self._errors, self._last_report = 0, time.monotonic()

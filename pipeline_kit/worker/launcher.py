@@ -17,6 +17,8 @@ from pathlib import Path
 
 import papermill as pm
 
+from pipeline_kit.worker.runtime import DEFAULT_LANES
+
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "worker.ipynb"
 
 
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker-id", required=True)
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--lanes", default="image,video")
+    parser.add_argument("--lanes", default=",".join(DEFAULT_LANES))
     parser.add_argument("--backend", default="sketch")
     parser.add_argument("--out", type=Path, default=Path("reports/runs"))
     args = parser.parse_args(argv)

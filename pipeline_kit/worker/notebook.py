@@ -17,8 +17,9 @@ import pandas as pd
 from pipeline_kit.backends.profile import resolve_backend
 from pipeline_kit.backends.routing import Routing
 from pipeline_kit.db.connect import ENV_VAR, resolve_url
+from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
-from pipeline_kit.worker.runtime import Summary, WorkerConfig
+from pipeline_kit.worker.runtime import DEFAULT_LANES, Summary, WorkerConfig, default_heartbeat
 
 _PROFILE = re.compile(r"^[A-Za-z0-9_]{1,40}$")
 
@@ -36,9 +37,11 @@ def database_url(db_profile: str = "") -> str:
     return url
 
 
-def notebook_config(*, worker_id: Any, lanes: Any, backend: Any, batch: Any, until_empty: Any,
-                    max_tasks: Any, max_minutes: Any, lease_s: Any = 120.0, heartbeat_s: Any = 20.0) -> WorkerConfig:
-    """Check the notebook's parameters and build the worker's config (0 means 'no limit')."""
+def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), backend: Any, batch: Any,
+                    until_empty: Any, max_tasks: Any, max_minutes: Any, lease_s: Any = 120.0,
+                    heartbeat_s: Any = None) -> WorkerConfig:
+    """Check the notebook's parameters and build the worker's config (0 means 'no limit'; the
+    lanes and heartbeat default as the CLI's do)."""
     if not isinstance(worker_id, str) or not worker_id.strip():
         raise BadInput(f"worker_id must be a non-empty string (pass it with -r), got {worker_id!r}")
     if not isinstance(lanes, str) or not [x for x in lanes.split(",") if x.strip()]:
@@ -48,15 +51,17 @@ def notebook_config(*, worker_id: Any, lanes: Any, backend: Any, batch: Any, unt
                        f"'character_sheet=ark,video=ark' ('' = the profile), got {backend!r}")
     backend = resolve_backend(backend.strip() or None)
     Routing.parse(backend)  # a malformed routing is refused here, in one line
-    for name, value in (("batch", batch), ("max_tasks", max_tasks)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > 100_000:
-            raise BadInput(f"{name} must be a whole number from 0 to 100000, got {value!r}")
+    for name, value, high in (("batch", batch, MAX_BATCH), ("max_tasks", max_tasks, 100_000)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > high:
+            raise BadInput(f"{name} must be a whole number from 0 to {high}, got {value!r}")
     if batch < 1:
         raise BadInput("batch must be at least 1")
     if not isinstance(until_empty, bool):
         raise BadInput(f"until_empty must be True or False, got {until_empty!r}")
     if not isinstance(max_minutes, (int, float)) or isinstance(max_minutes, bool) or not 0 <= max_minutes <= 7 * 1440:
         raise BadInput(f"max_minutes must be a number of minutes from 0 to 10080, got {max_minutes!r}")
+    if heartbeat_s is None:
+        heartbeat_s = default_heartbeat(float(lease_s))
     if not 0 < float(heartbeat_s) < float(lease_s):
         raise BadInput(f"heartbeat_s ({heartbeat_s}) must be above 0 and shorter than lease_s ({lease_s})")
     return WorkerConfig(worker_id=worker_id.strip(), lanes=tuple(x.strip() for x in lanes.split(",") if x.strip()),

@@ -21,8 +21,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from pipeline_kit import engine
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.base import quote
@@ -35,18 +33,26 @@ from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.outputs import OutputPaths, params_hash
+from pipeline_kit.worker.progress import Progress, progress
 from pipeline_kit.worker.reconnect import Reconnect
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.windows import Window
 
 # Kinds any worker performs itself, whatever backend it runs: kind -> backend name.
 LOCAL_KINDS = {"assemble_chapter": "assembly", "assemble_book": "assembly"}
+# The lanes a worker serves unless told otherwise (CLI and notebook alike): frames, clips, films.
+DEFAULT_LANES = ("image", "video", "assembly")
+
+
+def default_heartbeat(lease_s: float) -> float:
+    """Seconds between lease renewals when not given: a third of the lease, at most 20 s."""
+    return min(20.0, lease_s / 3)
 
 
 @dataclass(frozen=True, kw_only=True)
 class WorkerConfig:
     worker_id: str
-    lanes: tuple[str, ...] = ("image", "video", "assembly")
+    lanes: tuple[str, ...] = DEFAULT_LANES
     backend: str = "sketch"
     batch: int = 1
     until_empty: bool = False
@@ -73,11 +79,18 @@ class Summary:
     reclaimed: int = 0
     seconds: float = 0.0
     stopped_by: str = ""
+    waiting: dict[str, int] = field(default_factory=dict)  # pending tasks in lanes not served
 
     def line(self) -> str:
         parts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()))
-        return (f"{self.worker_id}: {parts or 'no tasks'} in {self.seconds:.1f} s, cost {self.cost:.2f}, "
+        line = (f"{self.worker_id}: {parts or 'no tasks'} in {self.seconds:.1f} s, cost {self.cost:.2f}, "
                 f"reclaimed {self.reclaimed} expired lease(s); stopped: {self.stopped_by}")
+        if self.waiting:
+            lanes = ",".join(self.waiting)
+            line += ("\npending work waits in lanes this worker does not serve: "
+                     + ", ".join(f"{lane} ({n} tasks)" for lane, n in self.waiting.items())
+                     + f"; serve them with `pipeline-kit work --lanes {lanes}` (or add them to --lanes)")
+        return line
 
 
 class _Context:
@@ -125,9 +138,13 @@ class Worker:
                                                     lease_s=self.cfg.lease_s), "register")
         self._flush_spool()
         self.heartbeat.start()
-        bar = tqdm(desc=self.cfg.worker_id, unit="task", disable=not self.cfg.progress, file=sys.stderr)
+        bar = progress(self.cfg.worker_id, enabled=self.cfg.progress)
         try:
             self.summary.stopped_by = self._loop(started, bar)
+        except DatabaseUnavailable:
+            if not self.stop_event.is_set():
+                raise
+            self.summary.stopped_by = "signal, while the database was unreachable"
         finally:
             bar.close()
             self.waiter.close()
@@ -139,7 +156,7 @@ class Worker:
             self.summary.seconds = time.monotonic() - started
         return self.summary
 
-    def _loop(self, started: float, bar: tqdm) -> str:  # type: ignore[type-arg]
+    def _loop(self, started: float, bar: Progress) -> str:
         done = 0
         while True:
             if self.stop_event.is_set():
@@ -160,6 +177,8 @@ class Worker:
             if not leases:
                 if self.cfg.until_empty and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
                                                          "open work") == 0:
+                    self.summary.waiting = self.db_call(
+                        lambda: engine.pending_elsewhere(self.db, self.cfg.lanes), "other lanes")
                     return "empty"
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
@@ -186,6 +205,8 @@ class Worker:
             out = self._generate(backend, lease, paths, f"{params_hash(dict(lease.params))}-g{lease.generation}")
         except GenerationError as exc:
             return self._failed(lease, exc)
+        except DatabaseUnavailable:  # the database, not the backend, failed: nothing to record
+            raise
         except Exception as exc:  # anything else a backend raised: classified by the one table
             return self._failed(lease, classify(exc))
         finally:
@@ -257,6 +278,8 @@ class Worker:
         ack = self._complete(completion)
         fault("after_complete")
         self.heartbeat.drop(lease.task_id)
+        if ack == "spooled":  # the database could not take it: submitted later from the spool
+            return ack
         return "completed" if ack in (Ack.ACCEPTED, Ack.DUPLICATE) else ack.value
 
     def _complete(self, completion: Completion) -> Ack | str:
@@ -318,7 +341,7 @@ class Worker:
             self.summary.counts.update(f"spooled-{a.value}" for a in acks.values())
 
     def db_call(self, fn: Any, what: str) -> Any:
-        return self.cfg.reconnect.call(fn, what=what, stop=None)
+        return self.cfg.reconnect.call(fn, what=what, stop=self.stop_event)
 
     def install_signal_handlers(self) -> None:
         """SIGTERM/SIGINT: finish the current call, release the rest, exit cleanly."""
@@ -330,10 +353,11 @@ class Worker:
         signal.signal(signal.SIGINT, _stop)
 
 
-def run_worker(db: Database, cfg: WorkerConfig, *, handle_signals: bool = False,
-               router: Router | None = None) -> Summary:
-    """Run one worker until its stop condition; returns the summary."""
-    worker = Worker(db, cfg, router=router)
+def run_worker(db: Database, cfg: WorkerConfig, *, backend: Backend | None = None,
+               router: Router | None = None, handle_signals: bool = False) -> Summary:
+    """Run one worker until its stop condition (with the `backend` or `router` its caller built
+    already, so each backend is built once); returns the summary."""
+    worker = Worker(db, cfg, backend, router=router)
     if handle_signals and threading.current_thread() is threading.main_thread():
         worker.install_signal_handlers()
     return worker.run()

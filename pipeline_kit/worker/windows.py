@@ -24,7 +24,11 @@ class Window:
         if not m:
             raise BadInput(f"--hours must look like 22-07 or 21:30-06:00, got {spec!r}")
         h1, m1, h2, m2 = (int(x) if x else 0 for x in m.groups())
-        if not (0 <= h1 <= 24 and 0 <= h2 <= 24 and m1 < 60 and m2 < 60) or (h1, m1) == (h2, m2):
+        if not (h1 <= 23 and h2 <= 23):
+            raise BadInput(f"--hours: hours must be 0-23, got {spec!r}")
+        if not (m1 < 60 and m2 < 60):
+            raise BadInput(f"--hours: minutes must be 0-59, got {spec!r}")
+        if (h1, m1) == (h2, m2):
             raise BadInput(f"--hours needs two different times of day, got {spec!r}")
         return cls(h1 * 60 + m1, h2 * 60 + m2)
 
