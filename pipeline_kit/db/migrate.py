@@ -11,7 +11,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata
+from pipeline_kit.db.schema import SCHEMA_VERSION, characters, meta, metadata, shots
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
 
@@ -26,8 +26,16 @@ def _drop_attempt_indexes(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"DROP INDEX {name}{on_table}"))
 
 
+def _add_character_bible(conn: sa.Connection) -> None:
+    """v3: the `characters` table (created by create_all) and shots.inferred (pronoun-inferred names)."""
+    characters.create(conn, checkfirst=True)
+    if "inferred" not in {c["name"] for c in sa.inspect(conn).get_columns("shots")}:
+        column = shots.c.inferred.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE shots ADD COLUMN inferred {column}"))
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes}
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: _add_character_bible}
 
 
 def schema_version(db: Database) -> int | None:
