@@ -68,15 +68,22 @@ def refresh_appearances(conn: sa.Connection, bookcode: str) -> None:
     """Set each character's first and last shot from the shots that name it."""
     first: dict[str, str] = {}
     last: dict[str, str] = {}
-    for shot_id, names in conn.execute(sa.select(shots.c.shot_id, shots.c.characters)
-                                       .where(shots.c.bookcode == bookcode)
-                                       .order_by(shots.c.chapter, shots.c.seq)):
+    for shot_id, names in conn.execute(
+        sa.select(shots.c.shot_id, shots.c.characters)
+        .where(shots.c.bookcode == bookcode)
+        .order_by(shots.c.chapter, shots.c.seq)
+    ):
         for name in names or ():
             first.setdefault(name, shot_id)
             last[name] = shot_id
-    for name in conn.execute(sa.select(characters.c.name).where(characters.c.bookcode == bookcode)).scalars():
-        conn.execute(sa.update(characters).where(characters.c.bookcode == bookcode, characters.c.name == name)
-                     .values(first_shot=first.get(name), last_shot=last.get(name)))
+    for name in conn.execute(
+        sa.select(characters.c.name).where(characters.c.bookcode == bookcode)
+    ).scalars():
+        conn.execute(
+            sa.update(characters)
+            .where(characters.c.bookcode == bookcode, characters.c.name == name)
+            .values(first_shot=first.get(name), last_shot=last.get(name))
+        )
 
 
 def canonical_names(conn: sa.Connection, book: Book, names: list[str]) -> list[str]:
@@ -96,7 +103,9 @@ def list_cast(db: Database, bookcode: str) -> list[CastEntry]:
         return _entries(conn, bookcode)
 
 
-def merge(db: Database, bookcode: str, name: str, into: str, templates: Templates | None = None) -> CastReport:
+def merge(
+    db: Database, bookcode: str, name: str, into: str, templates: Templates | None = None
+) -> CastReport:
     """`name` is `into`: its names become aliases of `into`, and its shots name `into` instead."""
     with db.engine.begin() as conn:
         book = get_book(conn, bookcode)
@@ -104,16 +113,26 @@ def merge(db: Database, bookcode: str, name: str, into: str, templates: Template
         if gone.name == kept.name:
             raise BadInput(f"{name!r} and {into!r} are the same character")
         merged = dataclasses.replace(
-            kept, aliases=_aliases(kept.name, kept.aliases + gone.names), mentions=kept.mentions + gone.mentions,
-            description=kept.description or gone.description, gender=kept.gender or gone.gender, locked=True)
-        conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode,
-                                                 characters.c.name == gone.name))
+            kept,
+            aliases=_aliases(kept.name, kept.aliases + gone.names),
+            mentions=kept.mentions + gone.mentions,
+            description=kept.description or gone.description,
+            gender=kept.gender or gone.gender,
+            locked=True,
+        )
+        conn.execute(
+            sa.delete(characters).where(
+                characters.c.bookcode == bookcode, characters.c.name == gone.name
+            )
+        )
         _store(conn, bookcode, merged)
         reset = _recast(conn, book, {gone.name: merged.name}, merged, templates or Templates.load())
         return CastReport(merged, reset)
 
 
-def rename(db: Database, bookcode: str, old: str, new: str, templates: Templates | None = None) -> CastReport:
+def rename(
+    db: Database, bookcode: str, old: str, new: str, templates: Templates | None = None
+) -> CastReport:
     """The character goes by `new`; `old` stays one of its aliases."""
     new = _valid_name(new)
     with db.engine.begin() as conn:
@@ -124,15 +143,22 @@ def rename(db: Database, bookcode: str, old: str, new: str, templates: Templates
             raise BadInput(f"{new!r} is already the character {taken.name!r}: use `cast merge`")
         if new == found.name:
             raise BadInput(f"{found.name!r} already goes by that name")
-        renamed = dataclasses.replace(found, name=new, aliases=_aliases(new, found.names), locked=True)
-        conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode,
-                                                 characters.c.name == found.name))
+        renamed = dataclasses.replace(
+            found, name=new, aliases=_aliases(new, found.names), locked=True
+        )
+        conn.execute(
+            sa.delete(characters).where(
+                characters.c.bookcode == bookcode, characters.c.name == found.name
+            )
+        )
         _store(conn, bookcode, renamed)
         reset = _recast(conn, book, {found.name: new}, renamed, templates or Templates.load())
         return CastReport(renamed, reset)
 
 
-def describe(db: Database, bookcode: str, name: str, text: str, templates: Templates | None = None) -> CastReport:
+def describe(
+    db: Database, bookcode: str, name: str, text: str, templates: Templates | None = None
+) -> CastReport:
     """Set the character's description; its sheet and the frames of its shots are made again."""
     text = " ".join(text.split())
     if not text:
@@ -145,10 +171,19 @@ def describe(db: Database, bookcode: str, name: str, text: str, templates: Templ
         found = dataclasses.replace(_find(conn, bookcode, name), description=text, locked=True)
         _store(conn, bookcode, found)
         sheet = sheet_task_id(bookcode, found.name)
-        spec = sheet_spec(bookcode, found.name, sheet_prompt(templates, title=book.title, name=found.name,
-                                                              description=text))
-        present = conn.execute(sa.update(tasks).where(tasks.c.task_id == sheet).values(params=spec.params)).rowcount
-        reset = reset_tasks(conn, [sheet], reason=f"character {found.name} described") if present else []
+        spec = sheet_spec(
+            bookcode,
+            found.name,
+            sheet_prompt(templates, title=book.title, name=found.name, description=text),
+        )
+        present = conn.execute(
+            sa.update(tasks).where(tasks.c.task_id == sheet).values(params=spec.params)
+        ).rowcount
+        reset = (
+            reset_tasks(conn, [sheet], reason=f"character {found.name} described")
+            if present
+            else []
+        )
         refresh_appearances(conn, bookcode)
         return CastReport(found, tuple(reset))
 
@@ -163,48 +198,108 @@ def drop(db: Database, bookcode: str, name: str, templates: Templates | None = N
         return CastReport(None, reset)
 
 
-def _recast(conn: sa.Connection, book: Book, mapping: dict[str, str | None], target: Character | None,
-            templates: Templates) -> tuple[str, ...]:
+def _recast(
+    conn: sa.Connection,
+    book: Book,
+    mapping: dict[str, str | None],
+    target: Character | None,
+    templates: Templates,
+) -> tuple[str, ...]:
     """Shots naming a key of `mapping` name its value instead (None: nobody); their tasks follow and
     are reset, the old names' sheets are canceled and the target's sheet made if it is missing."""
-    rows = conn.execute(sa.select(shots).where(shots.c.bookcode == book.bookcode)
-                        .order_by(shots.c.chapter, shots.c.seq)).mappings().all()
+    rows = (
+        conn.execute(
+            sa.select(shots)
+            .where(shots.c.bookcode == book.bookcode)
+            .order_by(shots.c.chapter, shots.c.seq)
+        )
+        .mappings()
+        .all()
+    )
     touched = [Shot.from_row(r) for r in rows if set(r["characters"] or ()) & set(mapping)]
     if target is not None and touched:
         first = next(s for s in touched)
-        enqueue(conn, [sheet_spec(book.bookcode, target.name, sheet_prompt(
-            templates, title=book.title, name=target.name,
-            description=target.description or caption(first.text, book.lang)))])
+        enqueue(
+            conn,
+            [
+                sheet_spec(
+                    book.bookcode,
+                    target.name,
+                    sheet_prompt(
+                        templates,
+                        title=book.title,
+                        name=target.name,
+                        description=target.description or caption(first.text, book.lang),
+                    ),
+                )
+            ],
+        )
     for old in touched:
         names = tuple(dict.fromkeys(n2 for n in old.characters for n2 in [mapping.get(n, n)] if n2))
-        inferred = tuple(dict.fromkeys(n2 for n in old.inferred for n2 in [mapping.get(n, n)] if n2))
+        inferred = tuple(
+            dict.fromkeys(n2 for n in old.inferred for n2 in [mapping.get(n, n)] if n2)
+        )
         shot = dataclasses.replace(old, characters=names, inferred=inferred)
         image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates)
-        edited = conn.execute(sa.select(shots.c.edited_at).where(shots.c.shot_id == old.shot_id)).scalar()
+        edited = conn.execute(
+            sa.select(shots.c.edited_at).where(shots.c.shot_id == old.shot_id)
+        ).scalar()
         shot = dataclasses.replace(shot, prompt=old.prompt if edited else image, video_prompt=video)
-        conn.execute(sa.update(shots).where(shots.c.shot_id == shot.shot_id)
-                     .values(characters=list(names), inferred=list(inferred) or None, prompt=shot.prompt,
-                             video_prompt=shot.video_prompt))
+        conn.execute(
+            sa.update(shots)
+            .where(shots.c.shot_id == shot.shot_id)
+            .values(
+                characters=list(names),
+                inferred=list(inferred) or None,
+                prompt=shot.prompt,
+                video_prompt=shot.video_prompt,
+            )
+        )
         update_task_params(conn, shot, book.lang)
-    reset = reset_shot_tasks(conn, [s.shot_id for s in touched], f"cast of {book.bookcode} edited") if touched else []
-    cancel_tasks(conn, [sheet_task_id(book.bookcode, n) for n in mapping if n not in mapping.values()],
-                 reason=f"cast of {book.bookcode} edited")
+    reset = (
+        reset_shot_tasks(conn, [s.shot_id for s in touched], f"cast of {book.bookcode} edited")
+        if touched
+        else []
+    )
+    cancel_tasks(
+        conn,
+        [sheet_task_id(book.bookcode, n) for n in mapping if n not in mapping.values()],
+        reason=f"cast of {book.bookcode} edited",
+    )
     refresh_appearances(conn, book.bookcode)
     return tuple(reset)
 
 
 def _entries(conn: sa.Connection, bookcode: str) -> list[CastEntry]:
-    rows = conn.execute(sa.select(characters).where(characters.c.bookcode == bookcode)
-                        .order_by(characters.c.mentions.desc(), characters.c.name)).mappings()
-    return [CastEntry(Character(r["name"], tuple(r["aliases"] or ()), r["description"] or "", r["gender"],
-                                r["mentions"], bool(r["locked"]), bool(r["dropped"])),
-                      r["first_shot"], r["last_shot"]) for r in rows]
+    rows = conn.execute(
+        sa.select(characters)
+        .where(characters.c.bookcode == bookcode)
+        .order_by(characters.c.mentions.desc(), characters.c.name)
+    ).mappings()
+    return [
+        CastEntry(
+            Character(
+                r["name"],
+                tuple(r["aliases"] or ()),
+                r["description"] or "",
+                r["gender"],
+                r["mentions"],
+                bool(r["locked"]),
+                bool(r["dropped"]),
+            ),
+            r["first_shot"],
+            r["last_shot"],
+        )
+        for r in rows
+    ]
 
 
 def _lookup(conn: sa.Connection, bookcode: str, name: str) -> Character | None:
     """The character going by `name` (its canonical name, else one of its aliases)."""
     found = load_characters(conn, bookcode)
-    return next((c for c in found if c.name == name), None) or next((c for c in found if name in c.aliases), None)
+    return next((c for c in found if c.name == name), None) or next(
+        (c for c in found if name in c.aliases), None
+    )
 
 
 def _find(conn: sa.Connection, bookcode: str, name: str) -> Character:
@@ -215,14 +310,25 @@ def _find(conn: sa.Connection, bookcode: str, name: str) -> Character:
 
 
 def _store(conn: sa.Connection, bookcode: str, character: Character) -> None:
-    conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode,
-                                             characters.c.name == character.name))
+    conn.execute(
+        sa.delete(characters).where(
+            characters.c.bookcode == bookcode, characters.c.name == character.name
+        )
+    )
     conn.execute(sa.insert(characters).values(**_row(bookcode, character)))
 
 
 def _row(bookcode: str, c: Character) -> dict[str, object]:
-    return {"bookcode": bookcode, "name": c.name, "aliases": list(c.aliases), "description": c.description,
-            "gender": c.gender, "mentions": c.mentions, "locked": c.locked, "dropped": c.dropped}
+    return {
+        "bookcode": bookcode,
+        "name": c.name,
+        "aliases": list(c.aliases),
+        "description": c.description,
+        "gender": c.gender,
+        "mentions": c.mentions,
+        "locked": c.locked,
+        "dropped": c.dropped,
+    }
 
 
 def _aliases(name: str, names: tuple[str, ...]) -> tuple[str, ...]:

@@ -19,13 +19,15 @@ ZH_COURTESY = (
     "曹操曰：“来。”曹操曰：“去。”\n"
 )
 
-EN_TEXT = "\n\n".join([
-    "Mr. Sherlock Holmes sat by the fire. “I’m tired,” said Holmes. “I’ve waited,” said Alice.",
-    "That’s all. Sherlock Holmes rose. “I’ll go,” said Alice, a tall girl with red hair and a green coat.",
-    "It’s late. Then Alice Brown smiled, and Holmes nodded. “I’m sure,” Alice said.",
-    "That’s it. I’ve seen Holmes and Alice before. Later Miss Alice Brown left; Holmes stayed.",
-    "I’m here. Mr. Holmes said, “Come.” Alice said no. I’ll wait. That’s true, said Holmes.",
-])
+EN_TEXT = "\n\n".join(
+    [
+        "Mr. Sherlock Holmes sat by the fire. “I’m tired,” said Holmes. “I’ve waited,” said Alice.",
+        "That’s all. Sherlock Holmes rose. “I’ll go,” said Alice, a tall girl with red hair and a green coat.",
+        "It’s late. Then Alice Brown smiled, and Holmes nodded. “I’m sure,” Alice said.",
+        "That’s it. I’ve seen Holmes and Alice before. Later Miss Alice Brown left; Holmes stayed.",
+        "I’m here. Mr. Holmes said, “Come.” Alice said no. I’ll wait. That’s true, said Holmes.",
+    ]
+)
 
 
 def _names(bible: Bible) -> dict[str, str]:
@@ -67,17 +69,51 @@ def _drafts(text: str, pieces: list[str]) -> list[ShotDraft]:
     out, start = [], 0
     for seq, piece in enumerate(pieces, start=1):
         assert text.startswith(piece, start)
-        out.append(ShotDraft(seq=seq, scene=1, span_start=start, span_end=start + len(piece), location=None,
-                             time_of_day=None, characters=(), dialogue=False, duration_s=2.0))
+        out.append(
+            ShotDraft(
+                seq=seq,
+                scene=1,
+                span_start=start,
+                span_end=start + len(piece),
+                location=None,
+                time_of_day=None,
+                characters=(),
+                dialogue=False,
+                duration_s=2.0,
+            )
+        )
         start += len(piece)
     return out
 
 
-@pytest.mark.parametrize("lang,pieces", [
-    ("zh", ["孙悟空跳了起来。", "白骨精笑了一笑。", "她转身就走。", "他举棒便打。", "风吹过山岗。"]),
-    ("en", ["Holmes stood up. ", "Irene laughed. ", "She turned away. ", "He followed. ", "Rain fell. "]),
-])
-def test_pronouns_go_to_the_last_named_character_of_that_gender(lang: str, pieces: list[str]) -> None:
+@pytest.mark.parametrize(
+    "lang,pieces",
+    [
+        (
+            "zh",
+            [
+                "孙悟空跳了起来。",
+                "白骨精笑了一笑。",
+                "她转身就走。",
+                "他举棒便打。",
+                "风吹过山岗。",
+            ],
+        ),
+        (
+            "en",
+            [
+                "Holmes stood up. ",
+                "Irene laughed. ",
+                "She turned away. ",
+                "He followed. ",
+                "Rain fell. ",
+            ],
+        ),
+    ],
+)
+def test_pronouns_go_to_the_last_named_character_of_that_gender(
+    lang: str, pieces: list[str]
+) -> None:
     """A shot naming nobody but saying she/he (她/他) gets the last named character of that gender, marked
     as inferred; a shot with neither name nor pronoun stays empty; named shots are not marked."""
     he, she = ("孙悟空", "白骨精") if lang == "zh" else ("Holmes", "Irene")
@@ -90,8 +126,10 @@ def test_pronouns_go_to_the_last_named_character_of_that_gender(lang: str, piece
 
 def test_locked_and_dropped_entries_survive_a_rebuild() -> None:
     """What a person fixed stays: a locked description and name win, a dropped name is never cast."""
-    fixed = [Character("刘备", ("玄德",), "a tall man in green", "male", 5, locked=True),
-             Character("云长", (), "", None, 5, locked=True, dropped=True)]
+    fixed = [
+        Character("刘备", ("玄德",), "a tall man in green", "male", 5, locked=True),
+        Character("云长", (), "", None, 5, locked=True, dropped=True),
+    ]
     bible = build_bible([ZH_COURTESY], "zh", fixed)
     assert bible.by_name["刘备"].description == "a tall man in green"
     assert "云长" not in bible.canonical
@@ -99,25 +137,62 @@ def test_locked_and_dropped_entries_survive_a_rebuild() -> None:
 
 BOOKS = {"zh": "zh_xiyouji.txt", "en": "en_adventures_of_sherlock_holmes.txt"}
 MAIN = {
-    "zh": [("孙悟空", "悟空", "行者", "孙行者", "大圣", "孙大圣", "齐天大圣", "美猴王"),
-           ("唐僧", "三藏", "唐三藏", "玄奘"), ("猪八戒", "八戒"), ("沙僧", "沙和尚", "悟净")],
+    "zh": [
+        ("孙悟空", "悟空", "行者", "孙行者", "大圣", "孙大圣", "齐天大圣", "美猴王"),
+        ("唐僧", "三藏", "唐三藏", "玄奘"),
+        ("猪八戒", "八戒"),
+        ("沙僧", "沙和尚", "悟净"),
+    ],
     "en": [("Holmes", "Sherlock Holmes", "Sherlock"), ("Watson",)],
 }
 JUNK = {
-    "zh": ["老孙", "老夫", "师父", "呆子", "众人", "妖精", "大王", "行者道", "八戒道", "三藏道", "十分",
-           "菩萨", "长老", "玉玺", "令人", "诸侯"],
-    "en": ["I’m", "I’ve", "I’ll", "That’s", "It’s", "Mr", "London", "Street", "Baker", "Then", "Yes"],
+    "zh": [
+        "老孙",
+        "老夫",
+        "师父",
+        "呆子",
+        "众人",
+        "妖精",
+        "大王",
+        "行者道",
+        "八戒道",
+        "三藏道",
+        "十分",
+        "菩萨",
+        "长老",
+        "玉玺",
+        "令人",
+        "诸侯",
+    ],
+    "en": [
+        "I’m",
+        "I’ve",
+        "I’ll",
+        "That’s",
+        "It’s",
+        "Mr",
+        "London",
+        "Street",
+        "Baker",
+        "Then",
+        "Yes",
+    ],
 }
 
 
 @pytest.fixture(scope="module", params=sorted(BOOKS))
 def corpus_book(request: pytest.FixtureRequest) -> tuple[str, list[str], Bible]:
     lang = request.param
-    texts = [c.text for c in find_chapters((CORPUS / BOOKS[lang]).read_text(encoding="utf-8"), lang).chapters]
+    texts = [
+        c.text
+        for c in find_chapters((CORPUS / BOOKS[lang]).read_text(encoding="utf-8"), lang).chapters
+    ]
     return lang, texts, build_bible(texts, lang)
 
 
-def test_corpus_main_characters_have_one_canonical_name_each(corpus_book: tuple[str, list[str], Bible]) -> None:
+def test_corpus_main_characters_have_one_canonical_name_each(
+    corpus_book: tuple[str, list[str], Bible],
+) -> None:
     """Each main character of 西游记 and of Sherlock Holmes is one character whatever name the text uses,
     and different main characters stay apart."""
     lang, _, bible = corpus_book
@@ -132,7 +207,9 @@ def test_corpus_has_none_of_the_junk_names(corpus_book: tuple[str, list[str], Bi
     assert [j for j in JUNK[lang] if j in bible.canonical] == []
 
 
-def test_corpus_shots_name_canonical_characters_only(corpus_book: tuple[str, list[str], Bible]) -> None:
+def test_corpus_shots_name_canonical_characters_only(
+    corpus_book: tuple[str, list[str], Bible],
+) -> None:
     """Shots' characters are canonical names of the bible, never an alias, on the first chapters."""
     lang, texts, bible = corpus_book
     canonical = {c.name for c in bible.characters}
