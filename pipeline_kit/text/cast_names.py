@@ -21,6 +21,7 @@ from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions
 MIN_SPEECHES = 3  # a speaker name must speak this often in the book
 
 _HAN = "\u4e00-\u9fff"
+_TRAILING_HAN = re.compile(rf"[{_HAN}]*$")
 _ZH_SPEECH = re.compile(
     r"(?:[又便也却才就即乃遂只方忙急因]|连忙|慌忙|闻言|听说|听了|见了|看了|上前|近前|合掌|躬身|"
     r"大?笑|冷笑|陪笑|欢喜|大?喜|大?怒|大?惊|叹|哭|高叫|大叫|厉声|低头)*"
@@ -60,7 +61,6 @@ _ZH_TITLES = (
     "僧",
     "公",
 )
-_ZH_NAME = rf"[{_HAN}]{{2,4}}"
 _ZH_NAMING_FULL = re.compile(
     rf"姓([{_HAN}]{{1,2}}?)[，,、]?(?:名|讳|双名|单名|名唤)([{_HAN}]{{1,2}}?)(?:[，,、]?表?字([{_HAN}]{{2}}))?[，,。；;]"
 )
@@ -134,14 +134,18 @@ def _zh_groups(
     for k, text in enumerate(texts):
         for m in _ZH_SPEECH.finditer(text):
             before = text[max(0, m.start() - 5) : m.start()]
-            for size in (2, 3, 4):
+            han = len(_TRAILING_HAN.search(before).group())  # type: ignore[union-attr]
+            for size in range(2, min(han, 4) + 1):
                 tail = before[-size:]
-                if len(tail) == size and re.fullmatch(_ZH_NAME, tail):
-                    speaks[tail] += 1
-                    lead = before[-size - 1 : -size]
-                    opens[tail] += not lead or not "\u4e00" <= lead <= "\u9fff" or lead in "那这个"
+                speaks[tail] += 1
+                lead = before[-size - 1 : -size]
+                opens[tail] += not lead or not "\u4e00" <= lead <= "\u9fff" or lead in "那这个"
             end = text.find("”", m.end())
             quotes.append((k, before, text[m.end() : end if end >= 0 else m.end() + 200]))
+    longer: Counter[str] = Counter()  # the most speeches of one name one character longer
+    for tail, n in speaks.items():
+        if len(tail) >= 3:
+            longer[tail[1:]] = max(longer[tail[1:]], n)
     # A speaker opens its clause at least half the time (verbs like 点头 follow a subject), is
     # no tail of a longer speaker (戒 of 八戒) and no speaker plus a verb (三藏下马).
     names = {
@@ -150,7 +154,7 @@ def _zh_groups(
         if n >= MIN_SPEECHES
         and _zh_name_ok(s)
         and opens[s] * 2 >= n
-        and max((speaks[x + s] for x in _left_chars(speaks, s)), default=0) * 2 < n
+        and longer[s] * 2 < n
     }
     names -= {s for s in names if any(s[:k] in names for k in range(2, len(s)))}
     lexicon = {p for m in found for p in m.people}
@@ -243,10 +247,6 @@ def _zh_name_ok(name: str) -> bool:
         and name[-1] not in "的了着过们暗"
         and not any(name.endswith(s) for s in ("笑", "道", "说", "问"))
     )
-
-
-def _left_chars(speaks: Counter[str], s: str) -> set[str]:
-    return {k[0] for k in speaks if len(k) == len(s) + 1 and k.endswith(s)}
 
 
 def _speaker(before: str, names: set[str]) -> str | None:
