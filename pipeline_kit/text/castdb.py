@@ -179,11 +179,13 @@ def describe(
         present = conn.execute(
             sa.update(tasks).where(tasks.c.task_id == sheet).values(params=spec.params)
         ).rowcount
-        reset = (
-            reset_tasks(conn, [sheet], reason=f"character {found.name} described")
-            if present
-            else []
-        )
+        touched = _shots_naming(conn, bookcode, {found.name})
+        _rewrite(conn, book, touched, {}, templates)  # their prompts carry the new description
+        reason = f"character {found.name} described"
+        if present:  # the frames of its shots depend on the sheet, so they are reset with it
+            reset = reset_tasks(conn, [sheet], reason=reason)
+        else:
+            reset = reset_shot_tasks(conn, [s.shot_id for s in touched], reason) if touched else []
         refresh_appearances(conn, bookcode)
         return CastReport(found, tuple(reset))
 
@@ -205,42 +207,46 @@ def _recast(
     target: Character | None,
     templates: Templates,
 ) -> tuple[str, ...]:
-    """Shots naming a key of `mapping` name its value instead (None: nobody); their tasks follow and
-    are reset, the old names' sheets are canceled and the target's sheet made if it is missing."""
-    rows = (
-        conn.execute(
-            sa.select(shots)
-            .where(shots.c.bookcode == book.bookcode)
-            .order_by(shots.c.chapter, shots.c.seq)
-        )
-        .mappings()
-        .all()
-    )
-    touched = [Shot.from_row(r) for r in rows if set(r["characters"] or ()) & set(mapping)]
+    """Shots naming a key of `mapping` name its value instead (None: nobody) and their tasks are
+    reset; the old names' sheets are canceled and the target's sheet made if it is missing."""
+    touched = _shots_naming(conn, book.bookcode, set(mapping))
     if target is not None and touched:
-        first = next(s for s in touched)
-        enqueue(
-            conn,
-            [
-                sheet_spec(
-                    book.bookcode,
-                    target.name,
-                    sheet_prompt(
-                        templates,
-                        title=book.title,
-                        name=target.name,
-                        description=target.description or caption(first.text, book.lang),
-                    ),
-                )
-            ],
-        )
+        description = target.description or caption(touched[0].text, book.lang)
+        prompt = sheet_prompt(templates, title=book.title, name=target.name, description=description)
+        enqueue(conn, [sheet_spec(book.bookcode, target.name, prompt)])
+    _rewrite(conn, book, touched, mapping, templates)
+    reason = f"cast of {book.bookcode} edited"
+    reset = reset_shot_tasks(conn, [s.shot_id for s in touched], reason) if touched else []
+    gone = [sheet_task_id(book.bookcode, n) for n in mapping if n not in mapping.values()]
+    cancel_tasks(conn, gone, reason=reason)
+    refresh_appearances(conn, book.bookcode)
+    return tuple(reset)
+
+
+def _shots_naming(conn: sa.Connection, bookcode: str, names: set[str]) -> list[Shot]:
+    """The book's shots naming any of `names`, in book order."""
+    rows = conn.execute(
+        sa.select(shots).where(shots.c.bookcode == bookcode).order_by(shots.c.chapter, shots.c.seq)
+    ).mappings()
+    return [Shot.from_row(r) for r in rows if set(r["characters"] or ()) & names]
+
+
+def _rewrite(
+    conn: sa.Connection,
+    book: Book,
+    touched: list[Shot],
+    mapping: dict[str, str | None],
+    templates: Templates,
+) -> None:
+    """Rename the shots' characters by `mapping` and render their prompts (a prompt a person edited
+    is kept) and their tasks' params afresh from the stored bible."""
+    bible = load_bible(conn, book)
     for old in touched:
         names = tuple(dict.fromkeys(n2 for n in old.characters for n2 in [mapping.get(n, n)] if n2))
-        inferred = tuple(
-            dict.fromkeys(n2 for n in old.inferred for n2 in [mapping.get(n, n)] if n2)
-        )
+        inferred = tuple(dict.fromkeys(n2 for n in old.inferred for n2 in [mapping.get(n, n)] if n2))
         shot = dataclasses.replace(old, characters=names, inferred=inferred)
-        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates)
+        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates,
+                                bible=bible)
         edited = conn.execute(
             sa.select(shots.c.edited_at).where(shots.c.shot_id == old.shot_id)
         ).scalar()
@@ -248,26 +254,10 @@ def _recast(
         conn.execute(
             sa.update(shots)
             .where(shots.c.shot_id == shot.shot_id)
-            .values(
-                characters=list(names),
-                inferred=list(inferred) or None,
-                prompt=shot.prompt,
-                video_prompt=shot.video_prompt,
-            )
+            .values(characters=list(names), inferred=list(inferred) or None, prompt=shot.prompt,
+                    video_prompt=shot.video_prompt)
         )
         update_task_params(conn, shot, book.lang)
-    reset = (
-        reset_shot_tasks(conn, [s.shot_id for s in touched], f"cast of {book.bookcode} edited")
-        if touched
-        else []
-    )
-    cancel_tasks(
-        conn,
-        [sheet_task_id(book.bookcode, n) for n in mapping if n not in mapping.values()],
-        reason=f"cast of {book.bookcode} edited",
-    )
-    refresh_appearances(conn, book.bookcode)
-    return tuple(reset)
 
 
 def _entries(conn: sa.Connection, bookcode: str) -> list[CastEntry]:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
 from pipeline_kit.errors import BadInput
+from pipeline_kit.text.segment import units
 
 TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
 TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet")
@@ -52,12 +54,15 @@ def caption(text: str, lang: str) -> str:
 
 
 def shot_fields(*, title: str, scene: int, seq: int, location: str | None, time_of_day: str | None,
-                characters: list[str], caption_text: str, duration_s: float) -> dict[str, str]:
-    """The placeholders a shot's templates may use."""
+                characters: list[str], caption_text: str, duration_s: float,
+                descriptions: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The placeholders a shot's templates may use; `$cast` is each character with its bible description."""
+    looks = descriptions or {}
     return {
         "title": title, "scene": str(scene), "seq": str(seq),
         "location": location or "unspecified place", "time_of_day": time_of_day or "unspecified time",
         "characters": ", ".join(characters) or "none named", "caption": caption_text,
+        "cast": "; ".join(f"{n} ({looks[n]})" if looks.get(n) else n for n in characters) or "none named",
         "duration_s": f"{duration_s:g}",
     }
 
@@ -66,10 +71,16 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
     return templates.image.safe_substitute(fields)
 
 
-def frame_prompt(prompt: str, frame: str) -> str:
-    """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment."""
-    moment = "the moment the shot opens" if frame == "first_frame" else "the moment the shot ends"
-    return f"{prompt}\nFrame: {moment}."
+def frame_prompt(prompt: str, frame: str, text: str, lang: str) -> str:
+    """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment by the
+    action of the shot's first or last sentence (so the two frames differ by what happens)."""
+    sentences = [u for u in units(text, lang) if not u.ornament and text[u.start:u.end].strip()]
+    if frame == "first_frame":
+        moment, unit = "the moment the shot opens", sentences[0] if sentences else None
+    else:
+        moment, unit = "the moment the shot ends", sentences[-1] if sentences else None
+    action = caption(text[unit.start:unit.end], lang) if unit else ""
+    return f"{prompt}\nFrame: {moment}" + (f": {action}" if action else ".")
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:

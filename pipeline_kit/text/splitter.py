@@ -43,12 +43,13 @@ def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str
     first shot."""
     shots: list[Shot] = []
     sheets: dict[str, str] = {}
+    looks = descriptions(bible)
     for d in drafts:
         piece = text[d.span_start:d.span_end]
         cap = caption(piece, lang)
         fields = shot_fields(title=title, scene=d.scene, seq=d.seq, location=d.location,
                              time_of_day=d.time_of_day, characters=list(d.characters), caption_text=cap,
-                             duration_s=d.duration_s)
+                             duration_s=d.duration_s, descriptions=looks)
         shots.append(Shot(
             shot_id=shot_id(bookcode, chapter, d.seq), bookcode=bookcode, chapter=chapter, seq=d.seq,
             scene=d.scene, location=d.location, time_of_day=d.time_of_day, characters=d.characters,
@@ -64,9 +65,16 @@ def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str
     return ChapterShots(tuple(shots), sheets)
 
 
-def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates) -> tuple[str, str]:
+def descriptions(bible: Bible | None) -> dict[str, str]:
+    """Canonical name -> its description, for the characters the bible describes."""
+    return {c.name: c.description for c in bible.characters if c.description} if bible else {}
+
+
+def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates,
+             bible: Bible | None = None) -> tuple[str, str]:
     """(image prompt, video prompt) rendered afresh from the shot's current fields."""
     fields = shot_fields(title=title, scene=shot.scene, seq=shot.seq, location=shot.location,
                          time_of_day=shot.time_of_day, characters=list(shot.characters),
-                         caption_text=caption(shot.text, lang), duration_s=shot.duration_s)
+                         caption_text=caption(shot.text, lang), duration_s=shot.duration_s,
+                         descriptions=descriptions(bible))
     return image_prompt(templates, fields), video_prompt(templates, fields)
