@@ -26,8 +26,9 @@ _LOOK_MENTIONS = 30  # appearance sentences are sought among a character's first
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥]|夫人|小姐|公主|仙子")
 _ZH_LOOKS = re.compile(
-    r"生得|身穿|穿着|穿一|头戴|戴着|头顶|脚踏|腰系|腰束|面如|脸|眉|眼|须|发|鬓|身长|"
-    r"身高|岁|模样|相貌|披|袍|甲|裙|衫|冠|巾|貌|长大|瘦|胖"
+    r"生得|长得|身穿|穿着|穿一|头戴|戴着|戴一|头顶|脚踏|脚穿|腰系|腰束|腰间|身披|披着|披一|模样|相貌|容貌|"
+    r"身长|身高|[面脸眼眉须发]如|[一二三四五六七八九十]+岁|毛脸|尖嘴|长嘴|大耳|黑脸|白面|直裰|袈裟|"
+    r"[衣袍甲裙衫铠袄](?:[，。！？]|$)|[冠巾帽盔]"
 )
 _ZH_SENTENCE = re.compile(r"[^。！？\n]*[。！？]?")
 _EN_TITLE = {
@@ -95,7 +96,7 @@ class Bible:
         return re.compile(rf"\b(?:{body})\b" if self.lang != "zh" else body)
 
     def mentions(self, text: str) -> list[tuple[int, str]]:
-        """(offset, canonical name) of every mention of a character in `text`, longest name first."""
+        """(offset, canonical name) of each mention of a character in `text`, longest first."""
         if self._pattern is None:
             return []
         return [(m.start(), self.canonical[m.group()]) for m in self._pattern.finditer(text)]
@@ -141,7 +142,7 @@ def build_bible(
 
 
 def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[ShotDraft]:
-    """Drafts with their characters as the bible names them, and pronouns resolved where nobody is named.
+    """Drafts naming characters as the bible does; pronouns resolved where nobody is named.
 
     A draft's own names (a model splitter's) count when they are a character's name or alias.
     """
@@ -203,7 +204,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
                 continue
             start = max(text.rfind(c, 0, off) for c in ("。！？\n" if zh else ".!?")) + 1
             sentence = splitter.match(text, start)
-            piece = " ".join(sentence.group().split()) if sentence else ""
+            piece = " ".join(sentence.group().split()).lstrip("”」』’\"，, ") if sentence else ""
             if piece and looks.search(piece) and piece not in found[name]:
                 found[name].append(piece)
     titled = Counter(
@@ -231,7 +232,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
 def _gender(
     c: Character, he: int, she: int, lang: str, titled: Counter[tuple[str, str]]
 ) -> str | None:
-    """From the name (女, 夫人) or titles (Mr., Miss), else from the pronouns that follow its mentions."""
+    """From the name (女, 夫人) or a title (Mr., Miss), else from pronouns after its mentions."""
     if lang == "zh":
         if _ZH_FEMALE.search(c.name) or she > he:
             return "female"

@@ -30,13 +30,14 @@ _ZH_SPEECH = re.compile(
 # Pronouns, forms of address, groups, roles many people hold, objects and common words that
 # jieba's dictionary or the speaker rule would otherwise take for people.
 _ZH_STOP = frozenset(
-    """我们 你们 他们 她们 咱们 自己 大家 别人 人家 此人 那人 这人 众人 二人 三人 两个 一个 那个 这个
-    老夫 老孙 老猪 老沙 贫僧 贫道 小僧 小道 小弟 小人 小的 在下 晚生 本官 本王 寡人 孤家 朕躬 妾身 奴家
+    """我们 你们 他们 她们 咱们 自己 大家 别人 人家 此人 那人 这人 众人 二人 三人 两个
+    一个 那个 这个 老夫 老孙 老猪 老沙 贫僧 贫道 小僧 小道 小弟 小人 小的 在下 晚生
+    本官 本王 寡人 孤家 朕躬 妾身 奴家
     弟子 徒弟 师父 师兄 师弟 师傅 师公 长老 老爷 大人 相公 官人 陛下 主公 殿下 万岁 娘娘 夫人 小姐
     公主 太子 大王 国王 皇帝 丞相 将军 元帅 先锋 军士 军师 众将 诸侯 诸将 令人 众官 众臣 百官 众僧
     众妖 众怪 小妖 妖精 妖怪 妖魔 怪物 妖王 魔王 菩萨 神仙 仙人 真人 道人 道士 和尚 僧人 老僧 老者
-    老儿 老汉 老叟 老翁 老婆 婆婆 妇人 女子 童子 行童 哥哥 兄弟 姐姐 妹妹 哥哥 嫂嫂 父亲 母亲 孩儿
-    呆子 猴子 猴头 泼猴 那厮 那怪 这厮 众猴 众人 众神 天王 大仙 圣僧 唐人 闻言 原来 只见 却说
+    老儿 老汉 老叟 老翁 老婆 婆婆 妇人 女子 童子 行童 哥哥 兄弟 姐姐 妹妹 嫂嫂 父亲 母亲 孩儿
+    呆子 猴子 猴头 泼猴 那厮 那怪 这厮 众猴 众神 天王 大仙 圣僧 唐人 闻言 原来 只见 却说
     正是 如何 不知 那里 这里 甚么 怎么 一时 心中 大喜 满心 多谢 胡说 明白 高兴 言语 谢恩 玉玺
     宝贝 金光 文武 宝剑 化斋 王道 施礼 马匹 拜佛 托生 招安 十分 口里 半空中 多官 群妖 妖邪 老妖 老魔
     老怪 魔头 先生 公公 员外 星官 判官 真君 祖师 起身 出来 一声 铁棒 洞里 将来 过来 上来 听得 有人
@@ -66,7 +67,10 @@ _ZH_NAMING_FULL = re.compile(
 )
 _ZH_NAMING_STYLE = re.compile(rf"([{_HAN}]{{2,3}})[，,]?表?字([{_HAN}]{{2}})[，,。；;]")
 _CALLED = r"(?:叫做|唤做|唤为|称为|取为|叫|是|乃|为|曰)"
-_NAME_WORD = rf"(?:(?:法名|名字|名号|小名|乳名|混名|别名|诨名|绰号|道号|名唤)[，,]?(?:就|也)?{_CALLED}?|[名号字]{_CALLED})"
+_NAME_WORD = (
+    rf"(?:(?:法名|名字|名号|小名|乳名|混名|别名|诨名|绰号|道号|名唤)[，,]?(?:就|也)?{_CALLED}?"
+    rf"|[名号字]{_CALLED})"
+)
 _ZH_NAMING_SELF = re.compile(
     rf"(?:我[今也原本已又是]*(?:俗家也?)?(?:姓([{_HAN}])[，,]?)?[我的今也原本已又有个]*|与我(?:起|取)了?个?)"
     rf"{_NAME_WORD}"
@@ -260,7 +264,7 @@ def _speaker(before: str, names: set[str]) -> str | None:
 def _addressee(
     quotes: list[tuple[int, str, str]], k: int, names: set[str], speaker: str
 ) -> str | None:
-    """Who quotation k speaks to: the named speaker just before it, else just after it (same chapter)."""
+    """Who quotation k speaks to: the named speaker just before it, else just after it."""
     for j in (k - 1, k + 1):
         if 0 <= j < len(quotes) and quotes[j][0] == quotes[k][0]:
             who = _speaker(quotes[j][1], names)
@@ -286,7 +290,7 @@ def _zh_counts(text: str, names: set[str]) -> tuple[Counter[str], Counter[tuple[
 
 
 def _fold_titles(sets: NameSets, names: set[str], counts: Counter[str]) -> None:
-    """孙大圣, 唐僧: a surname with a title joins the one group holding most (>= 80%) of that surname."""
+    """孙大圣, 唐僧: a surname and a title join the group holding >= 80% of that surname."""
     totals: Counter[str] = Counter()
     for name in names:
         totals[sets.find(name)] += counts[name]

@@ -40,7 +40,7 @@ class CastEntry:
 
 @dataclass(frozen=True)
 class CastReport:
-    """What an edit did: the character as it now stands (None once dropped) and the tasks re-queued."""
+    """What an edit did: the character as it now is (None once dropped), the tasks re-queued."""
 
     character: Character | None
     reset: tuple[str, ...]
@@ -87,7 +87,7 @@ def refresh_appearances(conn: sa.Connection, bookcode: str) -> None:
 
 
 def canonical_names(conn: sa.Connection, book: Book, names: list[str]) -> list[str]:
-    """Names as the bible has them (an alias becomes its character); a new name joins the bible, locked."""
+    """Names as the bible has them (an alias becomes its character); a new name joins it, locked."""
     bible = load_bible(conn, book) or Bible(book.lang, ())
     out = list(dict.fromkeys(bible.canonical.get(n, n) for n in names))
     for name in out:
@@ -191,7 +191,7 @@ def describe(
 
 
 def drop(db: Database, bookcode: str, name: str, templates: Templates | None = None) -> CastReport:
-    """The name is no character: shots stop naming it and its sheet is canceled; a rebuild keeps it out."""
+    """No character: shots stop naming it, its sheet is canceled, and a rebuild keeps it out."""
     with db.engine.begin() as conn:
         book = get_book(conn, bookcode)
         found = dataclasses.replace(_find(conn, bookcode, name), locked=True, dropped=True)
@@ -212,7 +212,8 @@ def _recast(
     touched = _shots_naming(conn, book.bookcode, set(mapping))
     if target is not None and touched:
         description = target.description or caption(touched[0].text, book.lang)
-        prompt = sheet_prompt(templates, title=book.title, name=target.name, description=description)
+        prompt = sheet_prompt(templates, title=book.title, name=target.name,
+                              description=description)
         enqueue(conn, [sheet_spec(book.bookcode, target.name, prompt)])
     _rewrite(conn, book, touched, mapping, templates)
     reason = f"cast of {book.bookcode} edited"
@@ -243,7 +244,8 @@ def _rewrite(
     bible = load_bible(conn, book)
     for old in touched:
         names = tuple(dict.fromkeys(n2 for n in old.characters for n2 in [mapping.get(n, n)] if n2))
-        inferred = tuple(dict.fromkeys(n2 for n in old.inferred for n2 in [mapping.get(n, n)] if n2))
+        inferred = tuple(dict.fromkeys(n2 for n in old.inferred
+                                       for n2 in [mapping.get(n, n)] if n2))
         shot = dataclasses.replace(old, characters=names, inferred=inferred)
         image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates,
                                 bible=bible)
