@@ -44,7 +44,7 @@ def test_frame_prompts_carry_place_time_style_and_differ_by_the_action(sqlite_db
 
 def test_adjacent_shots_describe_a_character_alike_and_follow_an_edit(sqlite_db: Database) -> None:
     """Two adjacent shots naming the same character carry the same description in their frame prompts,
-    from the bible; after `cast describe` both carry the new description."""
+    from the bible; after `cast describe` both carry the new description, and so do their videos."""
     bookcode = ingest_file(sqlite_db, sample_book_path(), SAMPLE_TITLE).bookcode
     split_book(sqlite_db, bookcode)
     mara = next(e.character for e in castdb.list_cast(sqlite_db, bookcode) if e.character.name == "Mara")
@@ -55,8 +55,11 @@ def test_adjacent_shots_describe_a_character_alike_and_follow_an_edit(sqlite_db:
         for prompt in (a[6], a[7], b[6], b[7]):
             assert f"Mara ({mara.description})" in prompt
     castdb.describe(sqlite_db, bookcode, "Mara", "a girl of twelve in a red oilskin coat")
+    with sqlite_db.engine.connect() as conn:
+        videos = {r.shot_id: r.params["video_prompt"] for r in conn.execute(
+            sa.select(tasks.c.shot_id, tasks.c.params).where(tasks.c.kind == "video"))}
     for a, b in _adjacent_pairs_naming(_frames(sqlite_db), "Mara"):
-        for prompt in (a[6], a[7], b[6], b[7]):
+        for prompt in (a[6], a[7], b[6], b[7], videos[a[0]], videos[b[0]]):
             assert "Mara (a girl of twelve in a red oilskin coat)" in prompt
 
 
