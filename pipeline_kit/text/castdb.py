@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import characters, shots, tasks
+from pipeline_kit.db.schema import books, characters, shots, tasks
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks
 from pipeline_kit.errors import BadInput, NotFound
@@ -58,7 +58,9 @@ def load_bible(conn: sa.Connection, book: Book) -> Bible | None:
 
 
 def save_bible(conn: sa.Connection, bookcode: str, bible: Bible) -> None:
-    """Replace the book's characters with the bible's."""
+    """Replace the book's characters with the bible's (two splits at once take turns: the book's row
+    is locked first, so the second one's delete sees the first one's rows)."""
+    conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update())
     conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode))
     if bible.characters:
         conn.execute(sa.insert(characters), [_row(bookcode, c) for c in bible.characters])
