@@ -14,12 +14,16 @@ from pathlib import Path
 from string import Template
 
 from pipeline_kit.errors import BadInput
-from pipeline_kit.text.segment import units
 
 TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
 TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet")
 CAPTION_CHARS = {"zh": 160, "en": 400}
 _BUILTIN = Path(__file__).with_name("templates")
+# A sentence with the quotation closing it; English skips the dots of Mr., Mrs., Dr. and St.
+_SENTENCE = {
+    "zh": re.compile(r"[^。！？!?…]+(?:[。！？!?…]+[”」』’）)]*|$)"),
+    "en": re.compile(r"(?:[^.!?]|(?<=\bMr)\.|(?<=\bMrs)\.|(?<=\bDr)\.|(?<=\bSt)\.)+(?:[.!?]+[”’\")\]]*|$)"),
+}
 
 
 @dataclass(frozen=True)
@@ -74,13 +78,13 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
 def frame_prompt(prompt: str, frame: str, text: str, lang: str) -> str:
     """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment by the
     action of the shot's first or last sentence (so the two frames differ by what happens)."""
-    sentences = [u for u in units(text, lang) if not u.ornament and text[u.start:u.end].strip()]
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", text.replace("_", "")).strip()
+    sentences = [m.group().strip() for m in _SENTENCE[lang].finditer(flat) if m.group().strip()]
     if frame == "first_frame":
-        moment, unit = "the moment the shot opens", sentences[0] if sentences else None
+        moment, action = "the moment the shot opens", sentences[0] if sentences else ""
     else:
-        moment, unit = "the moment the shot ends", sentences[-1] if sentences else None
-    action = caption(text[unit.start:unit.end], lang) if unit else ""
-    return f"{prompt}\nFrame: {moment}" + (f": {action}" if action else ".")
+        moment, action = "the moment the shot ends", sentences[-1] if sentences else ""
+    return f"{prompt}\nFrame: {moment}" + (f": {caption(action, lang)}" if action else ".")
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:
