@@ -165,18 +165,25 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
 
 def _pronoun_referent(span: str, before: list[tuple[int, str]], bible: Bible) -> str | None:
     """The last character named before the span with the gender of the span's first pronoun."""
-    if bible.lang == "zh":
-        he, she = span.find("他"), span.find("她")
-    else:
-        m_he, m_she = _EN_HE.search(span), _EN_SHE.search(span)
-        he, she = (m_he.start() if m_he else -1), (m_she.start() if m_she else -1)
-    if he < 0 and she < 0:
+    gender = _first_pronoun(span, bible.lang)
+    if gender is None:
         return None
-    gender = "female" if she >= 0 and (he < 0 or she < he) else "male"
     for _, name in reversed(before):
         if bible.by_name[name].gender == gender:
             return name
     return None
+
+
+def _first_pronoun(text: str, lang: str) -> str | None:
+    """"male" or "female" by the first of he/she (他/她) in `text`, or None when it has neither."""
+    if lang == "zh":
+        he, she = text.find("他"), text.find("她")
+    else:
+        m_he, m_she = _EN_HE.search(text), _EN_SHE.search(text)
+        he, she = (m_he.start() if m_he else -1), (m_she.start() if m_she else -1)
+    if he < 0 and she < 0:
+        return None
+    return "female" if she >= 0 and (he < 0 or she < he) else "male"
 
 
 def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
@@ -189,16 +196,9 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     she: Counter[str] = Counter()
     for text in texts:
         for off, name in bible.mentions(text):
-            after = text[off : off + (40 if zh else 160)]
-            if zh:
-                h, s = after.find("他"), after.find("她")
-            else:
-                mh, ms = _EN_HE.search(after), _EN_SHE.search(after)
-                h, s = (mh.start() if mh else -1), (ms.start() if ms else -1)
-            if h >= 0 and (s < 0 or h < s):
-                he[name] += 1
-            elif s >= 0:
-                she[name] += 1
+            pronoun = _first_pronoun(text[off : off + (40 if zh else 160)], bible.lang)
+            he[name] += pronoun == "male"
+            she[name] += pronoun == "female"
             seen[name] += 1
             if seen[name] > _LOOK_MENTIONS or len(found[name]) >= 3:
                 continue
