@@ -66,6 +66,7 @@ _ZH_NAMING_FULL = re.compile(
     rf"姓([{_HAN}]{{1,2}}?)[，,、]?(?:名|讳|双名|单名|名唤)([{_HAN}]{{1,2}}?)(?:[，,、]?表?字([{_HAN}]{{2}}))?[，,。；;]"
 )
 _ZH_NAMING_STYLE = re.compile(rf"([{_HAN}]{{2,3}})[，,]?表?字([{_HAN}]{{2}})[，,。；;]")
+_PARTICLE = "[也矣哩哉呀么了罢]?"  # 叫做猪悟能也。: the name ends before the particle
 _CALLED = r"(?:叫做|唤做|唤为|称为|取为|叫|是|乃|为|曰)"
 _NAME_WORD = (
     rf"(?:(?:法名|名字|名号|小名|乳名|混名|别名|诨名|绰号|道号|名唤)[，,]?(?:就|也)?{_CALLED}?"
@@ -74,10 +75,15 @@ _NAME_WORD = (
 _ZH_NAMING_SELF = re.compile(
     rf"(?:我[今也原本已又是]*(?:俗家也?)?(?:姓([{_HAN}])[，,]?)?[我的今也原本已又有个]*|与我(?:起|取)了?个?)"
     rf"{_NAME_WORD}"
-    rf"个?([{_HAN}]{{2,4}}?)[，,。！？!?”」]"
+    rf"个?([{_HAN}]{{2,4}}?){_PARTICLE}[，,。！？!?”」]"
+)
+_ZH_NAMING_GIVEN = re.compile(
+    rf"起(?:了|个)+(?:法名|别名|混名|名字|诨名|绰号|道号)[，,]?(?:就|也)?{_CALLED}个?"
+    rf"([{_HAN}]{{2,4}}?){_PARTICLE}[，,。！？!?”」]"
 )
 _ZH_NAMING_OTHER = re.compile(
-    rf"(?:与|替|给|和)你(?:起|取)[^”」]{{0,6}}?(?:名|号)[，,]?(?:就)?{_CALLED}个?([{_HAN}]{{2,4}}?)[，,。！？!?”」]"
+    rf"(?:与|替|给|和)你(?:起|取)[^”」]{{0,6}}?(?:名|号)[，,]?(?:就)?{_CALLED}个?([{_HAN}]{{2,4}}?){_PARTICLE}"
+    r"[，,。！？!?”」]"
 )
 
 _EN_FULL = re.compile(r"\b(?=([A-Z][a-z]+) ([A-Z][a-z]+)\b)")  # overlapping: "Then Alice Brown"
@@ -115,7 +121,7 @@ _EN_STOP = frozenset(
 _EN_AT_PLACE = re.compile(
     r"\b(?:in|at|to|from|near|into|through|towards?|reached)\s+([A-Z][a-z]+)\b"
 )
-_EN_PLACE_END = re.compile(rf" (?:{_EN_PLACE_WORDS})$")
+_EN_PLACE_END = re.compile(rf"(?:^| )(?:{_EN_PLACE_WORDS}|Valley)$")
 _EN_CONTRACTION = re.compile(r"[’'](?:m|ve|ll|d|re|t|s)$")
 
 
@@ -184,20 +190,11 @@ def _zh_groups(
             formal.add(name)
             sets.join(name, m.group(2), name[0] + m.group(2))
             names |= {m.group(2), name[0] + m.group(2)}
-    said = [
-        (speaker, quote) for _, before, quote in quotes for speaker in [_speaker(before, names)]
-    ]
-    for (
-        _,
-        quote,
-    ) in said:  # names given in quotations, whoever speaks: 叫做猪悟能 makes 猪悟能 and 悟能
+    for _, _, quote in quotes:  # names given in quotations, whoever speaks: 法名悟空
         for m in _ZH_NAMING_SELF.finditer(quote):
-            if _zh_name_ok(m.group(2)) and not m.group(2).endswith(_ZH_PLACE_END):
-                full = (
-                    m.group(1) + m.group(2) if m.group(1) and len(m.group(2)) == 2 else m.group(2)
-                )
-                formal.add(full)
-                names |= {m.group(2), full, full[-2:]}
+            _add_given(names, formal, m.group(1) or "", m.group(2))
+    for m in _ZH_NAMING_GIVEN.finditer(joined):  # and in the narration: 起个法名，就叫做猪悟能
+        _add_given(names, formal, "", m.group(1))
     for k, (chapter, before, quote) in enumerate(quotes):
         speaker = _speaker(before, names)
         if speaker is None:
@@ -242,6 +239,15 @@ def _zh_groups(
 
 
 _ZH_LEAD = "假那这我你他她之的了是在对向与和同跟被把朝望见着令教请闻保递问叫拜扯拿打骂救随"
+
+
+def _add_given(names: set[str], formal: set[str], surname: str, name: str) -> None:
+    """A name someone is given (with the surname said with it) is formal; its last two characters,
+    the given name alone (悟能 of 猪悟能), are a name too."""
+    if _zh_name_ok(name) and not name.endswith(_ZH_PLACE_END):
+        full = surname + name if surname and len(name) == 2 else name
+        formal.add(full)
+        names.update((name, full, full[-2:]))
 
 
 def _zh_name_ok(name: str) -> bool:
@@ -338,7 +344,11 @@ def _en_groups(
     for m in _EN_SPOKE.finditer(joined):
         people[m.group(1) or m.group(2)] += 0  # a speaker counts as a person even if rarely named
     before_place = Counter(m.group(1) for m in _EN_AT_PLACE.finditer(joined))
-    singles = {w for w in people if _en_name_ok(w) and before_place[w] * 4 < joined.count(w)}
+    singles = {
+        w
+        for w in people
+        if _en_name_ok(w) and before_place[w] * 4 < joined.count(w) and not _EN_PLACE_END.search(w)
+    }
     sets = NameSets()
     fulls: Counter[str] = Counter(
         f"{m.group(1)} {m.group(2)}"
