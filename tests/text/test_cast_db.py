@@ -6,10 +6,13 @@ import os
 import subprocess
 import sys
 
+import pytest
 import sqlalchemy as sa
 
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import characters, shots, tasks
+from pipeline_kit.db.migrate import init, require_schema
+from pipeline_kit.db.schema import characters, meta, shots, tasks
+from pipeline_kit.errors import NotInitialised
 from pipeline_kit.text import castdb, ingest_file, sample_book_path, split_book
 from pipeline_kit.text.graph import sheet_task_id
 from tests.text.helpers import SAMPLE_TITLE
@@ -164,3 +167,20 @@ def test_cast_cli_lists_and_refuses_bad_input(db_url: str, db: Database) -> None
         assert done.returncode == 2, (bad, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert castdb.list_cast(db, bookcode) == before
+
+
+def test_a_v2_database_gains_the_bible_on_init(db: Database) -> None:
+    """A database from before the bible (no `characters` table, no shots.inferred) is refused until
+    `init`, which adds both and keeps the shots; split then stores the bible."""
+    bookcode = ingest_file(db, sample_book_path(), SAMPLE_TITLE).bookcode
+    with db.engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE characters"))
+        conn.execute(sa.text("ALTER TABLE shots DROP COLUMN inferred"))
+        conn.execute(sa.update(meta).where(meta.c.key == "schema_version").values(value="2"))
+    try:
+        with pytest.raises(NotInitialised, match="pipeline-kit init"):
+            require_schema(db)
+    finally:
+        assert init(db)[0] == 2
+    split_book(db, bookcode)
+    assert {"Mara", "Tobias"} <= {e.character.name for e in castdb.list_cast(db, bookcode)}
