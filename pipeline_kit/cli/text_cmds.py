@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from pipeline_kit import text
+from pipeline_kit.text import castdb
 from pipeline_kit.cli.common import open_db, positive_int, print_json
 from pipeline_kit.errors import BadInput
 
@@ -25,6 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--model", metavar="ollama[:MODEL]",
                    help="group sentences with a chat model (checked; the rules decide when it answers badly)")
     p.set_defaults(func=cmd_split)
+
+    p = sub.add_parser("cast", help="list the book's character bible, or edit it (re-queues what changes)",
+                       description="cast BOOKCODE | cast BOOKCODE merge A B | rename OLD NEW | "
+                                   "describe NAME TEXT | drop NAME")
+    p.add_argument("bookcode")
+    p.add_argument("action", nargs="?", choices=sorted(CAST_ACTIONS))
+    p.add_argument("names", nargs="*", metavar="ARG")
+    p.add_argument("--json", action="store_true", help="list as JSON")
+    p.set_defaults(func=cmd_cast)
 
     p = sub.add_parser("shot", help="show, edit or re-run one shot")
     shot_sub = p.add_subparsers(dest="shot_command", metavar="ACTION", parser_class=type(p))
@@ -81,6 +91,35 @@ def _model_splitter(spec: str) -> text.ModelSplitter:
     from pipeline_kit.backends.ollama import chat  # the CLI joins the layers; text never imports a backend
 
     return text.ModelSplitter(lambda messages: chat(messages, model=model or None))
+
+
+CAST_ACTIONS = {"merge": ("A", "B"), "rename": ("OLD", "NEW"), "describe": ("NAME", "TEXT"), "drop": ("NAME",)}
+
+
+def cmd_cast(args: argparse.Namespace) -> int:
+    db = open_db(args)
+    if args.action is None:
+        if args.names:
+            raise BadInput(f"unknown cast action {args.names[0]!r}: use {', '.join(sorted(CAST_ACTIONS))}")
+        entries = castdb.list_cast(db, args.bookcode)
+        if args.json:
+            print_json([{**e.character.__dict__, "first_shot": e.first_shot, "last_shot": e.last_shot}
+                        for e in entries])
+            return 0
+        for e in entries:
+            c = e.character
+            flags = "".join(f" [{f}]" for f, on in (("locked", c.locked), ("dropped", c.dropped)) if on)
+            print(f"{c.name}{flags}\t{c.gender or '-'}\t{c.mentions}\t{e.first_shot or '-'}..{e.last_shot or '-'}"
+                  f"\t{', '.join(c.aliases)}\t{c.description}")
+        return 0
+    wanted = CAST_ACTIONS[args.action]
+    if len(args.names) != len(wanted):
+        raise BadInput(f"cast {args.action} takes {' '.join(wanted)}")
+    action = {"merge": castdb.merge, "rename": castdb.rename, "describe": castdb.describe, "drop": castdb.drop}
+    report = action[args.action](db, args.bookcode, *args.names)
+    what = report.character.name if report.character else args.names[0]
+    print(f"{args.bookcode}: {args.action} {what}; {len(report.reset)} tasks reset to pending")
+    return 0
 
 
 def cmd_shot_show(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import wake
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata, workers
+from pipeline_kit.db.schema import SCHEMA_VERSION, characters, meta, metadata, shots, workers
 from pipeline_kit.errors import BadInput, NotInitialised, SchemaTooNew
 
 
@@ -35,11 +35,19 @@ def _add_worker_lease(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE workers ADD COLUMN lease_s {kind}"))
 
 
+def _add_character_bible(conn: sa.Connection) -> None:
+    """v5: the `characters` table (created by create_all) and shots.inferred (pronoun-inferred names)."""
+    characters.create(conn, checkfirst=True)
+    if "inferred" not in {c["name"] for c in sa.inspect(conn).get_columns("shots")}:
+        column = shots.c.inferred.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE shots ADD COLUMN inferred {column}"))
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
 # v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
-# v4: workers.lease_s (liveness).
+# v4: workers.lease_s (liveness). v5: the character bible.
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: wake.install,
-                                                          4: _add_worker_lease}
+                                                          4: _add_worker_lease, 5: _add_character_bible}
 
 
 def schema_version(db: Database) -> int | None:

@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -91,7 +91,25 @@ shots = Table(
     Column("prompt", LongText),
     Column("video_prompt", LongText),
     Column("edited_at", Time),
+    Column("inferred", JSON(none_as_null=True)),  # names in `characters` inferred from a pronoun
     UniqueConstraint("bookcode", "chapter", "seq", name="uq_shots_position"),
+    **_mysql,
+)
+
+# The character bible: one row per canonical character of a book (see pipeline_kit.text.cast).
+characters = Table(
+    "characters",
+    metadata,
+    Column("bookcode", String(64), ForeignKey("books.bookcode"), primary_key=True),
+    Column("name", String(100), primary_key=True),  # the canonical name shots' `characters` hold
+    Column("aliases", JSON, nullable=False),  # other names it goes by, UTF-8
+    Column("description", Text, nullable=False, default=""),  # age, build, face, hair, costume
+    Column("gender", String(8)),  # male | female | NULL (unknown)
+    Column("mentions", Integer, nullable=False, default=0),
+    Column("first_shot", String(120)),
+    Column("last_shot", String(120)),
+    Column("locked", Boolean, nullable=False, default=False),  # fixed by a person: rebuilds keep it
+    Column("dropped", Boolean, nullable=False, default=False),  # no character: its names are never cast
     **_mysql,
 )
 

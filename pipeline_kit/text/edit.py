@@ -12,6 +12,7 @@ from pipeline_kit.db.schema import shots
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.engine.enqueue import enqueue
+from pipeline_kit.text.castdb import canonical_names, load_bible
 from pipeline_kit.text.graph import sheet_spec
 from pipeline_kit.text.prompts import Templates, caption, sheet_prompt
 from pipeline_kit.text.records import Shot, get_book
@@ -51,12 +52,15 @@ def edit_shot(db: Database, shot_id: str, *, prompt: str | None = None, characte
     with db.engine.begin() as conn:
         old = _load(conn, shot_id)
         book = get_book(conn, old.bookcode)
+        if characters is not None:
+            characters = canonical_names(conn, book, characters)
         shot = dataclasses.replace(
             old,
             characters=tuple(characters) if characters is not None else old.characters,
             location=(location.strip() or None) if location is not None else old.location,
         )
-        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates)
+        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates,
+                                bible=load_bible(conn, book))
         shot = dataclasses.replace(shot, prompt=prompt.strip() if prompt is not None else image, video_prompt=video)
         conn.execute(sa.update(shots).where(shots.c.shot_id == shot_id)
                      .values(prompt=shot.prompt, video_prompt=shot.video_prompt, location=shot.location,

@@ -56,7 +56,7 @@ def shot_params(shot: Shot, lang: str) -> dict[str, dict[str, Any]]:
     for kind in FRAMES:
         params[kind] = {
             "bookcode": shot.bookcode, "shot_id": shot.shot_id, "chapter": shot.chapter, "seq": shot.seq,
-            "scene": shot.scene, "prompt": frame_prompt(shot.prompt, kind), "caption": text,
+            "scene": shot.scene, "prompt": frame_prompt(shot.prompt, kind, shot.text, lang), "caption": text,
             "characters": list(shot.characters), "location": shot.location, "time_of_day": shot.time_of_day,
             "width": WIDTH, "height": HEIGHT, "seed": seed_for(ids[kind]),
         }

@@ -18,6 +18,7 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, chapters
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.errors import BadInput, PipelineKitError
+from pipeline_kit.text.castdb import load_bible
 from pipeline_kit.text.bookcode import make_bookcode, normalise_title
 from pipeline_kit.text.chapters import Found, find_chapters, one_chapter
 from pipeline_kit.text.decode import read_book
@@ -106,7 +107,11 @@ def ingest_text(db: Database, text: str, title: str, lang: str | None = None, ch
             plans.append((number, raw.title, raw.text, checksum, "resplit", None))
     splitter = splitter or RuleSplitter()
     templates = templates or Templates.load()
-    plans = [(n, t, body, s, a, chapter_shots(book, n, body, splitter, templates) if a == "resplit" else None)
+    bible = None
+    if any(a == "resplit" for *_, a, _ in plans):
+        with db.engine.connect() as conn:
+            bible = load_bible(conn, book)
+    plans = [(n, t, body, s, a, chapter_shots(book, n, body, splitter, templates, bible) if a == "resplit" else None)
              for n, t, body, s, a, _ in plans]
 
     warnings = list(found.warnings)

@@ -77,8 +77,12 @@ class Mentions:
         return list(people), list(places)
 
 
+@lru_cache(maxsize=256)
 def find_mentions(text: str, lang: str) -> Mentions:
-    """Mentions of frequent people and places in one chapter's text."""
+    """Mentions of frequent people and places in one chapter's text.
+
+    Cached per text, so the character bible and the splitter share one scan of each chapter.
+    """
     raw = _zh_raw(text) if lang == "zh" else _en_raw(text)
     return _build(raw)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -19,6 +20,11 @@ TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
 TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet")
 CAPTION_CHARS = {"zh": 160, "en": 400}
 _BUILTIN = Path(__file__).with_name("templates")
+# A sentence with the quotation closing it; English skips the dots of Mr., Mrs., Dr. and St.
+_SENTENCE = {
+    "zh": re.compile(r"[^。！？!?…]+(?:[。！？!?…]+[”」』’）)]*|$)"),
+    "en": re.compile(r"(?:[^.!?]|(?<=\bMr)\.|(?<=\bMrs)\.|(?<=\bDr)\.|(?<=\bSt)\.)+(?:[.!?]+[”’\")\]]*|$)"),
+}
 
 
 @dataclass(frozen=True)
@@ -55,12 +61,15 @@ def caption(text: str, lang: str) -> str:
 
 
 def shot_fields(*, title: str, scene: int, seq: int, location: str | None, time_of_day: str | None,
-                characters: list[str], caption_text: str, duration_s: float) -> dict[str, str]:
-    """The placeholders a shot's templates may use."""
+                characters: list[str], caption_text: str, duration_s: float,
+                descriptions: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The placeholders a shot's templates may use; `$cast` is each character with its bible description."""
+    looks = descriptions or {}
     return {
         "title": title, "scene": str(scene), "seq": str(seq),
         "location": location or "unspecified place", "time_of_day": time_of_day or "unspecified time",
         "characters": ", ".join(characters) or "none named", "caption": caption_text,
+        "cast": "; ".join(f"{n} ({looks[n]})" if looks.get(n) else n for n in characters) or "none named",
         "duration_s": f"{duration_s:g}",
     }
 
@@ -69,10 +78,16 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
     return templates.image.safe_substitute(fields)
 
 
-def frame_prompt(prompt: str, frame: str) -> str:
-    """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment."""
-    moment = "the moment the shot opens" if frame == "first_frame" else "the moment the shot ends"
-    return f"{prompt}\nFrame: {moment}."
+def frame_prompt(prompt: str, frame: str, text: str, lang: str) -> str:
+    """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment by the
+    action of the shot's first or last sentence (so the two frames differ by what happens)."""
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", without_ornaments(text).replace("_", "")).strip()
+    sentences = [m.group().strip() for m in _SENTENCE[lang].finditer(flat) if m.group().strip()]
+    if frame == "first_frame":
+        moment, action = "the moment the shot opens", sentences[0] if sentences else ""
+    else:
+        moment, action = "the moment the shot ends", sentences[-1] if sentences else ""
+    return f"{prompt}\nFrame: {moment}" + (f": {caption(action, lang)}" if action else ".")
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:

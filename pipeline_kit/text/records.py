@@ -33,6 +33,7 @@ class Shot:
     duration_s: float
     prompt: str
     video_prompt: str
+    inferred: tuple[str, ...] = ()  # names in `characters` inferred from a pronoun, not named
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Shot:
@@ -42,11 +43,13 @@ class Shot:
             characters=tuple(row["characters"] or ()), text=row["text"], span_start=row["span_start"],
             span_end=row["span_end"], dialogue=bool(row["dialogue"]), duration_s=float(row["duration_s"]),
             prompt=row["prompt"] or "", video_prompt=row["video_prompt"] or "",
+            inferred=tuple(row.get("inferred") or ()),
         )
 
     def to_row(self) -> dict[str, Any]:
         row = {f.name: getattr(self, f.name) for f in fields(self)}
         row["characters"] = list(self.characters)
+        row["inferred"] = list(self.inferred) or None
         return row
 
 

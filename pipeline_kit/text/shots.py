@@ -70,6 +70,7 @@ class ShotDraft:
     characters: tuple[str, ...]
     dialogue: bool
     duration_s: float
+    inferred: tuple[str, ...] = ()  # characters named from a pronoun (he/she, 他/她), not the text
 
 
 def split_chapter(text: str, lang: str) -> list[ShotDraft]:

@@ -17,6 +17,9 @@ from tqdm import tqdm
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import chapters
 from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.text.cast import Bible, build_bible, cast_drafts
+from pipeline_kit.text.castdb import load_characters, refresh_appearances, save_bible
+from pipeline_kit.text.names import find_mentions
 from pipeline_kit.text.prompts import Templates
 from pipeline_kit.text.records import Book, get_book
 from pipeline_kit.text.splitter import ChapterShots, RuleSplitter, Splitter, build_shots
@@ -51,11 +54,12 @@ def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
         ).all()
         conn.rollback()
     todo = [r for r in rows if r.split_at is None]
+    bible = book_bible(db, book, [r.text for r in rows]) if todo else None
     done = shots_created = tasks_created = 0
     show = progress if progress is not None else len(todo) >= PROGRESS_MIN_CHAPTERS
     batch: list[tuple[sa.Row[Any], ChapterShots]] = []
     for k, row in enumerate(tqdm(todo, desc=f"split {bookcode}", unit="ch", disable=not show)):
-        batch.append((row, chapter_shots(book, row.number, row.text, splitter, templates)))
+        batch.append((row, chapter_shots(book, row.number, row.text, splitter, templates, bible)))
         if k + 1 < len(todo) and sum(len(m.shots) for _, m in batch) < BATCH_SHOTS:
             continue
         with db.engine.begin() as conn:
@@ -67,14 +71,29 @@ def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
         batch = []
     with db.engine.begin() as conn:  # the chapter films and, once every chapter is split, the book's
         tasks_created += plan_assembly(conn, bookcode)[0]
+        if todo:
+            refresh_appearances(conn, bookcode)
     return SplitReport(bookcode, done, len(rows) - done, shots_created, tasks_created)
 
 
-def chapter_shots(book: Book, number: int, text: str, splitter: Splitter, templates: Templates) -> ChapterShots:
-    """The chapter's shots as the splitter cuts them, with ids and prompts."""
+def book_bible(db: Database, book: Book, texts: list[str]) -> Bible:
+    """The book's character bible built afresh from all its chapters (what a person fixed is kept), and stored."""
+    with db.engine.connect() as conn:
+        fixed = [c for c in load_characters(conn, book.bookcode) if c.locked or c.dropped]
+    bible = build_bible(texts, book.lang, fixed, mentions=[find_mentions(t, book.lang) for t in texts])
+    with db.engine.begin() as conn:
+        save_bible(conn, book.bookcode, bible)
+    return bible
+
+
+def chapter_shots(book: Book, number: int, text: str, splitter: Splitter, templates: Templates,
+                  bible: Bible | None = None) -> ChapterShots:
+    """The chapter's shots as the splitter cuts them, with ids and prompts; characters as the bible names them."""
     drafts = splitter.split(text, book.lang)
+    if bible is not None:
+        drafts = cast_drafts(text, drafts, bible)
     return build_shots(bookcode=book.bookcode, title=book.title, lang=book.lang, chapter=number, text=text,
-                       drafts=drafts, templates=templates)
+                       drafts=drafts, templates=templates, bible=bible)
 
 
 def claim_chapter(conn: sa.Connection, bookcode: str, number: int, checksum: str, version: str) -> bool:

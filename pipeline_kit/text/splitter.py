@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from pipeline_kit.text.cast import Bible
 from pipeline_kit.text.prompts import Templates, caption, image_prompt, sheet_prompt, shot_fields, video_prompt
 from pipeline_kit.text.records import Shot, shot_id
 from pipeline_kit.text.shots import SPLITTER_VERSION, ShotDraft, split_chapter
@@ -37,31 +38,43 @@ class ChapterShots:
 
 
 def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str,
-                drafts: list[ShotDraft], templates: Templates) -> ChapterShots:
-    """Give drafts their ids, source text and prompts; describe each character by its first shot."""
+                drafts: list[ShotDraft], templates: Templates, bible: Bible | None = None) -> ChapterShots:
+    """Give drafts their ids, source text and prompts; describe each character by the bible, else by its
+    first shot."""
     shots: list[Shot] = []
     sheets: dict[str, str] = {}
+    looks = descriptions(bible)
     for d in drafts:
         piece = text[d.span_start:d.span_end]
         cap = caption(piece, lang)
         fields = shot_fields(title=title, scene=d.scene, seq=d.seq, location=d.location,
                              time_of_day=d.time_of_day, characters=list(d.characters), caption_text=cap,
-                             duration_s=d.duration_s)
+                             duration_s=d.duration_s, descriptions=looks)
         shots.append(Shot(
             shot_id=shot_id(bookcode, chapter, d.seq), bookcode=bookcode, chapter=chapter, seq=d.seq,
             scene=d.scene, location=d.location, time_of_day=d.time_of_day, characters=d.characters,
             text=piece, span_start=d.span_start, span_end=d.span_end, dialogue=d.dialogue,
             duration_s=d.duration_s, prompt=image_prompt(templates, fields), video_prompt=video_prompt(templates, fields),
+            inferred=d.inferred,
         ))
         for name in d.characters:
             if name not in sheets:
-                sheets[name] = sheet_prompt(templates, title=title, name=name, description=cap)
+                known = bible.by_name.get(name) if bible else None
+                sheets[name] = sheet_prompt(templates, title=title, name=name,
+                                            description=known.description if known and known.description else cap)
     return ChapterShots(tuple(shots), sheets)
 
 
-def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates) -> tuple[str, str]:
+def descriptions(bible: Bible | None) -> dict[str, str]:
+    """Canonical name -> its description, for the characters the bible describes."""
+    return {c.name: c.description for c in bible.characters if c.description} if bible else {}
+
+
+def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates,
+             bible: Bible | None = None) -> tuple[str, str]:
     """(image prompt, video prompt) rendered afresh from the shot's current fields."""
     fields = shot_fields(title=title, scene=shot.scene, seq=shot.seq, location=shot.location,
                          time_of_day=shot.time_of_day, characters=list(shot.characters),
-                         caption_text=caption(shot.text, lang), duration_s=shot.duration_s)
+                         caption_text=caption(shot.text, lang), duration_s=shot.duration_s,
+                         descriptions=descriptions(bible))
     return image_prompt(templates, fields), video_prompt(templates, fields)

@@ -28,7 +28,8 @@ def _statuses(db: Database) -> dict[str, tuple[str, int]]:
 
 def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
     """An edit rewrites the shot and its tasks' params, resets its three tasks (attempts kept) and
-    what depends on them (its chapter's film and the book's), nothing else."""
+    what depends on them (its chapter's film and the book's), nothing else. A name given by its
+    alias (Hetty) is stored as the bible's character (Old Hetty)."""
     bookcode = _book_all_completed(db)
     sid = f"{bookcode}-c002-s0003"
     before = _statuses(db)
@@ -43,12 +44,12 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
         else:
             assert (status, attempts) == before[task_id]
     shot = show_shot(db, sid)
-    assert (shot.prompt, shot.characters, shot.location) == ("A baker by a smoking lamp", ("Hetty", "Mara"), "Lamp room")
+    assert (shot.prompt, shot.characters, shot.location) == ("A baker by a smoking lamp", ("Old Hetty", "Mara"), "Lamp room")
     with db.engine.connect() as conn:
         params = {r.task_id: r.params for r in conn.execute(sa.select(tasks).where(tasks.c.shot_id == sid))}
         assert conn.execute(sa.select(shots.c.edited_at).where(shots.c.shot_id == sid)).scalar() is not None
     assert params[f"{sid}/first_frame"]["prompt"].startswith("A baker by a smoking lamp")
-    assert params[f"{sid}/last_frame"]["characters"] == ["Hetty", "Mara"]
+    assert params[f"{sid}/last_frame"]["characters"] == ["Old Hetty", "Mara"]
     assert params[f"{sid}/first_frame"]["location"] == "Lamp room"
     assert "Lamp room" in params[f"{sid}/video"]["video_prompt"]
 
