@@ -11,7 +11,7 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import SCHEMA_VERSION, meta, metadata
+from pipeline_kit.db.schema import OUTPUT_INDEX, SCHEMA_VERSION, meta, metadata
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
 
@@ -26,8 +26,14 @@ def _drop_attempt_indexes(conn: sa.Connection) -> None:
             conn.execute(sa.text(f"DROP INDEX {name}{on_table}"))
 
 
+def _index_outputs(conn: sa.Connection) -> None:
+    """v3: tasks.output_path indexed, so publishing can ask cheaply who owns a file."""
+    if OUTPUT_INDEX.name not in {i["name"] for i in sa.inspect(conn).get_indexes("tasks")}:
+        OUTPUT_INDEX.create(conn)
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
-MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes}
+MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: _index_outputs}
 
 
 def schema_version(db: Database) -> int | None:

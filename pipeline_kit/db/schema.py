@@ -26,7 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -162,6 +162,8 @@ Index(
 Index("ix_tasks_running", tasks.c.status, tasks.c.lane, tasks.c.lease_expires_at)
 Index("ix_tasks_worker", tasks.c.worker_id, tasks.c.status)
 Index("ix_tasks_book", tasks.c.bookcode, tasks.c.shot_id)
+# Who owns an output file: publishing refuses to replace a file another task recorded.
+OUTPUT_INDEX = Index("ix_tasks_output", tasks.c.output_path, mysql_length=191)
 
 task_deps = Table(
     "task_deps",

@@ -271,6 +271,14 @@ def dependency_outputs(db: Database, task_id: str) -> dict[str, str]:
     return {**by_kind, **{r.task_id: r.output_path for r in found}}
 
 
+def output_owner(db: Database, output_path: str, task_id: str) -> str | None:
+    """Another task that recorded `output_path` as its output, if any (publish must not replace
+    its file)."""
+    with db.engine.connect() as conn:
+        return conn.execute(sa.select(tasks.c.task_id).where(tasks.c.output_path == output_path,
+                                                             tasks.c.task_id != task_id).limit(1)).scalar()
+
+
 def alert(conn: sa.Connection, task_id: str | None, worker_id: str | None, message: str) -> None:
     """Record an alert event: something a person should look at."""
     conn.execute(sa.insert(events).values(at=db_now(), kind="alert", task_id=task_id,
@@ -311,4 +319,4 @@ def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None,
 
 __all__ = ["Completion", "alert", "complete", "complete_many", "fail", "heartbeat", "heartbeat_many",
            "record_cost", "record_remote_job", "release_many",
-           "dependency_outputs"]
+           "dependency_outputs", "output_owner"]

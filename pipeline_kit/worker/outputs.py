@@ -1,7 +1,10 @@
 """Where a task's output lives, and how it gets there: temp file, ready marker, atomic move.
 
-The final path is deterministic (data/outputs/BOOKCODE/SHOT/KIND.ext), so a re-run overwrites
-instead of duplicating. A backend writes `KIND.<token>.part.png` (its own, so two holders
+The final path is deterministic and unique per task, so a re-run overwrites instead of
+duplicating and no two tasks share a file: data/outputs/BOOKCODE/SHOT/KIND.ext when those names
+are plain ASCII and the task id is SHOT/KIND, else data/outputs/BOOKCODE/tasks/READABLE-HASH.ext
+(a readable form of the task id plus a hash of the whole id, so names that read alike, or not at
+all, such as Chinese, Arabic or emoji character names, still get files of their own). A backend writes `KIND.<token>.part.png` (its own, so two holders
 never write one file); once its call returned, the runtime renames that to `KIND.ready.png` with
 a sidecar `KIND.ready.json` holding cost, model and a hash of the params, so a worker taking the task
 over later reuses the paid-for file instead of calling again (never after the params changed).
@@ -14,12 +17,17 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used as it is in a path
+_UNREADABLE = re.compile(r"[^\w-]+")  # letters of every script stay; emoji, spaces, / do not
+READABLE_MAX = 40  # characters of the task id kept in its file name (4 bytes each at most)
+HASH_HEX = 12      # 48 bits of the task id's sha256: what makes the name unique
 
 
 @dataclass(frozen=True)
@@ -34,13 +42,12 @@ class OutputPaths:
                  suffix: str, token: str, publish_as: str | None = None) -> OutputPaths:
         if publish_as:  # a path under the data folder the task asks for (films/BOOK/film.mp4)
             parts = [_safe(p) for p in Path(publish_as).parts if p not in ("", ".", "..", "/")]
-            final = root.parent.joinpath(*parts) if parts else root / "tasks" / f"{_safe(task_id)}{suffix}"
-        elif bookcode and shot_id:
-            final = root / _safe(bookcode) / _safe(shot_id) / f"{_safe(kind)}{suffix}"
-        elif bookcode:
-            final = root / _safe(bookcode) / f"{_safe(task_id.split('/')[-1])}-{_safe(kind)}{suffix}"
+            final = root.parent.joinpath(*parts) if parts else root / "tasks" / task_file_name(task_id, None, suffix)
+        elif bookcode and shot_id and task_id == f"{shot_id}/{kind}" and _plain(bookcode, shot_id, kind):
+            final = root / bookcode / shot_id / f"{kind}{suffix}"
         else:
-            final = root / "tasks" / f"{_safe(task_id)}{suffix}"
+            folder = root / _safe(bookcode) if bookcode else root
+            final = folder / "tasks" / task_file_name(task_id, bookcode, suffix)
         stem, suffix = final.name[: len(final.name) - len(final.suffix)], final.suffix
         # the real suffix stays last: tools such as ffmpeg pick the format from it
         return cls(final, final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
@@ -103,6 +110,19 @@ def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def task_file_name(task_id: str, bookcode: str | None, suffix: str) -> str:
+    """READABLE-HASH.ext: the task id (less its book prefix) in letters any file system takes,
+    cut to READABLE_MAX characters, and the first HASH_HEX hex digits of the id's sha256."""
+    tail = (task_id.removeprefix(f"{bookcode}/") if bookcode else task_id).replace("/", "-")
+    readable = _UNREADABLE.sub("_", unicodedata.normalize("NFC", tail)).strip("._-")[:READABLE_MAX]
+    digest = hashlib.sha256(task_id.encode()).hexdigest()[:HASH_HEX]
+    return f"{readable.rstrip('._-') or 'task'}-{digest}{suffix}"
+
+
+def _plain(*names: str) -> bool:
+    return all(_PLAIN.fullmatch(n) for n in names)
 
 
 def _safe(part: str) -> str:

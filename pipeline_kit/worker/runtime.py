@@ -232,6 +232,12 @@ class Worker:
             return "fenced"
         size, digest, final = None, None, None
         if out.path is not None:
+            owner = self.db_call(lambda: engine.output_owner(self.db, str(paths.final), lease.task_id),
+                                 "output owner")
+            if owner is not None:  # never replace another task's file: say so and keep ours
+                return self._failed(lease, GenerationError(
+                    f"output {paths.final} belongs to task {owner}; not replaced",
+                    error_kind="output_taken", retryable=False))
             try:
                 size, digest = paths.publish()
             except FileNotFoundError:  # woke too late: the new owner already took the .ready file
