@@ -31,6 +31,10 @@ class DatabaseUnavailable(PipelineKitError):
     """The database could not be reached after the connection retries."""
 
 
+class StoreUnavailable(PipelineKitError):
+    """The output store (a folder, the database, S3) cannot be reached or written just now."""
+
+
 class NotFound(BadInput):
     """A named task, book, shot or lane does not exist."""
 

@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -223,5 +224,29 @@ workers = Table(
     Column("started_at", Time),
     Column("last_seen_at", Time),
     Column("state", String(16)),  # working | idle | stopped
+    **_mysql,
+)
+
+# The output store in the database: content-addressed blobs, each in chunks small enough for
+# MariaDB's max_allowed_packet. A blob row is written last, in the chunks' transaction, so a blob
+# that has a row is whole; only a task's completion (its result's sha256) makes a blob an output.
+Bytes = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+
+store_blobs = Table(
+    "store_blobs",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("size", BigInteger, nullable=False),
+    Column("chunks", Integer, nullable=False),
+    Column("stored_at", Time, nullable=False),  # last written or found stored: sweeps spare it
+    **_mysql,
+)
+
+store_chunks = Table(
+    "store_chunks",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("data", Bytes, nullable=False),
     **_mysql,
 )

@@ -78,6 +78,7 @@ def test_worker_role_does_a_workers_job_and_nothing_else(
         summary = run_worker(worker_db, WorkerConfig(
             worker_id="pc2", lanes=("image", "llm"), backend="noop", until_empty=True, lease_s=10,
             heartbeat_s=2, outputs=tmp_path / "out", spool=tmp_path / "spool", progress=False,
+            store=str(tmp_path),  # a folder: the database store's tables are not granted (yet)
             watchdog_every_s=0.1))
         assert summary.counts["completed"] == 4
         lease, = engine.claim(worker_db, "pc2", ["default"], lease_s=10)

@@ -12,6 +12,7 @@ from pipeline_kit import engine, text
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine import TaskSpec
+from pipeline_kit.store import open_store
 from pipeline_kit.worker import WorkerConfig, run_worker
 from pipeline_kit.worker.outputs import OutputPaths
 
@@ -61,7 +62,8 @@ def test_publish_onto_another_tasks_output_is_refused(db: Database, tmp_path: Pa
         rows = {r.task_id: r for r in conn.execute(sa.select(tasks))}
     assert rows["first"].status == "completed" and rows["second"].status == "failed"
     assert "belongs to task first" in rows["second"].last_error
-    published = tmp_path / "films" / "bk" / "same.json"
+    published = open_store(db, outputs=tmp_path / "outputs", cache=tmp_path / "check").fetch(
+        rows["first"].output_path, rows["first"].result)
     assert json.loads(published.read_text())["task_id"] == "first"
 
 
