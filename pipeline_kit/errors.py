@@ -35,6 +35,10 @@ class PermissionDenied(BadInput):
     """The database account may not do this (a worker account running an owner's command)."""
 
 
+class StoreUnavailable(PipelineKitError):
+    """The output store (a folder, the database, S3) cannot be reached or written just now."""
+
+
 class NotFound(BadInput):
     """A named task, book, shot or lane does not exist."""
 

@@ -4,7 +4,7 @@ A worker claims, heartbeats, completes, fails, releases and reclaims tasks, open
 attempts (with their cost and remote job id), records events and keeps its workers row. The
 account gets exactly that, column by column (`GRANTS`): it may set a task's lease, state and
 result, never its priority, params, kind, lane, book or shot; it may read (not write) lanes,
-task_deps, books and pk_meta; nothing of chapters or shots; no DELETE, no TRUNCATE, no DDL.
+task_deps, books and pk_meta; it may add blobs to the database output store, never replace one; nothing of chapters or shots; no DELETE, no TRUNCATE, no DDL.
 Column grants cannot tell one status value from another: the account could still mark any task
 canceled or completed by hand; the CLI refuses the owner's verbs to it up front (`require_owner`).
 SQLite has no roles: protect its file instead.
@@ -53,7 +53,11 @@ GRANTS: dict[str, tuple[str, ...]] = {
     "lanes": ("SELECT",),  # a limited lane's claim locks it without a write (db/claims.py)
     "task_deps": ("SELECT",),
     "books": ("SELECT",),  # review switch and budget
-    "pk_meta": ("SELECT",),  # the schema version
+    "pk_meta": ("SELECT",),  # the schema version and the output store's URL
+    # The database output store (store/database.py): blobs are inserted once and never replaced;
+    # finding one already stored refreshes its stored_at, so a sweep spares it.
+    "store_blobs": ("SELECT", "INSERT", _cols("UPDATE", ("stored_at",))),
+    "store_chunks": ("SELECT", "INSERT"),
 }
 SEQUENCES = ("attempts_id_seq", "events_id_seq")  # PostgreSQL: ids of the rows a worker inserts
 PLACEHOLDER = "<password>"  # what --print shows instead of a password

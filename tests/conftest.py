@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import Database, create
 from pipeline_kit.db.migrate import init
-from pipeline_kit.db.schema import metadata
+from pipeline_kit.db.schema import meta, metadata
 from pipeline_kit.engine.lanes import seed_default_lanes
 
 PG_ADMIN = os.environ.get("PIPELINE_KIT_TEST_PG", "postgresql://root@127.0.0.1:5432/postgres")
@@ -112,3 +112,5 @@ def _empty(database: Database) -> None:
         for table in reversed(metadata.sorted_tables):
             if table.name != "pk_meta":
                 conn.execute(table.delete())
+        # settings (the output store) start unset; the schema version stays
+        conn.execute(meta.delete().where(meta.c.key != "schema_version"))

@@ -15,6 +15,8 @@ import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, tasks
+from pipeline_kit.errors import GenerationError
+from pipeline_kit.store import Store, open_store
 
 FINISHED = ("completed", "failed")
 COST_TOLERANCE = 1e-6
@@ -29,12 +31,13 @@ class Violation:
 
 def check_all(db: Database, *, root: Path, billed_cost: float | None = None) -> list[Violation]:
     """Every invariant; `root` resolves relative output paths, `billed_cost` is the provider's log."""
+    store = open_store(db, outputs=root / "data" / "outputs", cache=root / "data" / "check-cache")
     with db.engine.connect() as conn:
         found = (lost_tasks(conn) + completed_twice(conn) + not_current_lease(conn) + open_attempts(conn)
                  + task_cost_mismatch(conn))
         if billed_cost is not None:
             found += cost_vs_billing(conn, billed_cost)
-        found += bad_files(conn, root)
+        found += bad_files(conn, root, store)
     return found
 
 
@@ -96,15 +99,18 @@ def cost_vs_billing(conn: sa.Connection, billed_cost: float) -> list[Violation]:
     return []
 
 
-def bad_files(conn: sa.Connection, root: Path) -> list[Violation]:
-    """Completed outputs missing, or not matching result['sha256']."""
+def bad_files(conn: sa.Connection, root: Path, store: Store) -> list[Violation]:
+    """Completed outputs missing from the store, or not matching result['sha256']."""
     rows = conn.execute(sa.select(tasks.c.task_id, tasks.c.output_path, tasks.c.result)
                         .where(tasks.c.status == "completed", tasks.c.output_path.is_not(None)))
     found: list[Violation] = []
     for r in rows:
-        path = Path(r.output_path)
-        path = path if path.is_absolute() else root / path
         expected = (r.result or {}).get("sha256")
+        try:
+            path = store.fetch(r.output_path, r.result or {})
+        except GenerationError:
+            path = Path(r.output_path)
+        path = path if path.is_absolute() else root / path
         if not path.is_file():
             found.append(Violation("bad_file", r.task_id, f"missing {path}"))
         elif sha256_of(path) != expected:

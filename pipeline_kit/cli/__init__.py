@@ -17,6 +17,7 @@ from pipeline_kit.cli import (
     engine_cmds,
     film_cmds,
     ops_cmds,
+    store_cmds,
     text_cmds,
     ui_cmds,
     worker_cmds,
@@ -25,7 +26,7 @@ from pipeline_kit.cli.common import command_name
 from pipeline_kit.errors import PipelineKitError
 from pipeline_kit.security import permission_denied, refusal
 
-AREAS = (engine_cmds, text_cmds, worker_cmds, film_cmds, analysis_cmds, ui_cmds, ops_cmds, bench_cmds)
+AREAS = (engine_cmds, text_cmds, worker_cmds, store_cmds, film_cmds, analysis_cmds, ui_cmds, ops_cmds, bench_cmds)
 
 
 class _Parser(argparse.ArgumentParser):

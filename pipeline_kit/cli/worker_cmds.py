@@ -15,6 +15,7 @@ from pipeline_kit.cli.common import int_in, open_db, positive_float, positive_in
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
+from pipeline_kit.store import check_url
 from pipeline_kit.worker import WorkerConfig, run_worker
 from pipeline_kit.worker.runtime import DEFAULT_LANES, default_heartbeat, default_worker_id
 from pipeline_kit.worker.windows import Window
@@ -43,7 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--hours", default=None, help="work only in these local hours, e.g. 22-07")
     p.add_argument("--watchdog", type=positive_float, default=15.0,
                    help="seconds between this worker's passes reclaiming expired leases")
-    p.add_argument("--outputs", type=Path, default=Path("data/outputs"), help="where outputs are published")
+    p.add_argument("--outputs", type=Path, default=Path("data/outputs"),
+                   help="where outputs are made, and kept when the store is this PC's folder (SQLite)")
+    p.add_argument("--store", default=None, metavar="URL",
+                   help="this worker's store (a folder, 'database', s3://BUCKET/PREFIX) over `store set`")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="fetched inputs, by checksum (default: beside --outputs, data/cache)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_work)
 
@@ -74,7 +80,9 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
         batch=args.batch,
         until_empty=args.until_empty, max_tasks=args.max_tasks, max_minutes=args.max_minutes,
         lease_s=args.lease, heartbeat_s=heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
-        hours=args.hours, outputs=args.outputs, progress=not args.quiet, watchdog_every_s=args.watchdog,
+        hours=args.hours, outputs=args.outputs, cache=args.cache,
+        store=check_url(args.store) if args.store else None,
+        progress=not args.quiet, watchdog_every_s=args.watchdog,
     )
 
 

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import wake
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import SCHEMA_VERSION, characters, meta, metadata, shots, workers
+from pipeline_kit.db.schema import OUTPUT_INDEX, SCHEMA_VERSION, characters, meta, metadata, shots, workers
 from pipeline_kit.errors import BadInput, NotInitialised, SchemaTooNew
 
 
@@ -43,11 +43,18 @@ def _add_character_bible(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE shots ADD COLUMN inferred {column}"))
 
 
+def _index_outputs(conn: sa.Connection) -> None:
+    """v6: tasks.output_path indexed, so publishing can ask cheaply who owns a file."""
+    if OUTPUT_INDEX.name not in {i["name"] for i in sa.inspect(conn).get_indexes("tasks")}:
+        OUTPUT_INDEX.create(conn)
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
 # v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
-# v4: workers.lease_s (liveness). v5: the character bible.
+# v4: workers.lease_s (liveness). v5: the character bible. v6: tasks.output_path indexed.
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: wake.install,
-                                                          4: _add_worker_lease, 5: _add_character_bible}
+                                                          4: _add_worker_lease, 5: _add_character_bible,
+                                                          6: _index_outputs}
 
 
 def schema_version(db: Database) -> int | None:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -26,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 metadata = MetaData()
 
@@ -180,6 +181,8 @@ Index(
 Index("ix_tasks_running", tasks.c.status, tasks.c.lane, tasks.c.lease_expires_at)
 Index("ix_tasks_worker", tasks.c.worker_id, tasks.c.status)
 Index("ix_tasks_book", tasks.c.bookcode, tasks.c.shot_id)
+# Who owns an output file: publishing refuses to replace a file another task recorded.
+OUTPUT_INDEX = Index("ix_tasks_output", tasks.c.output_path, mysql_length=191)
 
 task_deps = Table(
     "task_deps",
@@ -243,5 +246,29 @@ workers = Table(
     Column("last_seen_at", Time),
     Column("state", String(16)),  # working | idle | stopped
     Column("lease_s", Float),  # its lease length: a heartbeat older than that = not responding
+    **_mysql,
+)
+
+# The output store in the database: content-addressed blobs, each in chunks small enough for
+# MariaDB's max_allowed_packet. A blob row is written last, in the chunks' transaction, so a blob
+# that has a row is whole; only a task's completion (its result's sha256) makes a blob an output.
+Bytes = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+
+store_blobs = Table(
+    "store_blobs",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("size", BigInteger, nullable=False),
+    Column("chunks", Integer, nullable=False),
+    Column("stored_at", Time, nullable=False),  # last written or found stored: sweeps spare it
+    **_mysql,
+)
+
+store_chunks = Table(
+    "store_chunks",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("data", Bytes, nullable=False),
     **_mysql,
 )

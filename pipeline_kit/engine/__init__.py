@@ -20,9 +20,11 @@ from pipeline_kit.engine.lease import (
     complete,
     complete_many,
     dependency_outputs,
+    output_owner,
     fail,
     heartbeat,
     heartbeat_many,
+    output_owner,
     record_cost,
     record_remote_job,
     release_many,
@@ -39,7 +41,7 @@ from pipeline_kit.engine.watchdog import Reclaimed, reclaim_expired
 __all__ = [
     "Ack", "Completion", "Decision", "EnqueueResult", "LaneCache", "Lease", "Outcome", "Overview",
     "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review", "Status", "TaskSpec", "add_lane", "cancel_task", "cancel_tasks", "set_dependencies", "claim", "complete",
-    "complete_many", "dependency_outputs", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
+    "complete_many", "dependency_outputs", "output_owner", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
     "open_work", "pause_with_alert", "overview", "pending_elsewhere", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
     "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
 ]

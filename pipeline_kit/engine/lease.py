@@ -259,17 +259,34 @@ def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | No
     return released
 
 
-def dependency_outputs(db: Database, task_id: str) -> dict[str, str]:
-    """Recorded output paths of a task's dependencies, by task id and by kind (first of a kind)."""
+@dataclass(frozen=True)
+class Produced:
+    """A finished dependency's output: the path it was recorded under and its result (checksums)."""
+
+    output_path: str
+    result: Mapping[str, Any]
+
+
+def dependency_outputs(db: Database, task_id: str) -> dict[str, Produced]:
+    """Recorded outputs of a task's dependencies, by task id and by kind (first of a kind)."""
     with db.engine.connect() as conn:
         found = conn.execute(
-            sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.output_path)
+            sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.output_path, tasks.c.result)
             .join(task_deps, task_deps.c.depends_on == tasks.c.task_id)
             .where(task_deps.c.task_id == task_id, tasks.c.output_path.is_not(None))
             .order_by(tasks.c.id)
         ).all()
-    by_kind = {r.kind: r.output_path for r in reversed(found)}
-    return {**by_kind, **{r.task_id: r.output_path for r in found}}
+    made = {r.task_id: Produced(r.output_path, dict(r.result or {})) for r in found}
+    by_kind = {r.kind: made[r.task_id] for r in reversed(found)}
+    return {**by_kind, **made}
+
+
+def output_owner(db: Database, output_path: str, task_id: str) -> str | None:
+    """Another task that recorded `output_path` as its output, if any (publish must not replace
+    its file)."""
+    with db.engine.connect() as conn:
+        return conn.execute(sa.select(tasks.c.task_id).where(tasks.c.output_path == output_path,
+                                                             tasks.c.task_id != task_id).limit(1)).scalar()
 
 
 def alert(conn: sa.Connection, task_id: str | None, worker_id: str | None, message: str) -> None:
@@ -310,6 +327,6 @@ def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None,
                                           lease_token=token, detail={"op": op}))
 
 
-__all__ = ["Completion", "alert", "complete", "complete_many", "fail", "heartbeat", "heartbeat_many",
-           "record_cost", "record_remote_job", "release_many",
-           "dependency_outputs"]
+__all__ = ["Completion", "Produced", "alert", "complete", "complete_many", "dependency_outputs", "fail",
+           "heartbeat", "heartbeat_many", "output_owner", "record_cost", "record_remote_job",
+           "release_many"]

@@ -3,7 +3,7 @@
 Shots are filtered by chapter, character and location in Python over one query's light columns
 (a book holds about a thousand shots, and `characters` is a JSON list that the three databases
 query differently). Each row carries its tasks' statuses; a shot's media are its tasks'
-`output_path` files. The review gate is the engine's (`set_review`, `approve`, `reject`).
+outputs, fetched through the output store (so from any PC). The review gate is the engine's (`set_review`, `approve`, `reject`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
 from pipeline_kit import engine, text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, shots, tasks
+from pipeline_kit.errors import GenerationError, StoreUnavailable
+from pipeline_kit.store import Store, open_store
 from pipeline_kit.text.graph import FRAMES, shot_task_ids
 from pipeline_kit.ui.actions import ActionResult, attempt
 
@@ -127,14 +130,15 @@ class StoryboardModel:
         ids = shot_task_ids(shot_id)
         with self._read() as conn:
             found = {r.task_id: r for r in conn.execute(
-                sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path)
+                sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path, tasks.c.result)
                 .where(tasks.c.task_id.in_(list(ids.values()))))}
+        store = open_store(self.db)
         items = []
         for kind in (*FRAMES, "video"):
             row = found.get(ids[kind])
             if row is None:
                 continue
-            path = row.output_path
+            path = _local(store, row.output_path, row.result)
             items.append(MediaItem(row.task_id, kind, row.status, path,
                                    MIME.get(Path(path).suffix.lower()) if path else None,
                                    bool(path) and Path(path).is_file()))
@@ -175,3 +179,14 @@ class StoryboardModel:
 
     def _read(self) -> sa.Connection:
         return self.db.engine.connect().execution_options(sqlite_begin="DEFERRED")
+
+
+def _local(store: Store, output_path: str | None, result: Any) -> str | None:
+    """Where an output can be shown from: fetched through the store (cached on this PC), else the
+    recorded path as it is."""
+    if not output_path:
+        return None
+    try:
+        return str(store.fetch(output_path, dict(result or {})))
+    except (GenerationError, StoreUnavailable):
+        return output_path

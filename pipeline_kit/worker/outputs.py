@@ -1,11 +1,15 @@
-"""Where a task's output lives, and how it gets there: temp file, ready marker, atomic move.
+"""Where a task's output is made and named: temp file, ready marker, its name in the store.
 
-The final path is deterministic (data/outputs/BOOKCODE/SHOT/KIND.ext), so a re-run overwrites
-instead of duplicating. A backend writes `KIND.<token>.part.png` (its own, so two holders
+The name (and the final path in this PC's outputs folder) is deterministic and unique per task, so a re-run overwrites instead of
+duplicating and no two tasks share a file: data/outputs/BOOKCODE/SHOT/KIND.ext when those names
+are plain ASCII and the task id is SHOT/KIND, else data/outputs/BOOKCODE/tasks/READABLE-HASH.ext
+(a readable form of the task id plus a hash of the whole id, so names that read alike, or not at
+all, such as Chinese, Arabic or emoji character names, still get files of their own).
+A backend writes `KIND.<token>.part.png` (its own, so two holders
 never write one file); once its call returned, the runtime renames that to `KIND.ready.png` with
 a sidecar `KIND.ready.json` holding cost, model and a hash of the params, so a worker taking the task
 over later reuses the paid-for file instead of calling again (never after the params changed).
-Only the holder of the current lease moves `.ready` onto the final path.
+Only the holder of the current lease publishes `.ready` to the store (`pipeline_kit.store`).
 """
 
 from __future__ import annotations
@@ -14,16 +18,25 @@ import hashlib
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline_kit.store.cache import file_digest
+from pipeline_kit.store.folder import OUTPUTS
+
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used as it is in a path
+_UNREADABLE = re.compile(r"[^\w-]+")  # letters of every script stay; emoji, spaces, / do not
+READABLE_MAX = 40  # characters of the task id kept in its file name (4 bytes each at most)
+HASH_HEX = 12      # 48 bits of the task id's sha256: what makes the name unique
 
 
 @dataclass(frozen=True)
 class OutputPaths:
+    name: str  # PC-independent: outputs/BOOK/SHOT/KIND.ext, films/BOOK/film.mp4
     final: Path
     part: Path
     ready: Path
@@ -32,18 +45,18 @@ class OutputPaths:
     @classmethod
     def for_task(cls, root: Path, *, task_id: str, kind: str, bookcode: str | None, shot_id: str | None,
                  suffix: str, token: str, publish_as: str | None = None) -> OutputPaths:
-        if publish_as:  # a path under the data folder the task asks for (films/BOOK/film.mp4)
-            parts = [_safe(p) for p in Path(publish_as).parts if p not in ("", ".", "..", "/")]
-            final = root.parent.joinpath(*parts) if parts else root / "tasks" / f"{_safe(task_id)}{suffix}"
-        elif bookcode and shot_id:
-            final = root / _safe(bookcode) / _safe(shot_id) / f"{_safe(kind)}{suffix}"
-        elif bookcode:
-            final = root / _safe(bookcode) / f"{_safe(task_id.split('/')[-1])}-{_safe(kind)}{suffix}"
+        parts = [_safe(p) for p in Path(publish_as or "").parts if p not in ("", ".", "..", "/")]
+        if parts:  # a path under the data folder the task asks for (films/BOOK/film.mp4)
+            name = "/".join(parts)
+        elif bookcode and shot_id and task_id == f"{shot_id}/{kind}" and _plain(bookcode, shot_id, kind):
+            name = f"{OUTPUTS}{bookcode}/{shot_id}/{kind}{suffix}"
         else:
-            final = root / "tasks" / f"{_safe(task_id)}{suffix}"
+            folder = f"{OUTPUTS}{_safe(bookcode)}/" if bookcode else OUTPUTS
+            name = f"{folder}tasks/{task_file_name(task_id, bookcode, suffix)}"
+        final = root / name[len(OUTPUTS):] if name.startswith(OUTPUTS) else root.parent / name
         stem, suffix = final.name[: len(final.name) - len(final.suffix)], final.suffix
         # the real suffix stays last: tools such as ffmpeg pick the format from it
-        return cls(final, final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
+        return cls(name, final, final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
                    final.with_name(f"{stem}.ready{suffix}"), final.with_name(f"{stem}.ready.json"))
 
     def mark_ready(self, meta: dict[str, Any], extras: Mapping[str, Path] | None = None) -> None:
@@ -69,19 +82,23 @@ class OutputPaths:
             return None
         return meta if meta.get("params_hash") == params_hash else None
 
-    def publish(self) -> tuple[int, str]:
-        """Move the ready file onto the final path (atomic); returns (bytes, sha256)."""
-        size, digest = file_digest(self.ready)
-        meta = json.loads(self.ready_meta.read_text()) if self.ready_meta.exists() else {}
-        for suffix in meta.get("extras", []):
-            if self.side(suffix, ready=True).exists():
-                os.replace(self.side(suffix, ready=True), self.side(suffix))
-        os.replace(self.ready, self.final)
+    def ready_sides(self) -> dict[str, Path]:
+        """The side files made with the ready file, by suffix."""
+        try:
+            extras = json.loads(self.ready_meta.read_text()).get("extras", [])
+        except (OSError, ValueError):
+            return {}
+        return {suffix: self.side(suffix, ready=True) for suffix in extras}
+
+    def tidy(self) -> None:
+        """Published: drop the ready marker and temp files of attempts killed mid-call."""
         self.ready_meta.unlink(missing_ok=True)
         stem = self.final.name[: len(self.final.name) - len(self.final.suffix)]
         for stale in self.final.parent.glob(f"{stem}.*.part{self.final.suffix}"):
-            stale.unlink(missing_ok=True)  # temp files of attempts killed mid-call
-        return size, digest
+            stale.unlink(missing_ok=True)
+
+
+__all__ = ["OutputPaths", "file_digest", "params_hash", "task_file_name"]
 
 
 def params_hash(params: Any) -> str:
@@ -89,20 +106,23 @@ def params_hash(params: Any) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def file_digest(path: Path) -> tuple[int, str]:
-    h = hashlib.sha256()
-    size = 0
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-            size += len(block)
-    return size, h.hexdigest()
-
-
 def _write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def task_file_name(task_id: str, bookcode: str | None, suffix: str) -> str:
+    """READABLE-HASH.ext: the task id (less its book prefix) in letters any file system takes,
+    cut to READABLE_MAX characters, and the first HASH_HEX hex digits of the id's sha256."""
+    tail = (task_id.removeprefix(f"{bookcode}/") if bookcode else task_id).replace("/", "-")
+    readable = _UNREADABLE.sub("_", unicodedata.normalize("NFC", tail)).strip("._-")[:READABLE_MAX]
+    digest = hashlib.sha256(task_id.encode()).hexdigest()[:HASH_HEX]
+    return f"{readable.rstrip('._-') or 'task'}-{digest}{suffix}"
+
+
+def _plain(*names: str) -> bool:
+    return all(_PLAIN.fullmatch(n) for n in names)
 
 
 def _safe(part: str) -> str:

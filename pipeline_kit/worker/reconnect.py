@@ -1,4 +1,4 @@
-"""Survive a database that goes away: retry a call with backoff 1, 2, 5, 10, 30, 60 s plus jitter.
+"""Survive a database or output store that goes away: retry with backoff 1, 2, 5, 10, 30, 60 s + jitter.
 
 The schedule starts again from the first step for every call, so it resets after a success.
 A worker gives up (DatabaseUnavailable, exit 1) only after `max_outage_s` without an answer.
@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from pipeline_kit.errors import DatabaseUnavailable
+from pipeline_kit.errors import DatabaseUnavailable, StoreUnavailable
 
 T = TypeVar("T")
 SCHEDULE = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
@@ -55,17 +55,19 @@ class Reconnect:
         while True:
             try:
                 return fn()
-            except DBAPIError as exc:
-                if not is_connection_loss(exc):
+            except (DBAPIError, StoreUnavailable) as exc:
+                if isinstance(exc, DBAPIError) and not is_connection_loss(exc):
                     raise
+                away = "store" if isinstance(exc, StoreUnavailable) else "database"
                 waited = time.monotonic() - started
                 if waited >= self.max_outage_s:
-                    raise DatabaseUnavailable(f"database away for {waited:.0f} s during {what}; giving up") from None
+                    raise DatabaseUnavailable(f"{away} away for {waited:.0f} s during {what}; giving up") from None
                 delay = self.schedule[min(step, len(self.schedule) - 1)]
                 delay *= random.uniform(1 - self.jitter, 1 + self.jitter)
-                sys.stderr.write(f"database unreachable during {what}; retrying in {delay:.1f} s\n")
+                why = f" ({exc})" if isinstance(exc, StoreUnavailable) else ""
+                sys.stderr.write(f"{away} unreachable during {what}{why}; retrying in {delay:.1f} s\n")
                 step += 1
                 if stop is not None and stop.wait(delay):
-                    raise DatabaseUnavailable(f"stopped while the database was away during {what}") from None
+                    raise DatabaseUnavailable(f"stopped while the {away} was away during {what}") from None
                 if stop is None:
                     time.sleep(delay)

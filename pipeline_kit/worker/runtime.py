@@ -31,6 +31,7 @@ from pipeline_kit.db.wake import Waiter
 from pipeline_kit.engine import Ack, Completion, Lease
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
+from pipeline_kit.store import Store, Stored, open_store
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.outputs import OutputPaths, params_hash
 from pipeline_kit.worker.progress import Progress, progress
@@ -62,7 +63,9 @@ class WorkerConfig:
     heartbeat_s: float = 20.0
     uid: str | None = None
     hours: str | None = None  # availability window, e.g. "22-07"
-    outputs: Path = Path("data/outputs")
+    outputs: Path = Path("data/outputs")  # where outputs are made; the store when it is a folder here
+    store: str | None = None  # this worker's store URL, over the database's setting
+    cache: Path | None = None  # fetched inputs, by checksum (default: beside outputs, data/cache)
     spool: Path = Path("data/spool")
     poll_s: float = 1.0
     watchdog_every_s: float = 15.0
@@ -128,11 +131,15 @@ class Worker:
         self._local: dict[str, Backend] = {}
         self._in_call = False  # a failure inside backend.run carries that call's real cost
         self._last_watchdog = -1e9
+        self.store: Store | None = None  # opened by run(), when the database answers
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
         started = time.monotonic()
         engine.require_lanes(self.db, list(self.cfg.lanes))
+        self.store = self.db_call(lambda: open_store(self.db, override=self.cfg.store, outputs=self.cfg.outputs,
+                                                     cache=self.cfg.cache or self.cfg.outputs.parent / "cache"),
+                                  "store")
         self.db_call(lambda: engine.register_worker(self.db, self.cfg.worker_id, lanes=list(self.cfg.lanes),
                                                     uid=self.cfg.uid, backend=self.router.routing.names()[:64],
                                                     lease_s=self.cfg.lease_s), "register")
@@ -229,9 +236,8 @@ class Worker:
             return Output(path=paths.ready, cost=0.0, model=reused.get("model"),
                           result={**reused.get("result", {}), "reused": True})
         paths.part.parent.mkdir(parents=True, exist_ok=True)
-        inputs = self.db_call(lambda: engine.dependency_outputs(self.db, lease.task_id), "inputs")
         job = Job(task_id=lease.task_id, kind=lease.kind, lane=lease.lane, params=lease.params,
-                  inputs={k: Path(v) for k, v in inputs.items()}, out_path=paths.part,
+                  inputs=self._inputs(lease.task_id), out_path=paths.part,
                   remote_job_id=lease.remote_job_id)
         self.heartbeat.set_stage(lease.task_id, "generating")
         price = quote(backend, job)
@@ -254,6 +260,22 @@ class Worker:
                           remote_job_id=out.remote_job_id, result=out.result)
         return out
 
+    def _inputs(self, task_id: str) -> dict[str, Path]:
+        """The dependencies' outputs as local paths, fetched through the store (cached by checksum)."""
+        store = self._store()
+        made = self.db_call(lambda: engine.dependency_outputs(self.db, task_id), "inputs")
+        local: dict[str, Path] = {}
+        for key, produced in made.items():
+            if produced.output_path not in local:
+                local[produced.output_path] = self.db_call(
+                    lambda p=produced: store.fetch(p.output_path, p.result), f"fetching {key}")
+        return {key: local[produced.output_path] for key, produced in made.items()}
+
+    def _store(self) -> Store:
+        if self.store is None:
+            raise RuntimeError("the worker's store is opened by run()")
+        return self.store
+
     def _finish(self, lease: Lease, paths: OutputPaths, out: Output) -> str:
         self.heartbeat.set_stage(lease.task_id, "finalizing")
         still_ours = self.db_call(lambda: engine.heartbeat(self.db, lease.task_id, lease.token,
@@ -262,19 +284,30 @@ class Worker:
         if still_ours is not Ack.ACCEPTED or self.heartbeat.is_fenced(lease.task_id, lease.token):
             self.heartbeat.drop(lease.task_id)
             return "fenced"
-        size, digest, final = None, None, None
+        stored: Stored | None = None
         if out.path is not None:
+            store, sides = self._store(), paths.ready_sides()
+            target = store.output_path(paths.name)
+            owner = self.db_call(lambda: engine.output_owner(self.db, target, lease.task_id), "output owner")
+            if owner is not None:  # never replace another task's file: say so and keep ours
+                return self._failed(lease, GenerationError(
+                    f"output {target} belongs to task {owner}; not replaced",
+                    error_kind="output_taken", retryable=False))
             try:
-                size, digest = paths.publish()
+                stored = self.db_call(lambda: store.publish(paths.name, paths.ready, sides), "publishing")
             except FileNotFoundError:  # woke too late: the new owner already took the .ready file
                 self.heartbeat.drop(lease.task_id)
                 return "fenced"
-            final = str(paths.final)
+            store.settle(stored, paths.ready, sides)  # what stays local moves into the cache
+            paths.tidy()
             fault("after_publish")
-        completion = Completion(task_id=lease.task_id, token=lease.token, output_path=final,
-                                result={**dict(out.result), "sha256": digest, "bytes": size},
-                                cost=out.cost if out.cost else None, output_bytes=size, model=out.model,
-                                settings=dict(out.settings) or None)
+        checksums = {} if stored is None else {"sha256": stored.sha256, "bytes": stored.size,
+                                               **({"sides": stored.sides} if stored.sides else {})}
+        completion = Completion(task_id=lease.task_id, token=lease.token,
+                                output_path=stored.output_path if stored else None,
+                                result={**dict(out.result), "sha256": None, "bytes": None, **checksums},
+                                cost=out.cost if out.cost else None, output_bytes=stored.size if stored else None,
+                                model=out.model, settings=dict(out.settings) or None)
         ack = self._complete(completion)
         fault("after_complete")
         self.heartbeat.drop(lease.task_id)

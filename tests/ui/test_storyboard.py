@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import sqlalchemy as sa
 
-from pipeline_kit import engine
+from pipeline_kit import engine, store
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine import Completion
+from pipeline_kit.store.database import DatabaseStore
 from pipeline_kit.ui.storyboard import StoryboardModel
 
 from .conftest import enter_book
@@ -105,3 +107,28 @@ def test_review_gate_media_approve_reject(db: Database, tmp_path: Path) -> None:
     assert other not in {r.task_id for r in model.awaiting()}
     assert not model.approve(other).ok
     assert model.set_review(False).ok and not model.review_on()
+
+
+def test_media_are_fetched_through_the_store(db: Database, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frame kept only in the database store (made on another PC) shows: the storyboard
+    fetches it into this PC's cache instead of looking for another PC's path."""
+    monkeypatch.chdir(tmp_path)  # this PC's data/cache
+    store.set_url(db, store.DATABASE_URL)
+    model = StoryboardModel(db, enter_book(db, 1))
+    assert model.split().ok
+    made = tmp_path / "elsewhere.png"
+    made.write_bytes(b"\x89PNG\r\n\x1a\nframe")
+    while leases := engine.claim(db, "w1", ["image"], limit=100):  # sheets, then frames
+        for lease in leases:
+            stored = DatabaseStore(db, tmp_path / "other-pc").publish(f"outputs/{lease.task_id}.png",
+                                                                      made, {})
+            engine.complete(db, Completion(task_id=lease.task_id, token=lease.token,
+                                           output_path=stored.output_path,
+                                           result={"sha256": stored.sha256, "bytes": stored.size}))
+    made.unlink()
+    shot_id = model.page(1, 1).rows[0].shot_id
+    first = model.media(shot_id)[0]
+    assert (first.kind, first.ready, first.mime) == ("first_frame", True, "image/png")
+    assert Path(first.path).read_bytes().endswith(b"frame")
+    assert Path(first.path).resolve().is_relative_to(tmp_path.resolve())  # this PC's cache

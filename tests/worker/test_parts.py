@@ -15,6 +15,7 @@ from pipeline_kit import engine
 from pipeline_kit.db import Database
 from pipeline_kit.engine import Ack, Completion, TaskSpec
 from pipeline_kit.errors import BadInput, DatabaseUnavailable
+from pipeline_kit.store.folder import FolderStore
 from pipeline_kit.worker.outputs import OutputPaths, params_hash
 from pipeline_kit.worker.reconnect import Reconnect
 from pipeline_kit.worker.spool import Spool
@@ -101,8 +102,11 @@ def test_ready_output_is_reused_only_for_the_same_params_and_generation(tmp_path
     assert paths.reusable(key) is not None
     assert paths.reusable(f"{params_hash({'a': 2})}-g0") is None
     assert paths.reusable(f"{params_hash({'a': 1})}-g1") is None
-    size, _ = paths.publish()
-    assert size == 4 and paths.final.read_bytes() == b"clip" and paths.side(".srt").exists()
+    stored = FolderStore(tmp_path, url=str(tmp_path), must_exist=False).publish(
+        paths.name, paths.ready, paths.ready_sides())
+    paths.tidy()
+    assert stored.size == 4 and paths.final.read_bytes() == b"clip" and paths.side(".srt").exists()
+    assert stored.output_path == str(paths.final) and set(stored.sides) == {".srt"}
     assert sorted(p.name for p in paths.final.parent.iterdir()) == ["video.mp4", "video.srt"]
     escaped = OutputPaths.for_task(tmp_path / "outputs", task_id="x", kind="assemble_book", bookcode="bk",
                                    shot_id=None, suffix=".mp4", token="t" * 32, publish_as="../../films/bk/film.mp4")

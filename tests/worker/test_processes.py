@@ -19,6 +19,7 @@ from pipeline_kit import engine, text
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, events, tasks
 from pipeline_kit.engine import TaskSpec
+from pipeline_kit.store import open_store
 from pipeline_kit.worker.outputs import file_digest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,8 +60,8 @@ def count(db: Database, query: sa.Select) -> int:  # type: ignore[type-arg]
 
 def test_three_workers_make_every_file_once(db_url: str, db: Database, tmp_path: Path) -> None:
     """Three worker processes over a small book: every task completed exactly once, and each
-    recorded output (frames, clips, the chapter's and the book's film) is a real PNG or MP4 at its
-    recorded path with its recorded checksum."""
+    recorded output (frames, clips, the chapter's and the book's film), fetched through the store
+    by its recorded name, is a real PNG or MP4 with its recorded checksum."""
     book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
     text.split_book(db, book.bookcode)
     total = count(db, sa.select(sa.func.count()).select_from(tasks))
@@ -74,10 +75,9 @@ def test_three_workers_make_every_file_once(db_url: str, db: Database, tmp_path:
     assert len(rows) == total and all(r["status"] == "completed" for r in rows)
     assert len(completed_attempts) == total and all(n == 1 for _, n in completed_attempts)
     assert len({r["worker_id"] for r in rows}) >= 2  # the work really was shared
+    store = open_store(db, outputs=tmp_path / "outputs", cache=tmp_path / "check-cache")
     for r in rows:
-        path = Path(r["output_path"])
-        assert path.is_absolute() or (tmp_path / path).exists()
-        path = path if path.is_absolute() else tmp_path / path
+        path = store.fetch(r["output_path"], r["result"])
         size, digest = file_digest(path)
         assert (size, digest) == (r["result"]["bytes"], r["result"]["sha256"])
         if r["kind"] in ("video", "assemble_chapter", "assemble_book"):
@@ -147,8 +147,8 @@ def test_stopped_worker_is_fenced_and_new_owner_file_kept(db_url: str, db: Datab
     assert row["status"] == "completed" and row["worker_id"] == "taker"
     assert outcomes == {"sleeper": "lost", "taker": "completed"}
     assert stale  # the late heartbeat/renewal was recorded as rejected
-    path = Path(row["output_path"])
-    path = path if path.is_absolute() else tmp_path / path
+    path = open_store(db, outputs=tmp_path / "outputs", cache=tmp_path / "check-cache").fetch(
+        row["output_path"], row["result"])
     assert file_digest(path)[1] == row["result"]["sha256"]
     assert json.loads(path.read_text())["task_id"] == "slow"
 

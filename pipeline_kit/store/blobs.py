@@ -1,0 +1,78 @@
+"""What the database and S3 stores share: content-addressed blobs, names only in task rows.
+
+A blob is stored once per sha256 and never replaced, so a fenced worker uploading late changes
+nothing anyone reads: the output of a task is the blob its completed row names (`result.sha256`,
+side files in `result.sides`), and `output_path` is the PC-independent name itself. Reads go
+through this PC's cache; a file this PC published moves into the cache once its completion was
+sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pipeline_kit.errors import GenerationError
+from pipeline_kit.store import Stored, side_name
+from pipeline_kit.store.cache import Cache, file_digest
+
+
+class BlobStore:
+    """A store of blobs by checksum; a kind says how to test, put and get one blob."""
+
+    url = ""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = Cache(cache)
+
+    # -- what a kind of blob store provides ----------------------------------------------------
+    def has(self, sha256: str) -> bool:
+        raise NotImplementedError
+
+    def put(self, sha256: str, size: int, source: Path) -> None:
+        """Store `source` as blob `sha256` (a concurrent put of the same blob is fine)."""
+        raise NotImplementedError
+
+    def get(self, sha256: str, target: Path) -> None:
+        """Write blob `sha256` to `target`; StoreUnavailable if it is not (wholly) there."""
+        raise NotImplementedError
+
+    # -- the Store interface -------------------------------------------------------------------
+    def output_path(self, name: str) -> str:
+        return name
+
+    def name_of(self, output_path: str) -> str:
+        return output_path
+
+    def publish(self, name: str, main: Path, sides: Mapping[str, Path]) -> Stored:
+        side_shas = {suffix: self._upload(path)[1] for suffix, path in sorted(sides.items())}
+        size, sha = self._upload(main)
+        return Stored(output_path=name, size=size, sha256=sha, sides=side_shas)
+
+    def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
+        target = self._local(stored.output_path, stored.sha256, stored.sides)
+        for suffix, path in sides.items():
+            self.cache.adopt(side_name(target, suffix), path)
+        self.cache.adopt(target, main)
+
+    def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
+        sha = result.get("sha256")
+        if not isinstance(sha, str):
+            raise GenerationError(f"{output_path} has no checksum recorded: not in this store",
+                                  error_kind="missing_input", retryable=True)
+        sides = dict(result.get("sides") or {})
+        target = self._local(output_path, sha, sides)
+        for suffix, side_sha in sides.items():
+            self.cache.fill(side_name(target, suffix), side_sha, partial(self.get, side_sha))
+        return self.cache.fill(target, sha, partial(self.get, sha))
+
+    def _local(self, name: str, sha: str, sides: Mapping[str, str]) -> Path:
+        return self.cache.folder(sha, sides) / PurePosixPath(name).name
+
+    def _upload(self, path: Path) -> tuple[int, str]:
+        size, sha = file_digest(path)
+        if not self.has(sha):  # stored once: the same frame drawn twice is one blob
+            self.put(sha, size, path)
+        return size, sha

@@ -1,0 +1,79 @@
+"""The store in S3-compatible object storage (`s3://BUCKET/PREFIX`), through boto3 (extra `s3`).
+
+Blobs are objects PREFIX/blobs/AB/SHA256; an upload appears whole or not at all. The endpoint
+comes from PIPELINE_KIT_S3_ENDPOINT (else boto3's own AWS_ENDPOINT_URL), keys and region from
+boto3's usual environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION). A
+server that does not answer, or answers 5xx, is StoreUnavailable: the worker pauses and retries.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pipeline_kit.errors import BadInput, GenerationError, StoreUnavailable
+from pipeline_kit.store.blobs import BlobStore
+
+ENDPOINT_VAR = "PIPELINE_KIT_S3_ENDPOINT"
+
+
+class S3Store(BlobStore):
+    """Blobs as objects in one bucket under a prefix."""
+
+    def __init__(self, url: str, cache: Path) -> None:
+        super().__init__(cache)
+        parsed = urlparse(url)
+        self.url, self.bucket, self.prefix = url, parsed.netloc, parsed.path.strip("/")
+        self._client: Any = None
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                import boto3  # type: ignore[import-untyped]
+                from botocore.config import Config  # type: ignore[import-untyped]
+            except ImportError:
+                raise BadInput("an s3:// store needs boto3: pip install 'pipeline_kit[s3]'") from None
+            self._client = boto3.client(
+                "s3", endpoint_url=os.environ.get(ENDPOINT_VAR) or None,
+                config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2},
+                              s3={"addressing_style": "path"}))
+        return self._client
+
+    def key(self, sha256: str) -> str:
+        return "/".join(p for p in (self.prefix, "blobs", sha256[:2], sha256) if p)
+
+    def has(self, sha256: str) -> bool:
+        return _call(f"checking blob {sha256[:12]}", self.client.head_object, Bucket=self.bucket,
+                     Key=self.key(sha256))
+
+    def put(self, sha256: str, size: int, source: Path) -> None:
+        _call(f"uploading {source.name}", self.client.upload_file, str(source), self.bucket,
+              self.key(sha256))
+
+    def get(self, sha256: str, target: Path) -> None:
+        if not _call(f"fetching blob {sha256[:12]}", self.client.download_file, self.bucket,
+                     self.key(sha256), str(target)):
+            raise GenerationError(f"blob {sha256[:12]} is not in {self.url}", error_kind="missing_input",
+                                  retryable=True)
+
+
+def _call(what: str, fn: Any, *args: Any, **kwargs: Any) -> bool:
+    """Run one client call: False if the object is not there; no answer, 5xx or a refusal ->
+    StoreUnavailable (the worker pauses and retries)."""
+    from botocore.exceptions import BotoCoreError, ClientError  # type: ignore[import-untyped]
+
+    try:
+        fn(*args, **kwargs)
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        if status == 404 or error.get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return False
+        raise StoreUnavailable(f"S3 store answered {status or ''} {error.get('Code', '')} while "
+                               f"{what}".replace("  ", " ")) from None
+    except BotoCoreError as exc:
+        raise StoreUnavailable(f"S3 store unreachable while {what}: {exc}") from None
+    return True

@@ -1,0 +1,195 @@
+"""PCs that share only the database URL: outputs kept in the database (or S3) store reach every PC."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import imageio.v2 as imageio
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit import store, text
+from pipeline_kit.db import Database
+from pipeline_kit.db.schema import books, store_blobs, tasks
+from pipeline_kit.engine import TaskSpec, enqueue
+from pipeline_kit.errors import GenerationError, StoreUnavailable
+from pipeline_kit.store.database import DatabaseStore, sweep
+from pipeline_kit.store.export import export_book
+from pipeline_kit.store.s3 import S3Store
+from pipeline_kit.worker.outputs import file_digest
+
+from .test_processes import ROOT, SMALL_BOOK, count, finish
+
+
+def pc(url: str, worker_id: str, folder: Path, *extra: str,
+       env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`pipeline-kit work` as a PC of its own: its own folder (outputs and cache under its
+    data/), nothing shared with the others but the database URL."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", worker_id, "--quiet",
+           *extra]
+    return subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def cli(url: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, *args], cwd=folder,
+                          check=False, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def _database_store(db: Database) -> None:
+    """PostgreSQL and MariaDB keep outputs in the database by default; SQLite is told to."""
+    if db.dialect == "sqlite":
+        store.set_url(db, "database")
+    assert store.effective_url(db)[0] == store.DATABASE_URL
+
+
+def test_three_pcs_sharing_only_the_url_make_the_film(db_url: str, db: Database, tmp_path: Path) -> None:
+    """Three worker processes in three folders, sharing only the database URL, make the small
+    book into a film (every task completed, none failed for a missing input on another PC); no
+    recorded output names a PC's folder; `export` from a fourth folder writes the film, its
+    subtitles, the chapter's contact sheet, frames and clips, each as the store holds it."""
+    _database_store(db)
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    procs = [pc(db_url, f"PC-{i}", tmp_path / f"pc{i}", "--until-empty", "--lease", "60")
+             for i in (1, 2, 3)]
+    finish(procs)
+    with db.engine.connect() as conn:
+        rows = conn.execute(sa.select(tasks)).mappings().all()
+    assert rows and {r["status"] for r in rows} == {"completed"}
+    assert len({r["worker_id"] for r in rows}) >= 2
+    assert all(not r["output_path"].startswith(("/", "data")) for r in rows)
+    assert not list(tmp_path.glob("pc*/data/outputs/**/*.*"))  # nothing published on a PC's disk
+
+    done = cli(db_url, tmp_path / "pc4", "export", book.bookcode, "out")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "pc4" / "out"
+    by_kind = {r["kind"]: r for r in rows}
+    film = out / "films" / book.bookcode / "film.mp4"
+    assert file_digest(film)[1] == by_kind["assemble_book"]["result"]["sha256"]
+    assert imageio.get_reader(film).count_frames() >= 12
+    assert film.with_suffix(".srt").read_text(encoding="utf-8").startswith("1\n")
+    assert list(out.glob(f"films/{book.bookcode}/chapter-*.contact.png"))
+    for r in rows:
+        assert file_digest(out / r["output_path"])[1] == r["result"]["sha256"]
+
+
+def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: Database,
+                                                             tmp_path: Path) -> None:
+    """A worker killed after its output went into the store but before its completion: the task
+    is finished by another PC, its row names that PC's output, export gives exactly that output,
+    and the killed worker's blob, named by no task, is never served and is swept."""
+    _database_store(db)
+    with db.engine.begin() as conn:
+        conn.execute(sa.insert(books).values(bookcode="bk", title="Bk", lang="en", review=False))
+        enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default", bookcode="bk")])
+    args = ("--lanes", "default", "--until-empty", "--lease", "2", "--heartbeat", "0.5", "--watchdog", "0.5")
+    killed = pc(db_url, "A", tmp_path / "a", *args, "--backend", "noop",
+                env={"PIPELINE_KIT_FAULTS": "after_publish:kill:1"})
+    killed.communicate(timeout=120)
+    assert killed.returncode == -9
+    assert count(db, sa.select(sa.func.count()).select_from(store_blobs)) == 1  # A's blob, unnamed
+    finish([pc(db_url, "B", tmp_path / "b", *args, "--backend", "sleep:0")])
+    with db.engine.connect() as conn:
+        row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "t1")).mappings().one()
+        blobs = set(conn.execute(sa.select(store_blobs.c.sha256)).scalars())
+    assert row["status"] == "completed" and row["worker_id"] == "B"
+    assert len(blobs) == 2 and row["result"]["sha256"] in blobs
+    done = cli(db_url, tmp_path / "c", "export", "bk", "out")
+    assert done.returncode == 0, done.stderr
+    exported = list((tmp_path / "c" / "out").rglob("*.json"))
+    assert len(exported) == 1 and json.loads(exported[0].read_text())["backend"] == "sleep:0"
+    assert sweep(db, grace_s=3600) == []  # too fresh: a publish may be about to name it
+    orphan = (blobs - {row["result"]["sha256"]}).pop()
+    assert sweep(db, grace_s=0) == [orphan]
+    with db.engine.connect() as conn:
+        assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == {row["result"]["sha256"]}
+
+
+@pytest.mark.parametrize("db_url", ["mariadb"], indirect=True)
+def test_a_clip_larger_than_a_packet_round_trips(db_url: str, db: Database, tmp_path: Path) -> None:
+    """A file larger than MariaDB's max_allowed_packet is stored in chunks and fetched whole."""
+    with db.engine.connect() as conn:
+        packet = int(conn.exec_driver_sql("SELECT @@max_allowed_packet").scalar_one())
+    big = tmp_path / "clip.mp4"
+    big.write_bytes(os.urandom(packet + (3 << 20)))
+    stored = DatabaseStore(db, tmp_path / "cache-a").publish("outputs/bk/clip.mp4", big, {})
+    fetched = DatabaseStore(db, tmp_path / "cache-b").fetch(stored.output_path,
+                                                           {"sha256": stored.sha256})
+    assert fetched.read_bytes() == big.read_bytes()
+
+
+def test_three_pcs_share_an_s3_store(db_url: str, db: Database, tmp_path: Path,
+                                     s3_store_env: dict[str, str]) -> None:
+    """With the store in S3-compatible storage (a real SeaweedFS on loopback), three PCs in
+    three folders make the small book into a film and `export` elsewhere gives every output as
+    the task rows name it."""
+    url = f"s3://films/{tmp_path.name}"  # a prefix of its own per test
+    store.set_url(db, url)
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    procs = [pc(db_url, f"PC-{i}", tmp_path / f"pc{i}", "--until-empty", "--lease", "60",
+                env=s3_store_env) for i in (1, 2, 3)]
+    finish(procs)
+    with db.engine.connect() as conn:
+        rows = conn.execute(sa.select(tasks)).mappings().all()
+    assert rows and {r["status"] for r in rows} == {"completed"}
+    assert not list(tmp_path.glob("pc*/data/outputs/**/*.*"))
+    s3 = S3Store(url, tmp_path / "check-cache")
+    assert all(s3.has(r["result"]["sha256"]) for r in rows)
+    out = tmp_path / "export"
+    written = export_book(db, store.open_store(db, cache=tmp_path / "export-cache"), book.bookcode, out)
+    assert (out / "films" / book.bookcode / "film.srt") in written
+    for r in rows:
+        assert file_digest(out / r["output_path"])[1] == r["result"]["sha256"]
+
+
+def test_s3_store_fetches_once_and_pauses_when_unreachable(tmp_path: Path,
+                                                          s3_store_env: dict[str, str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An S3 blob is stored once per checksum and fetched once per PC (then served from the
+    cache); a blob no one stored is a missing input; a server that does not answer is
+    StoreUnavailable (the worker pauses), never a task failure."""
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(os.urandom(5 << 20))
+    url = f"s3://films/{tmp_path.name}"
+    one = S3Store(url, tmp_path / "cache-1").publish("outputs/bk/clip.mp4", clip, {})
+    assert S3Store(url, tmp_path / "cache-1").has(one.sha256)
+    fetched = S3Store(url, tmp_path / "cache-2").fetch(one.output_path, {"sha256": one.sha256})
+    assert fetched.read_bytes() == clip.read_bytes()
+    fetched.chmod(0o444)  # a second fetch must not write it again
+    assert S3Store(url, tmp_path / "cache-2").fetch(one.output_path, {"sha256": one.sha256}) == fetched
+    with pytest.raises(GenerationError) as missing:
+        S3Store(url, tmp_path / "cache-3").fetch("outputs/x.png", {"sha256": "0" * 64})
+    assert missing.value.error_kind == "missing_input" and missing.value.retryable
+    monkeypatch.setenv("PIPELINE_KIT_S3_ENDPOINT", "http://127.0.0.1:9")  # nothing listens
+    with pytest.raises(StoreUnavailable):
+        S3Store(url, tmp_path / "cache-4").fetch(one.output_path, {"sha256": one.sha256})
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_an_unreachable_store_pauses_the_worker_without_using_attempts(db_url: str, db: Database,
+                                                                        tmp_path: Path) -> None:
+    """A store folder that is not there (a NAS not mounted) pauses the worker with one line per
+    retry; once it is back the task completes on its first attempt, none burned."""
+    mount = tmp_path / "nas"
+    with db.engine.begin() as conn:
+        enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default")])
+    proc = pc(db_url, "w", tmp_path / "pc", "--lanes", "default", "--backend", "noop", "--until-empty",
+              "--store", str(mount))
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert line.startswith("store unreachable during publishing") and "not mounted" in line
+    mount.mkdir()
+    finish([proc])
+    with db.engine.connect() as conn:
+        row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "t1")).mappings().one()
+    assert (row["status"], row["attempts"]) == ("completed", 1)
+    assert Path(row["output_path"]).is_relative_to(mount)
