@@ -71,11 +71,14 @@ class Summary:
     reclaimed: int = 0
     seconds: float = 0.0
     stopped_by: str = ""
+    awaiting_review: int = 0  # outputs left waiting for a person when the worker stopped
 
     def line(self) -> str:
         parts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()))
+        review = (f"; {self.awaiting_review} frame(s) need your review (the rest waits on them)"
+                  if self.awaiting_review else "")
         return (f"{self.worker_id}: {parts or 'no tasks'} in {self.seconds:.1f} s, cost {self.cost:.2f}, "
-                f"reclaimed {self.reclaimed} expired lease(s); stopped: {self.stopped_by}")
+                f"reclaimed {self.reclaimed} expired lease(s); stopped: {self.stopped_by}{review}")
 
 
 class _Context:
@@ -153,9 +156,13 @@ class Worker:
             if not leases:
                 if self.cfg.until_empty and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
                                                          "open work") == 0:
+                    self.summary.awaiting_review = self.db_call(lambda: engine.review_count(self.db),
+                                                                "review count")
                     return "empty"
+                self._say_idle(bar)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
+            bar.set_postfix_str("")
             fault("after_claim")
             for lease in leases:
                 self.heartbeat.hold(lease.task_id, lease.token)
@@ -166,6 +173,11 @@ class Worker:
                 self.summary.counts[self._process(lease)] += 1
                 done += 1
                 bar.update(1)
+
+    def _say_idle(self, bar: tqdm) -> None:  # type: ignore[type-arg]
+        """An idle worker says when what is left waits for a person, not just a still counter."""
+        waiting = self.db_call(lambda: engine.review_count(self.db), "review count")
+        bar.set_postfix_str(f"waiting: {waiting} frames need review" if waiting else "waiting for work")
 
     # -- one task ---------------------------------------------------------------------------
     def _process(self, lease: Lease) -> str:
