@@ -31,6 +31,8 @@ class StoryboardScreen:
         self._drawing = False  # True while redraw sets values: those are not a person's choices
         self.message = Message()
         self.split_button = w.Button(description="Split into shots", icon="cut", button_style="primary")
+        self.refresh = w.Button(description="Show what workers made since", icon="refresh",
+                                layout=w.Layout(width="auto"))
         self.chapter = w.Dropdown(description="Chapter")
         self.character = w.Dropdown(description="Character")
         self.location = w.Dropdown(description="Location")
@@ -55,7 +57,7 @@ class StoryboardScreen:
         self._wire()
         self.widget = w.VBox([
             w.HTML(STYLE), w.HTML(f"<b>Book</b> <span data-pk='bookcode'>{html.escape(model.bookcode)}</span>"),
-            self.split_button, self.message.widget,
+            w.HBox([self.split_button, self.refresh]), self.message.widget,
             heading("Shots"), w.HBox([self.chapter, self.character, self.location]),
             w.HBox([self.prev, self.page_label, self.next]), self.table,
             heading("Edit a shot"), self.shot, self.prompt, self.characters, self.where,
@@ -67,6 +69,7 @@ class StoryboardScreen:
 
     def _wire(self) -> None:
         self.split_button.on_click(lambda _: self.run(self.model.split))
+        self.refresh.on_click(lambda _: self.redraw())
         for box in (self.chapter, self.character, self.location):
             box.observe(lambda _: self._drawing or self.go(1), names="value")
         self.prev.on_click(lambda _: self.go(self.page_no - 1))
