@@ -8,7 +8,9 @@ from pathlib import Path
 
 import ipywidgets as w
 
+from pipeline_kit.db.connect import Database
 from pipeline_kit.ui.actions import ActionResult
+from pipeline_kit.ui.newbook import NewBookModel
 from pipeline_kit.ui.storyboard import (
     MediaItem,
     ReviewCounts,
@@ -200,3 +202,34 @@ def _preview(item: MediaItem) -> w.Widget:
 
 def storyboard_screen(model: StoryboardModel, *, page_size: int = 20) -> StoryboardScreen:
     return StoryboardScreen(model, page_size=page_size)
+
+
+class BookPicker:
+    """Choose the book from the books stored; its storyboard opens below. No parameter needed:
+    a bookcode given (papermill's `bookcode`, or `?bookcode=` in Voilà's address) is preselected."""
+
+    def __init__(self, db: Database, bookcode: str = "", *, page_size: int = 20) -> None:
+        self.db, self.page_size = db, page_size
+        self.screen: StoryboardScreen | None = None
+        books = NewBookModel(db).books()
+        known = {b.bookcode for b in books}
+        self.note = w.HTML()
+        if bookcode and bookcode not in known:
+            self.note.value = (f"<span class='pk-bad'>There is no book {html.escape(bookcode)} in this "
+                               "database: choose one below.</span>")
+        elif not books:
+            self.note.value = "<i>No books yet: add one in 01_new_book first.</i>"
+        self.book = w.Dropdown(description="Book", options=[("(choose a book)", "")] + [
+            (f"{b.title} ({b.bookcode}, {b.chapters} chapter(s))", b.bookcode) for b in books],
+            value=bookcode if bookcode in known else "", layout=w.Layout(width="700px"))
+        self.board = w.VBox()
+        self.widget = w.VBox([w.HTML(STYLE), self.book, self.note, self.board])
+        self.book.observe(lambda _: self.open(), names="value")
+        self.open()
+
+    def open(self) -> StoryboardScreen | None:
+        """Show the chosen book's storyboard (nothing while no book is chosen)."""
+        code = self.book.value
+        self.screen = storyboard_screen(StoryboardModel(self.db, code), page_size=self.page_size) if code else None
+        self.board.children = (self.screen.widget,) if self.screen else ()
+        return self.screen
