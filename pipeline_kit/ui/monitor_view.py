@@ -185,7 +185,7 @@ def _state(state: str | None) -> Styled | str | None:
 
 def _counts(snap: MonitorSnapshot) -> str:
     statuses = [s for s in STATUSES if snap.counts.get(s, 0) or s in ("pending", "processing", "completed", "failed")]
-    head = "".join(f"<th>{s}</th>" for s in statuses)
+    head = "".join(f"<th>{s.replace('_', ' ')}</th>" for s in statuses)
     cells = "".join(f"<td data-pk='count-{s}'>{snap.counts.get(s, 0)}</td>" for s in statuses)
     return (f"<table class='pk-table' data-pk='counts'><tr><th>all</th>{head}</tr>"
             f"<tr><td data-pk='count-total'>{snap.total}</td>{cells}</tr></table>")

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from pipeline_kit import engine, text
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, shots, tasks
+from pipeline_kit.db.schema import books, shots, task_deps, tasks
 from pipeline_kit.text.graph import FRAMES, shot_task_ids
 from pipeline_kit.ui.actions import ActionResult, attempt
 from pipeline_kit.ui.words import frames, state_in_words
@@ -83,6 +83,7 @@ class ReviewCounts:
     frames: int
     sheets: int
     decisions: tuple[engine.ReviewDecision, ...]
+    shots_on_sheets: int = 0  # shots whose frames wait until those character sheets are approved
 
     @property
     def total(self) -> int:
@@ -93,7 +94,8 @@ class ReviewCounts:
             return "nothing waits for your review"
         parts = [frames(self.frames)] if self.frames else []
         if self.sheets:
-            parts.append(f"{self.sheets} character sheet(s)")
+            parts.append(f"{self.sheets} character sheet(s) (approve the cast first: "
+                         f"{self.shots_on_sheets} shot(s) wait on them)")
         return f"waiting for your review: {' and '.join(parts)}"
 
 
@@ -187,9 +189,16 @@ class StoryboardModel:
     def review_counts(self) -> ReviewCounts:
         """How many frames and character sheets wait for the creator, and the last decisions."""
         waiting = self.awaiting()
-        sheets = sum(1 for r in waiting if r.kind == "character_sheet")
-        return ReviewCounts(len(waiting) - sheets, sheets,
-                            tuple(engine.last_decisions(self.db, self.bookcode)))
+        sheets = [r.task_id for r in waiting if r.kind == "character_sheet"]
+        held = 0
+        if sheets:
+            with self._read() as conn:
+                held = int(conn.execute(
+                    sa.select(sa.func.count(sa.distinct(tasks.c.shot_id)))
+                    .select_from(task_deps.join(tasks, tasks.c.task_id == task_deps.c.task_id))
+                    .where(task_deps.c.depends_on.in_(sheets))).scalar() or 0)
+        return ReviewCounts(len(waiting) - len(sheets), len(sheets),
+                            tuple(engine.last_decisions(self.db, self.bookcode)), held)
 
     def approve(self, task_id: str, *, by: str = "reviewer") -> ActionResult:
         return attempt(lambda: engine.approve(self.db, task_id, by=by),

@@ -93,6 +93,8 @@ def test_review_counts_decisions_and_states_in_words(db: Database, tmp_path: Pat
     sheets = [t for t in done if "/char/" in t]
     counts = model.review_counts()
     assert (counts.frames, counts.sheets) == (len(done) - len(sheets), len(sheets)) and sheets
+    held_shots = {r.shot_id for r in model.page(1, 1000).rows if r.characters}
+    assert counts.shots_on_sheets == len(held_shots) and f"{len(held_shots)} shot(s) wait on them" in counts.line()
     assert engine.open_work(db, ["image", "video", "assembly"]) == 0  # only a person can go on
 
     rows = model.page(1, 1000).rows
