@@ -37,6 +37,8 @@ from pipeline_kit.worker.reconnect import Reconnect
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.windows import Window
 
+IDLE_CHECK_S = 10.0  # how often an idle worker re-reads what it waits for
+
 # Kinds any worker performs itself, whatever backend it runs: kind -> backend name.
 LOCAL_KINDS = {"assemble_chapter": "assembly", "assemble_book": "assembly"}
 
@@ -111,6 +113,7 @@ class Worker:
         self._local: dict[str, Backend] = {}
         self._in_call = False  # a failure inside backend.run carries that call's real cost
         self._last_watchdog = -1e9
+        self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said what it waits for
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -162,7 +165,9 @@ class Worker:
                 self._say_idle(bar)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
-            bar.set_postfix_str("")
+            if self._idle_said:
+                bar.set_postfix_str("")
+                self._idle_said, self._idle_checked = "", -1e9
             fault("after_claim")
             for lease in leases:
                 self.heartbeat.hold(lease.task_id, lease.token)
@@ -175,9 +180,16 @@ class Worker:
                 bar.update(1)
 
     def _say_idle(self, bar: tqdm) -> None:  # type: ignore[type-arg]
-        """An idle worker says when what is left waits for a person, not just a still counter."""
+        """An idle worker shown on a terminal says what it waits for, not just a still counter:
+        when only review is left, "waiting: N frames need review" (checked every IDLE_CHECK_S)."""
+        if bar.disable or time.monotonic() - self._idle_checked < IDLE_CHECK_S:
+            return
+        self._idle_checked = time.monotonic()
         waiting = self.db_call(lambda: engine.review_count(self.db), "review count")
-        bar.set_postfix_str(f"waiting: {waiting} frames need review" if waiting else "waiting for work")
+        only_review = waiting and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
+                                               "open work") == 0
+        self._idle_said = f"waiting: {waiting} frames need review" if only_review else "waiting for work"
+        bar.set_postfix_str(self._idle_said)
 
     # -- one task ---------------------------------------------------------------------------
     def _process(self, lease: Lease) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from pipeline_kit import engine
@@ -69,6 +70,20 @@ def test_rejection_note_and_new_seed_change_the_redraw(db: Database, tmp_path: P
     assert redrawn.status == "awaiting_review" and attempt.outcome == "completed"
     assert attempt.settings["seed"] == queued.params["seed"] != old_seed
     assert Path(redrawn.output_path).read_bytes() != old_png
+
+
+def test_idle_worker_says_frames_need_review(sqlite_db: Database, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A worker left with nothing but review says so on its progress line instead of a still
+    counter, and its summary says how many frames wait."""
+    model = StoryboardModel(sqlite_db, enter_book(sqlite_db, 1))
+    assert model.split().ok and model.set_review(True).ok
+    summary = run_worker(sqlite_db, WorkerConfig(
+        worker_id="w1", lanes=("image",), backend="sketch", outputs=tmp_path / "out",
+        spool=tmp_path / "spool", poll_s=0.05, max_minutes=0.03))
+    waiting = model.review_counts().total
+    assert waiting and summary.stopped_by == "max-minutes"
+    assert f"waiting: {waiting} frames need review" in capsys.readouterr().err
 
 
 def _finish_images(db: Database, out: Path) -> list[str]:
