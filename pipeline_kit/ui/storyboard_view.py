@@ -188,7 +188,7 @@ def _cut(text: str, n: int = PROMPT_SHOWN) -> str:
 
 def _preview(item: MediaItem) -> w.Widget:
     """A frame or clip when its file is there, else its status."""
-    caption = w.HTML(f"<small>{html.escape(item.kind.replace('_', ' '))}: "
+    caption = w.HTML(f"<small style='margin-right:16px'>{html.escape(item.kind.replace('_', ' '))}: "
                      f"{html.escape(state_in_words(item.status, item.kind))}</small>")
     if not item.ready or item.path is None or item.mime is None:
         return w.VBox([caption])
