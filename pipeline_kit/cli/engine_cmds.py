@@ -139,9 +139,9 @@ def render_status(view: Overview, *, bookcode: str | None = None) -> str:
                      "(`pipeline-kit status --all` lists them)")
     if view.awaiting_review or view.decisions:
         lines += ["", f"waiting for your review: {view.awaiting_review}"]
-        lines += [f"  {d.at:%Y-%m-%d %H:%M} {'approved' if d.decision == 'approve' else 'rejected'} "
-                  f"{d.task_id} by {d.by or '-'}" + (f": {d.note}" if d.note else "")
-                  for d in view.decisions]
+        lines += [f"  {d.at:%Y-%m-%d %H:%M} "
+                  f"{'approved' if d.decision == 'approve' else 'rejected'} {d.task_id} "
+                  f"by {d.by or '-'}" + (f": {d.note}" if d.note else "") for d in view.decisions]
     for title, problems in (("stuck", view.stuck), ("blocked", view.blocked), ("failed", view.failed)):
         if problems:
             lines.append(f"\n{title}:")

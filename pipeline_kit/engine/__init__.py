@@ -32,13 +32,15 @@ from pipeline_kit.engine.registry import register_worker, touch_worker
 from pipeline_kit.engine.retry import Decision, RetryPolicy
 from pipeline_kit.engine.review import ReviewItem, approve, awaiting_review, reject, set_review
 from pipeline_kit.engine.states import Ack, Outcome, Status
-from pipeline_kit.engine.status import Overview, ReviewDecision, last_decisions, open_work, overview, review_count
+from pipeline_kit.engine.status import (Overview, ReviewDecision, last_decisions, open_work, overview,
+                                        review_count)
 from pipeline_kit.engine.watchdog import Reclaimed, reclaim_expired
 
 __all__ = [
     "Ack", "Completion", "Decision", "EnqueueResult", "LaneCache", "Lease", "Outcome", "Overview",
     "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review", "Status", "TaskSpec", "add_lane", "cancel_task", "cancel_tasks", "set_dependencies", "claim", "complete",
     "complete_many", "dependency_outputs", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
-    "open_work", "overview", "review_count", "ReviewDecision", "last_decisions", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
+    "open_work", "overview", "review_count", "ReviewDecision", "last_decisions",
+    "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
     "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
 ]

@@ -55,7 +55,7 @@ class Overview:
     books: dict[str, dict[str, Any]] = field(default_factory=dict)  # bookcode -> title, counts
     folded_workers: int = 0  # not seen for a day, holding nothing: left out unless asked for
     awaiting_review: int = 0  # outputs waiting for a person's approval
-    decisions: list[ReviewDecision] = field(default_factory=list)  # the last review decisions, newest first
+    decisions: list[ReviewDecision] = field(default_factory=list)  # the last ones, newest first
 
     @property
     def total(self) -> int:
@@ -117,7 +117,8 @@ def overview(db: Database, bookcode: str | None = None, *, all_workers: bool = F
         decisions = _decisions(conn, bookcode)
     return Overview(counts=counts, lanes=per_lane, workers=shown, stuck=stuck, blocked=blocked,
                     failed=failed, db_time=now, books=books_seen, folded_workers=folded,
-                    awaiting_review=counts.get(Status.AWAITING_REVIEW.value, 0), decisions=decisions)
+                    awaiting_review=counts.get(Status.AWAITING_REVIEW.value, 0),
+                    decisions=decisions)
 
 
 def last_decisions(db: Database, bookcode: str | None = None) -> list[ReviewDecision]:
@@ -128,11 +129,13 @@ def last_decisions(db: Database, bookcode: str | None = None) -> list[ReviewDeci
 
 def _decisions(conn: sa.Connection, bookcode: str | None) -> list[ReviewDecision]:
     """The last review decisions (in one book, or in all), newest first."""
-    query = (sa.select(events.c.at, events.c.kind, events.c.task_id, events.c.worker_id, events.c.detail)
+    query = (sa.select(events.c.at, events.c.kind, events.c.task_id, events.c.worker_id,
+                       events.c.detail)
              .where(events.c.kind.in_(["approve", "reject"]))
              .order_by(events.c.at.desc(), events.c.id.desc()).limit(DECISIONS))
     if bookcode:
-        query = query.join(tasks, tasks.c.task_id == events.c.task_id).where(tasks.c.bookcode == bookcode)
+        query = (query.join(tasks, tasks.c.task_id == events.c.task_id)
+                 .where(tasks.c.bookcode == bookcode))
     return [ReviewDecision(r.at, r.kind, r.task_id, r.worker_id, (r.detail or {}).get("note"))
             for r in conn.execute(query)]
 
@@ -220,8 +223,9 @@ def open_work(db: Database, lanes_served: Sequence[str]) -> int:
                     .scalar_one())
         if not count:
             return 0
-        held = transitive_dependents(conn, conn.execute(
-            sa.select(tasks.c.task_id).where(tasks.c.status == Status.AWAITING_REVIEW.value)).scalars())
+        waiting = conn.execute(sa.select(tasks.c.task_id)
+                               .where(tasks.c.status == Status.AWAITING_REVIEW.value)).scalars()
+        held = transitive_dependents(conn, waiting)
         for i in range(0, len(held), 500):
             count -= int(conn.execute(
                 sa.select(sa.func.count()).select_from(tasks)

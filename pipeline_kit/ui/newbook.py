@@ -115,7 +115,8 @@ class NewBookModel:
     def stored_as(self, bookcode: str, body: str) -> int | None:
         """The number of the stored chapter whose text is `body` (as one chapter), if any."""
         try:
-            raw = one_chapter(body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n"), 1).chapters[0]
+            text = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+            raw = one_chapter(text, 1).chapters[0]
         except PipelineKitError:
             return None
         checksum = hashlib.sha256(raw.text.encode()).hexdigest()
@@ -142,6 +143,7 @@ def _change(outcome: ChapterOutcome) -> Change:
     }.get(outcome.action, outcome.action)
     if outcome.changes is not None:
         c = outcome.changes
-        detail += (f": {len(c.changed)} shot(s) changed, {len(c.added)} added, {len(c.removed)} removed; "
-                   "the changed shots' frames and clips will be made again")
+        detail += (f": {len(c.changed)} shot(s) changed, {len(c.added)} added, "
+                   f"{len(c.removed)} removed; the changed shots' frames and clips will be made "
+                   "again")
     return Change(outcome.number, outcome.title, outcome.action, detail)

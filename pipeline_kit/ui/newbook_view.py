@@ -23,7 +23,7 @@ class NewBookScreen:
         self.code = w.HTML()
         self.number = w.BoundedIntText(value=0, min=0, max=100_000, description="Chapter number",
                                        style=FIT, layout=w.Layout(width="auto"),
-                                       tooltip="0 = the next chapter; a number replaces that chapter")
+                                       tooltip="0 = the next chapter; a number replaces it")
         self.number_help = w.HTML("<small>0 = the next chapter (or the one this text already is); "
                                   "a number replaces that chapter</small>")
         self.force = w.Checkbox(value=False, description="re-split a changed chapter that was already split",
@@ -40,7 +40,8 @@ class NewBookScreen:
         self.title.observe(lambda _: self.redraw(), names="value")
         self.widget = w.VBox([
             w.HTML(STYLE), self.title, self.code,
-            w.HBox([self.number, self.number_help]), self.force, self.body, w.HBox([self.paste, self.upload]), self.message.widget,
+            w.HBox([self.number, self.number_help]), self.force, self.body,
+            w.HBox([self.paste, self.upload]), self.message.widget,
             heading("What changed"), self.changes, heading("Chapters stored"), self.chapters,
         ])
         self.redraw()
@@ -66,7 +67,8 @@ class NewBookScreen:
                            if code else "<i>type the title: the bookcode appears here</i>")
         self.chapters.value = table(
             ["no.", "title", "length (characters)", "split into shots"],
-            [(c.number, c.title, c.length, "yes" if c.split else "no") for c in self.model.chapters(code)],
+            [(c.number, c.title, c.length, "yes" if c.split else "no")
+             for c in self.model.chapters(code)],
             key="chapters", empty="no chapters yet")
 
     def _after(self, result: AddResult) -> AddResult:

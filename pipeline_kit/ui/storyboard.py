@@ -206,8 +206,8 @@ class StoryboardModel:
 
     def reject(self, task_id: str, note: str, *, by: str = "reviewer") -> ActionResult:
         return attempt(lambda: engine.reject(self.db, task_id, note, by=by),
-                       lambda _: f"{describe_task(task_id)} sent back: it will be redrawn with your note "
-                                 "and a new seed")
+                       lambda _: f"{describe_task(task_id)} sent back: it will be redrawn with "
+                                 "your note and a new seed")
 
     def _made(self, shot_id: str) -> bool:
         """Whether any of the shot's tasks got past waiting (so a reset makes things again)."""
@@ -225,8 +225,8 @@ class StoryboardModel:
                                             tasks.c.deps_remaining, tasks.c.last_error)
                                   .where(tasks.c.bookcode == self.bookcode, tasks.c.shot_id.is_not(None))):
                 statuses[r.shot_id][r.kind] = r.status
-                states[r.shot_id][r.kind] = state_in_words(r.status, r.kind, waiting=bool(r.deps_remaining),
-                                                           error=r.last_error)
+                states[r.shot_id][r.kind] = state_in_words(
+                    r.status, r.kind, waiting=bool(r.deps_remaining), error=r.last_error)
             return [ShotRow(r.shot_id, r.chapter, r.seq, r.location, tuple(r.characters or ()), r.prompt or "",
                             statuses.get(r.shot_id, {}), states.get(r.shot_id, {}), r.text or "")
                     for r in conn.execute(

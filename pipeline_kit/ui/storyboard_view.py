@@ -64,7 +64,8 @@ class StoryboardScreen:
             w.HBox([self.prev, self.page_label, self.next]), self.table,
             heading("Edit a shot"), self.shot, self.prompt, self.characters, self.where,
             w.HBox([self.save, self.rerun]), self.media,
-            heading("Review"), self.review, self.review_line, self.waiting, self.waiting_media, self.note,
+            heading("Review"), self.review, self.review_line, self.waiting, self.waiting_media,
+            self.note,
             w.HBox([self.approve, self.reject]),
         ])
         self.redraw()
@@ -99,7 +100,8 @@ class StoryboardScreen:
             self._drawing = False
         self.go(self.page_no)
         self.review_line.value = _review_html(self.model.review_counts())
-        _options(self.waiting, [(describe_task(r.task_id), r.task_id) for r in self.model.awaiting()])
+        _options(self.waiting, [(describe_task(r.task_id), r.task_id)
+                                for r in self.model.awaiting()])
         self._show_waiting()
 
     def go(self, page: int) -> ShotPage:
@@ -108,15 +110,15 @@ class StoryboardScreen:
         self.page_no = shown.page
         self.page_label.value = f"&nbsp;page {shown.page} of {shown.pages} · {shown.total} shot(s)&nbsp;"
         self.table.value = table(
-            ["ch.", "seq", "shot", "source text", "location", "characters", "first frame", "last frame",
-             "clip"],
+            ["ch.", "seq", "shot", "source text", "location", "characters", "first frame",
+             "last frame", "clip"],
             [(r.chapter, r.seq, r.shot_id, _cut(r.text or r.prompt), r.location, r.characters,
               *(r.states.get(k, "-") for k in ("first_frame", "last_frame", "video")))
              for r in shown.rows], key="shots", empty="no shots: split the book first" if not shown.total else "none")
         drawing, self._drawing = self._drawing, True
         try:
-            _options(self.shot, [(f"{r.chapter}.{r.seq} · {_cut(r.text or r.prompt, 70)}", r.shot_id)
-                                 for r in shown.rows])
+            _options(self.shot, [(f"{r.chapter}.{r.seq} · {_cut(r.text or r.prompt, 70)}",
+                                  r.shot_id) for r in shown.rows])
         finally:
             self._drawing = drawing
         self.load_shot()
@@ -176,7 +178,8 @@ def _review_html(counts: ReviewCounts) -> str:
     """What waits for review, then the last decisions (who, when, the note)."""
     lines = [f"<p data-pk='review-count'><b>{html.escape(counts.line())}</b></p>"]
     lines += [f"<div data-pk='decision'><small>{d.at:%Y-%m-%d %H:%M} UTC · "
-              f"{'approved' if d.decision == 'approve' else 'rejected'} {html.escape(describe_task(d.task_id))} "
+              f"{'approved' if d.decision == 'approve' else 'rejected'} "
+              f"{html.escape(describe_task(d.task_id))} "
               f"by {html.escape(d.by or '?')}" + (f": “{html.escape(d.note)}”" if d.note else "")
               + "</small></div>" for d in counts.decisions]
     return "".join(lines)
@@ -188,7 +191,8 @@ def _cut(text: str, n: int = PROMPT_SHOWN) -> str:
 
 def _preview(item: MediaItem) -> w.Widget:
     """A frame or clip when its file is there, else its status."""
-    caption = w.HTML(f"<small style='margin-right:16px'>{html.escape(item.kind.replace('_', ' '))}: "
+    what = html.escape(item.kind.replace("_", " "))
+    caption = w.HTML(f"<small style='margin-right:16px'>{what}: "
                      f"{html.escape(state_in_words(item.status, item.kind))}</small>")
     if not item.ready or item.path is None or item.mime is None:
         return w.VBox([caption])
@@ -215,8 +219,8 @@ class BookPicker:
         known = {b.bookcode for b in books}
         self.note = w.HTML()
         if bookcode and bookcode not in known:
-            self.note.value = (f"<span class='pk-bad'>There is no book {html.escape(bookcode)} in this "
-                               "database: choose one below.</span>")
+            self.note.value = (f"<span class='pk-bad'>There is no book {html.escape(bookcode)} "
+                               "in this database: choose one below.</span>")
         elif not books:
             self.note.value = "<i>No books yet: add one in 01_new_book first.</i>"
         self.book = w.Dropdown(description="Book", options=[("(choose a book)", "")] + [
@@ -230,6 +234,7 @@ class BookPicker:
     def open(self) -> StoryboardScreen | None:
         """Show the chosen book's storyboard (nothing while no book is chosen)."""
         code = self.book.value
-        self.screen = storyboard_screen(StoryboardModel(self.db, code), page_size=self.page_size) if code else None
+        self.screen = (storyboard_screen(StoryboardModel(self.db, code), page_size=self.page_size)
+                       if code else None)
         self.board.children = (self.screen.widget,) if self.screen else ()
         return self.screen

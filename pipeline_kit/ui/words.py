@@ -1,9 +1,14 @@
-"""Task states and counts in the words a creator uses, never the engine's own (`awaiting_review`)."""
+"""Task states and counts in a creator's words, never the engine's own (`awaiting_review`)."""
 
 from __future__ import annotations
 
-WAITS_ON = {"first_frame": "its character sheets", "last_frame": "its character sheets",
-            "video": "its frames", "assemble_chapter": "its clips", "assemble_book": "its chapters"}
+WAITS_ON = {
+    "first_frame": "its character sheets",
+    "last_frame": "its character sheets",
+    "video": "its frames",
+    "assemble_chapter": "its clips",
+    "assemble_book": "its chapters",
+}
 STATES = {
     "processing": "drawing",
     "awaiting_review": "waiting for your review",
@@ -13,11 +18,15 @@ STATES = {
 }
 
 
-def state_in_words(status: str, kind: str = "", *, waiting: bool = False, error: str | None = None) -> str:
+def state_in_words(
+    status: str, kind: str = "", *, waiting: bool = False, error: str | None = None
+) -> str:
     """One task's state as a creator reads it: `waiting` means it still waits on other tasks;
     a failure says why."""
     if status == "pending":
-        return f"waiting for {WAITS_ON.get(kind, 'other work')}" if waiting else "waiting for a worker"
+        return (
+            f"waiting for {WAITS_ON.get(kind, 'other work')}" if waiting else "waiting for a worker"
+        )
     if status == "failed":
         return f"failed: {error}" if error else "failed"
     return STATES.get(status, status)

@@ -113,7 +113,7 @@ class Worker:
         self._local: dict[str, Backend] = {}
         self._in_call = False  # a failure inside backend.run carries that call's real cost
         self._last_watchdog = -1e9
-        self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said what it waits for
+        self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said so, and what
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -159,8 +159,8 @@ class Worker:
             if not leases:
                 if self.cfg.until_empty and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
                                                          "open work") == 0:
-                    self.summary.awaiting_review = self.db_call(lambda: engine.review_count(self.db),
-                                                                "review count")
+                    self.summary.awaiting_review = self.db_call(
+                        lambda: engine.review_count(self.db), "review count")
                     return "empty"
                 self._say_idle(bar)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
@@ -188,7 +188,8 @@ class Worker:
         waiting = self.db_call(lambda: engine.review_count(self.db), "review count")
         only_review = waiting and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
                                                "open work") == 0
-        self._idle_said = f"waiting: {waiting} frames need review" if only_review else "waiting for work"
+        self._idle_said = (f"waiting: {waiting} frames need review" if only_review
+                           else "waiting for work")
         bar.set_postfix_str(self._idle_said)
 
     # -- one task ---------------------------------------------------------------------------

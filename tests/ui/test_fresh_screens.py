@@ -29,7 +29,9 @@ def test_prompt_note_and_captions_show_what_is_stored(sqlite_db: Database, tmp_p
     for lease in engine.claim(sqlite_db, "w1", ["image"], limit=500, lease_s=60):
         path = tmp_path / f"{lease.task_id.replace('/', '_')}.png"
         path.write_bytes(b"\x89PNG\r\n\x1a\n")
-        engine.complete(sqlite_db, Completion(task_id=lease.task_id, token=lease.token, output_path=str(path)))
+        engine.complete(
+            sqlite_db, Completion(task_id=lease.task_id, token=lease.token, output_path=str(path))
+        )
     board.refresh.click()
     assert "waiting for your review:" in board.review_line.value
     frame = next(r for r in board.model.awaiting() if r.kind == "first_frame")

@@ -32,15 +32,30 @@ def _task(db: Database, task_id: str) -> Any:
 
 def _last_attempt(db: Database, task_id: str) -> Any:
     with db.engine.connect() as conn:
-        return conn.execute(sa.select(attempts).where(attempts.c.task_id == task_id)
-                            .order_by(attempts.c.attempt_no.desc()).limit(1)).one()
+        return conn.execute(
+            sa.select(attempts)
+            .where(attempts.c.task_id == task_id)
+            .order_by(attempts.c.attempt_no.desc())
+            .limit(1)
+        ).one()
 
 
 def _sketch_images(db: Database, tmp_path: Path) -> Any:
-    """Run a sketch worker on the image lane until nothing but review is left (half a minute at most)."""
-    return run_worker(db, WorkerConfig(worker_id="w1", lanes=("image",), backend="sketch", until_empty=True,
-                                       outputs=tmp_path / "out", spool=tmp_path / "spool", progress=False,
-                                       poll_s=0.05, max_minutes=0.5))
+    """Run a sketch worker on the image lane until only review is left (half a minute at most)."""
+    return run_worker(
+        db,
+        WorkerConfig(
+            worker_id="w1",
+            lanes=("image",),
+            backend="sketch",
+            until_empty=True,
+            outputs=tmp_path / "out",
+            spool=tmp_path / "spool",
+            progress=False,
+            poll_s=0.05,
+            max_minutes=0.5,
+        ),
+    )
 
 
 def test_rejection_note_and_new_seed_change_the_redraw(db: Database, tmp_path: Path) -> None:
@@ -55,12 +70,21 @@ def test_rejection_note_and_new_seed_change_the_redraw(db: Database, tmp_path: P
 
     frame = next(r for r in model.awaiting() if r.kind == "first_frame")
     before = _task(db, frame.task_id)
-    old_png, old_seed = Path(before.output_path).read_bytes(), _last_attempt(db, frame.task_id).settings["seed"]
+    old_png, old_seed = (
+        Path(before.output_path).read_bytes(),
+        _last_attempt(db, frame.task_id).settings["seed"],
+    )
     rejected = model.reject(frame.task_id, NOTE)
-    assert rejected.ok and "redrawn with your note" in rejected.message and "task(s)" not in rejected.message
+    assert (
+        rejected.ok
+        and "redrawn with your note" in rejected.message
+        and "task(s)" not in rejected.message
+    )
     queued = _task(db, frame.task_id)
     assert queued.status == "pending"
-    assert queued.params["prompt"].startswith(before.params["prompt"]) and queued.params["prompt"].endswith(NOTE)
+    assert queued.params["prompt"].startswith(before.params["prompt"]) and queued.params[
+        "prompt"
+    ].endswith(NOTE)
     assert queued.params["seed"] != old_seed
 
     again = _sketch_images(db, tmp_path)
@@ -72,15 +96,25 @@ def test_rejection_note_and_new_seed_change_the_redraw(db: Database, tmp_path: P
     assert Path(redrawn.output_path).read_bytes() != old_png
 
 
-def test_idle_worker_says_frames_need_review(sqlite_db: Database, tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_idle_worker_says_frames_need_review(
+    sqlite_db: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A worker left with nothing but review says so on its progress line instead of a still
     counter, and its summary says how many frames wait."""
     model = StoryboardModel(sqlite_db, enter_book(sqlite_db, 1))
     assert model.split().ok and model.set_review(True).ok
-    summary = run_worker(sqlite_db, WorkerConfig(
-        worker_id="w1", lanes=("image",), backend="sketch", outputs=tmp_path / "out",
-        spool=tmp_path / "spool", poll_s=0.05, max_minutes=0.03))
+    summary = run_worker(
+        sqlite_db,
+        WorkerConfig(
+            worker_id="w1",
+            lanes=("image",),
+            backend="sketch",
+            outputs=tmp_path / "out",
+            spool=tmp_path / "spool",
+            poll_s=0.05,
+            max_minutes=0.03,
+        ),
+    )
     waiting = model.review_counts().total
     assert waiting and summary.stopped_by == "max-minutes"
     assert f"waiting: {waiting} frames need review" in capsys.readouterr().err
@@ -92,7 +126,9 @@ def _finish_images(db: Database, out: Path) -> list[str]:
     for lease in engine.claim(db, "w1", ["image"], limit=500, lease_s=60):
         path = out / f"{len(done)}.png"
         path.write_bytes(b"\x89PNG\r\n\x1a\n")
-        engine.complete(db, Completion(task_id=lease.task_id, token=lease.token, output_path=str(path)))
+        engine.complete(
+            db, Completion(task_id=lease.task_id, token=lease.token, output_path=str(path))
+        )
         done.append(lease.task_id)
     return done
 
@@ -109,7 +145,10 @@ def test_review_counts_decisions_and_states_in_words(db: Database, tmp_path: Pat
     counts = model.review_counts()
     assert (counts.frames, counts.sheets) == (len(done) - len(sheets), len(sheets)) and sheets
     held_shots = {r.shot_id for r in model.page(1, 1000).rows if r.characters}
-    assert counts.shots_on_sheets == len(held_shots) and f"{len(held_shots)} shot(s) wait on them" in counts.line()
+    assert (
+        counts.shots_on_sheets == len(held_shots)
+        and f"{len(held_shots)} shot(s) wait on them" in counts.line()
+    )
     assert engine.open_work(db, ["image", "video", "assembly"]) == 0  # only a person can go on
 
     rows = model.page(1, 1000).rows
@@ -126,9 +165,18 @@ def test_review_counts_decisions_and_states_in_words(db: Database, tmp_path: Pat
     assert counts.total == len(done) - 2
     newest, older = counts.decisions[:2]
     assert (newest.decision, newest.by, newest.note) == ("reject", "ben", NOTE)
-    assert (older.decision, older.by, older.note, older.task_id) == ("approve", "ana", None, sheets[0])
-    assert next(r for r in model.page(1, 1000).rows if r.shot_id == drawn.shot_id).states["first_frame"] \
+    assert (older.decision, older.by, older.note, older.task_id) == (
+        "approve",
+        "ana",
+        None,
+        sheets[0],
+    )
+    assert (
+        next(r for r in model.page(1, 1000).rows if r.shot_id == drawn.shot_id).states[
+            "first_frame"
+        ]
         == "waiting for a worker"
+    )
 
     view = engine.overview(db, model.bookcode)
     assert view.awaiting_review == counts.total and view.decisions[0].note == NOTE

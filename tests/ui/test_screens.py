@@ -28,7 +28,8 @@ def test_newbook_and_storyboard_buttons(sqlite_db: Database) -> None:
     assert "chapter 1 added" in book.message.widget.value and book.body.value
     book.paste.click()  # the same text again: nothing new, the text still in the box
     assert "chapter 1 unchanged" in book.message.widget.value and book.body.value
-    assert "length (characters)" in book.chapters.value and "0 = the next chapter" in book.number_help.value
+    assert "length (characters)" in book.chapters.value
+    assert "0 = the next chapter" in book.number_help.value
     for labelled in (book.paste, book.upload, book.force, book.number):  # labels are never cut off
         assert labelled.layout.width == "auto"
     assert "data-pk=\"chapters\"" in book.chapters.value

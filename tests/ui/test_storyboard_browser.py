@@ -54,35 +54,78 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
     elsewhere = tmp_path / "worker-pc"
     elsewhere.mkdir()
     worker = subprocess.run(
-        [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", "w1", "--lanes", "image",
-         "--until-empty", "--quiet", "--outputs", str(tmp_path / "outputs")],
-        cwd=elsewhere, capture_output=True, text=True, timeout=180, check=False)
-    assert worker.returncode == 0 and "stopped: empty" in worker.stdout, worker.stdout + worker.stderr
+        [
+            sys.executable,
+            "-m",
+            "pipeline_kit",
+            "--db",
+            url,
+            "work",
+            "--worker-id",
+            "w1",
+            "--lanes",
+            "image",
+            "--until-empty",
+            "--quiet",
+            "--outputs",
+            str(tmp_path / "outputs"),
+        ],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert worker.returncode == 0 and "stopped: empty" in worker.stdout, (
+        worker.stdout + worker.stderr
+    )
     first = model.awaiting()[0]
     with db.engine.connect() as conn:
-        old_prompt = conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == first.task_id)).scalar_one()["prompt"]
-        old_seed = conn.execute(sa.select(attempts.c.settings).where(attempts.c.task_id == first.task_id)).scalar_one()["seed"]
+        old_prompt = conn.execute(
+            sa.select(tasks.c.params).where(tasks.c.task_id == first.task_id)
+        ).scalar_one()["prompt"]
+        old_seed = conn.execute(
+            sa.select(attempts.c.settings).where(attempts.c.task_id == first.task_id)
+        ).scalar_one()["seed"]
 
     port, log = _free_port(), tmp_path / "voila.log"
     with log.open("wb") as out:
-        voila = subprocess.Popen([sys.executable, "-m", "voila", str(NOTEBOOKS), "--no-browser", f"--port={port}",
-                                  "--Voila.ip=127.0.0.1", "--Voila.port_retries=0"],
-                                 cwd=tmp_path, stdout=out, stderr=out, env={**os.environ, "PIPELINE_KIT_DB": url})
+        voila = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "voila",
+                str(NOTEBOOKS),
+                "--no-browser",
+                f"--port={port}",
+                "--Voila.ip=127.0.0.1",
+                "--Voila.port_retries=0",
+            ],
+            cwd=tmp_path,
+            stdout=out,
+            stderr=out,
+            env={**os.environ, "PIPELINE_KIT_DB": url},
+        )
     try:
         _wait_for_port(port, voila, log)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1400})
-            page.goto(f"http://127.0.0.1:{port}/voila/render/02_storyboard.ipynb?bookcode={model.bookcode}",
-                      timeout=120_000)
-            expect(page.locator("[data-pk='review-count']")).to_contain_text("waiting for your review",
-                                                                          timeout=120_000)
+            page.goto(
+                f"http://127.0.0.1:{port}/voila/render/02_storyboard.ipynb?bookcode={model.bookcode}",
+                timeout=120_000,
+            )
+            expect(page.locator("[data-pk='review-count']")).to_contain_text(
+                "waiting for your review", timeout=120_000
+            )
             expect(page.locator("[data-pk='bookcode']")).to_have_text(model.bookcode)
             expect(page.locator("img").first).to_be_visible()
 
             page.get_by_placeholder("what to change (needed to reject)").fill(NOTE)
             page.get_by_role("button", name="Reject").click()
-            expect(page.locator("[data-pk='message']")).to_contain_text("redrawn with your note", timeout=30_000)
+            expect(page.locator("[data-pk='message']")).to_contain_text(
+                "redrawn with your note", timeout=30_000
+            )
             expect(page.get_by_placeholder("what to change (needed to reject)")).to_have_value("")
 
             page.locator("textarea").first.fill(f"  {PROMPT}  ")
@@ -100,7 +143,9 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
             voila.kill()
 
     with db.engine.connect() as conn:
-        params = conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == first.task_id)).scalar_one()
+        params = conn.execute(
+            sa.select(tasks.c.params).where(tasks.c.task_id == first.task_id)
+        ).scalar_one()
     db.dispose()
     assert params["prompt"].startswith(old_prompt) and params["prompt"].endswith(NOTE)
     assert params["seed"] != old_seed
