@@ -136,8 +136,15 @@ def _decisions(conn: sa.Connection, bookcode: str | None) -> list[ReviewDecision
     if bookcode:
         query = (query.join(tasks, tasks.c.task_id == events.c.task_id)
                  .where(tasks.c.bookcode == bookcode))
+    try:
+        with conn.begin_nested():  # a refused read undoes only itself
+            rows = conn.execute(query).all()
+    except sa.exc.DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise
+        return []  # a worker account may not read events (security.py): no decisions to show
     return [ReviewDecision(r.at, r.kind, r.task_id, r.worker_id, (r.detail or {}).get("note"))
-            for r in conn.execute(query)]
+            for r in rows]
 
 
 def _books(conn: sa.Connection, bookcode: str | None) -> dict[str, dict[str, Any]]:
