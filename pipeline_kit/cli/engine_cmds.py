@@ -138,6 +138,11 @@ def render_status(view: Overview, *, bookcode: str | None = None) -> str:
     if view.folded_workers:
         lines.append(f"{view.folded_workers} worker(s) not seen for a day folded away "
                      "(`pipeline-kit status --all` lists them)")
+    if view.awaiting_review or view.decisions:
+        lines += ["", f"waiting for your review: {view.awaiting_review}"]
+        lines += [f"  {d.at:%Y-%m-%d %H:%M} "
+                  f"{'approved' if d.decision == 'approve' else 'rejected'} {d.task_id} "
+                  f"by {d.by or '-'}" + (f": {d.note}" if d.note else "") for d in view.decisions]
     for title, problems in (("stuck", view.stuck), ("blocked", view.blocked), ("failed", view.failed)):
         if problems:
             lines.append(f"\n{title}:")

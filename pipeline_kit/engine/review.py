@@ -2,12 +2,16 @@
 
 A completed image of such a book lands in `awaiting_review` and its dependents (the video)
 stay unclaimable; approving completes it and releases them; rejecting with a note resets it
-(and what depends on it) for regeneration, keeping the attempt history.
+(and what depends on it) for regeneration, keeping the attempt history. The note goes into the
+redraw: it is appended to the task's prompt as an instruction and the task gets a new seed, so
+the next attempt's params (what the worker sends to its backend) carry both.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -63,9 +67,25 @@ def reject(db: Database, task_id: str, note: str, *, by: str = "reviewer") -> li
         raise BadInput("a rejection needs a note saying what to change")
     with db.engine.begin() as conn:
         _require_waiting(conn, task_id)
+        params = conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == task_id)).scalar()
+        redraw = redraw_params(params or {}, note)
+        conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(params=redraw))
         conn.execute(sa.insert(events).values(at=db_now(), kind="reject", task_id=task_id, worker_id=by,
-                                              detail={"note": note}))
+                                              detail={"note": note, "seed": redraw["seed"]}))
         return reset_tasks(conn, [task_id], reason=f"rejected: {note}", by=by)
+
+
+def redraw_params(params: dict[str, Any], note: str) -> dict[str, Any]:
+    """The params of a rejected output's redraw: the note appended to the prompt as an
+    instruction (earlier notes stay), listed under `review_notes`, and a seed unlike the last."""
+    note = " ".join(note.split())
+    prompt = str(params.get("prompt") or "")
+    old_seed = params.get("seed")
+    seed = old_seed
+    while seed == old_seed:
+        seed = random.SystemRandom().getrandbits(31)
+    return {**params, "prompt": f"{prompt}\nReviewer's note, change this: {note}".lstrip("\n"),
+            "review_notes": [*params.get("review_notes", []), note], "seed": seed}
 
 
 def _require_waiting(conn: sa.Connection, task_id: str) -> None:

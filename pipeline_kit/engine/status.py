@@ -11,13 +11,26 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, lanes, task_deps, tasks, workers
+from pipeline_kit.db.schema import books, events, lanes, task_deps, tasks, workers
 from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.engine.dependents import transitive_dependents
 from pipeline_kit.engine.registry import FOLD_AFTER_S, Liveness, judge
 from pipeline_kit.engine.states import DEAD_ENDS, Status
 from pipeline_kit.errors import NotFound
 
 LISTED = 50  # at most this many stuck / blocked / failed tasks are listed
+DECISIONS = 5  # the last review decisions shown
+
+
+@dataclass(frozen=True)
+class ReviewDecision:
+    """One review decision: approve or reject (with its note), by whom and when."""
+
+    at: datetime
+    decision: str  # approve | reject
+    task_id: str
+    by: str | None
+    note: str | None
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,8 @@ class Overview:
     db_time: datetime | None = None
     books: dict[str, dict[str, Any]] = field(default_factory=dict)  # bookcode -> title, counts
     folded_workers: int = 0  # not seen for a day, holding nothing: left out unless asked for
+    awaiting_review: int = 0  # outputs waiting for a person's approval
+    decisions: list[ReviewDecision] = field(default_factory=list)  # the last ones, newest first
 
     @property
     def total(self) -> int:
@@ -50,6 +65,8 @@ class Overview:
         out = asdict(self)
         out["total"] = self.total
         out["db_time"] = self.db_time.isoformat() if self.db_time else None
+        for decision in out["decisions"]:
+            decision["at"] = decision["at"].isoformat()
         return out
 
 
@@ -97,8 +114,37 @@ def overview(db: Database, bookcode: str | None = None, *, all_workers: bool = F
             blocked.append(Problem(r.task_id, r.status, r.lane, r.worker_id,
                                    f"waits on {', '.join(blockers) or 'a dependency that cannot finish'}",
                                    "retry the failed dependency; this task is released when it can run"))
+        decisions = _decisions(conn, bookcode)
     return Overview(counts=counts, lanes=per_lane, workers=shown, stuck=stuck, blocked=blocked,
-                    failed=failed, db_time=now, books=books_seen, folded_workers=folded)
+                    failed=failed, db_time=now, books=books_seen, folded_workers=folded,
+                    awaiting_review=counts.get(Status.AWAITING_REVIEW.value, 0),
+                    decisions=decisions)
+
+
+def last_decisions(db: Database, bookcode: str | None = None) -> list[ReviewDecision]:
+    """The last review decisions (in one book, or in all), newest first."""
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        return _decisions(conn, bookcode)
+
+
+def _decisions(conn: sa.Connection, bookcode: str | None) -> list[ReviewDecision]:
+    """The last review decisions (in one book, or in all), newest first."""
+    query = (sa.select(events.c.at, events.c.kind, events.c.task_id, events.c.worker_id,
+                       events.c.detail)
+             .where(events.c.kind.in_(["approve", "reject"]))
+             .order_by(events.c.at.desc(), events.c.id.desc()).limit(DECISIONS))
+    if bookcode:
+        query = (query.join(tasks, tasks.c.task_id == events.c.task_id)
+                 .where(tasks.c.bookcode == bookcode))
+    try:
+        with conn.begin_nested():  # a refused read undoes only itself
+            rows = conn.execute(query).all()
+    except sa.exc.DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise
+        return []  # a worker account may not read events (security.py): no decisions to show
+    return [ReviewDecision(r.at, r.kind, r.task_id, r.worker_id, (r.detail or {}).get("note"))
+            for r in rows]
 
 
 def _books(conn: sa.Connection, bookcode: str | None) -> dict[str, dict[str, Any]]:
@@ -174,13 +220,32 @@ def _age(now: datetime | None, then: datetime | None) -> float | None:
 
 
 def open_work(db: Database, lanes_served: Sequence[str]) -> int:
-    """Tasks in these lanes that are pending or running: a worker `--until-empty` stops at 0."""
+    """Tasks in these lanes that are pending or running, leaving out those that wait (directly or
+    not) on an output awaiting review: a worker `--until-empty` stops at 0, since only a person
+    can release those."""
     with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
-        return int(conn.execute(
-            sa.select(sa.func.count()).select_from(tasks)
-            .where(tasks.c.lane.in_(list(lanes_served)),
-                   tasks.c.status.in_([Status.PENDING.value, Status.PROCESSING.value]))
-        ).scalar_one())
+        in_lanes = [tasks.c.lane.in_(list(lanes_served)),
+                    tasks.c.status.in_([Status.PENDING.value, Status.PROCESSING.value])]
+        count = int(conn.execute(sa.select(sa.func.count()).select_from(tasks).where(*in_lanes))
+                    .scalar_one())
+        if not count:
+            return 0
+        waiting = conn.execute(sa.select(tasks.c.task_id)
+                               .where(tasks.c.status == Status.AWAITING_REVIEW.value)).scalars()
+        held = transitive_dependents(conn, waiting)
+        for i in range(0, len(held), 500):
+            count -= int(conn.execute(
+                sa.select(sa.func.count()).select_from(tasks)
+                .where(tasks.c.task_id.in_(held[i : i + 500]), *in_lanes)).scalar_one())
+        return count
+
+
+def review_count(db: Database, bookcode: str | None = None) -> int:
+    """How many outputs wait for a person's review (in one book, or in all)."""
+    scope = [tasks.c.bookcode == bookcode] if bookcode else []
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(tasks).where(
+            tasks.c.status == Status.AWAITING_REVIEW.value, *scope)).scalar_one())
 
 
 def pending_elsewhere(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:

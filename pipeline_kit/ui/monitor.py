@@ -21,7 +21,7 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine.states import Outcome, Status
-from pipeline_kit.engine.status import Problem
+from pipeline_kit.engine.status import Problem, ReviewDecision
 from pipeline_kit.ui.actions import ActionResult, attempt
 
 HOUR_S = 3600.0
@@ -97,6 +97,8 @@ class MonitorSnapshot:
     throughput: Throughput
     database: str = ""  # which database is watched: kind, host and name, never a password
     folded_workers: int = 0  # workers not seen for a day, left out unless `show_all`
+    awaiting_review: int = 0  # outputs waiting for a person's approval
+    decisions: tuple[ReviewDecision, ...] = ()  # the last approvals and rejections, newest first
 
     @property
     def total(self) -> int:
@@ -133,6 +135,8 @@ class MonitorModel:
             throughput=self._throughput(),
             database=self.db.where,
             folded_workers=view.folded_workers,
+            awaiting_review=view.awaiting_review,
+            decisions=tuple(view.decisions),
         )
 
     def retry(self, task_id: str) -> ActionResult:

@@ -41,12 +41,14 @@ class MonitorScreen:
         self.counts, self.throughput = w.HTML(), w.HTML()
         self.lanes, self.problems = w.VBox(), w.VBox()
         self.workers, self.expiring = w.HTML(), w.HTML()
+        self.review = w.HTML()
         self._rows: dict[Hashable, w.HBox] = {}
         self.live: Refresher[MonitorSnapshot] = Refresher(model.snapshot, self.show, every_s=refresh_s,
                                                           on_error=self.message.error)
         self.widget = w.VBox([
             w.HTML(STYLE), w.HBox([self.toggle, self.refresh_button, self.clock]), self.message.widget,
             heading("Tasks by status"), self.counts, self.throughput,
+            heading("Review"), self.review,
             heading("Lanes"), self.lanes,
             heading("Workers"), self.workers, w.HBox([self.fold, self.folded]),
             heading("Leases about to expire"), self.expiring,
@@ -83,6 +85,7 @@ class MonitorScreen:
             f"<p data-pk='throughput'>Last {t.window_s / 60:g} min: <b>{t.completed}</b> completed "
             f"(<b>{t.per_minute:g}/min</b>); attempts closed: {html.escape(closed)} · "
             f"last hour: {t.completed_last_hour} completed</p>")
+        self.review.value = _review(snap)
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
@@ -182,10 +185,22 @@ def _state(state: str | None) -> Styled | str | None:
 
 def _counts(snap: MonitorSnapshot) -> str:
     statuses = [s for s in STATUSES if snap.counts.get(s, 0) or s in ("pending", "processing", "completed", "failed")]
-    head = "".join(f"<th>{s}</th>" for s in statuses)
+    head = "".join(f"<th>{s.replace('_', ' ')}</th>" for s in statuses)
     cells = "".join(f"<td data-pk='count-{s}'>{snap.counts.get(s, 0)}</td>" for s in statuses)
     return (f"<table class='pk-table' data-pk='counts'><tr><th>all</th>{head}</tr>"
             f"<tr><td data-pk='count-total'>{snap.total}</td>{cells}</tr></table>")
+
+
+def _review(snap: MonitorSnapshot) -> str:
+    """How many frames wait for a person, and the last decisions in words."""
+    waiting = (f"<p data-pk='review-waiting'><b>{snap.awaiting_review}</b> frame(s) wait for your "
+               "review (in 02_storyboard)</p>" if snap.awaiting_review
+               else "<p data-pk='review-waiting'>nothing waits for review</p>")
+    return waiting + table(
+        ["when (UTC)", "decision", "frame", "by", "note"],
+        [(f"{d.at:%Y-%m-%d %H:%M}", Styled("approved", "pk-ok") if d.decision == "approve"
+          else Styled("rejected", "pk-bad"), d.task_id, d.by, d.note) for d in snap.decisions],
+        key="decisions", empty="no frame approved or rejected yet")
 
 
 def monitor_screen(model: MonitorModel, *, refresh_s: float = 5.0, auto: bool = True) -> MonitorScreen:

@@ -1,12 +1,14 @@
 """The new-book screen's view-model: a title, then chapters pasted or uploaded one at a time.
 
 Each chapter goes through `text.ingest_text` with its number, so adding the same text again is a
-no-op and changing a chapter says what changed. The screen shows the bookcode as soon as a title
+no-op ("unchanged", also when no number is given: the text is matched to the chapter it already
+is) and changing a chapter says what changed. The screen shows the bookcode as soon as a title
 is typed, the chapters stored so far and what the last submission did.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -15,6 +17,7 @@ from pipeline_kit import text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, chapters
 from pipeline_kit.errors import BadInput, PipelineKitError
+from pipeline_kit.text.chapters import one_chapter
 from pipeline_kit.text.decode import decode_bytes
 from pipeline_kit.text.ingest import ChapterOutcome
 
@@ -32,7 +35,7 @@ class BookRow:
 class ChapterRow:
     number: int
     title: str
-    characters: int
+    length: int  # characters of text
     split: bool  # its shots exist (a changed text then needs `force` to re-split)
 
 
@@ -100,7 +103,7 @@ class NewBookModel:
             return AddResult(False, "enter the book's title first", None)
         if not body.strip():
             return AddResult(False, "paste a chapter's text or upload a file first", bookcode)
-        number = number or self.next_number(bookcode)
+        number = number or self.stored_as(bookcode, body) or self.next_number(bookcode)
         try:
             report = text.ingest_text(self.db, body, title, lang, number, force, progress=False)
         except PipelineKitError as exc:
@@ -108,6 +111,18 @@ class NewBookModel:
         changes = tuple(_change(c) for c in report.chapters)
         summary = "; ".join(f"chapter {c.number} {c.action}" for c in changes)
         return AddResult(True, f"{report.bookcode}: {summary}", report.bookcode, changes)
+
+    def stored_as(self, bookcode: str, body: str) -> int | None:
+        """The number of the stored chapter whose text is `body` (as one chapter), if any."""
+        try:
+            text = body.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+            raw = one_chapter(text, 1).chapters[0]
+        except PipelineKitError:
+            return None
+        checksum = hashlib.sha256(raw.text.encode()).hexdigest()
+        with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+            return conn.execute(sa.select(sa.func.min(chapters.c.number)).where(
+                chapters.c.bookcode == bookcode, chapters.c.checksum == checksum)).scalar()
 
     def add_upload(self, title: str, data: bytes, name: str, number: int | None = None, *,
                    lang: str | None = None, force: bool = False) -> AddResult:
@@ -128,6 +143,7 @@ def _change(outcome: ChapterOutcome) -> Change:
     }.get(outcome.action, outcome.action)
     if outcome.changes is not None:
         c = outcome.changes
-        detail += (f": {len(c.changed)} shot(s) changed, {len(c.added)} added, {len(c.removed)} removed, "
-                   f"{len(c.reset_tasks)} task(s) reset")
+        detail += (f": {len(c.changed)} shot(s) changed, {len(c.added)} added, "
+                   f"{len(c.removed)} removed; the changed shots' frames and clips will be made "
+                   "again")
     return Change(outcome.number, outcome.title, outcome.action, detail)

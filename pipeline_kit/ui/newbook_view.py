@@ -9,6 +9,8 @@ import ipywidgets as w
 from pipeline_kit.ui.newbook import AddResult, NewBookModel
 from pipeline_kit.ui.widgets import STYLE, Message, heading, table
 
+FIT = {"description_width": "initial"}  # a label as wide as its words: never cut off
+
 
 class NewBookScreen:
     """Type a title, then add chapters one at a time; the stored chapters and the last change show below."""
@@ -19,30 +21,35 @@ class NewBookScreen:
         self.title = w.Text(value=title, description="Title", placeholder="the book's title",
                             layout=w.Layout(width="600px"))
         self.code = w.HTML()
-        self.number = w.BoundedIntText(value=0, min=0, max=100_000, description="Chapter no.",
-                                       tooltip="0: the next chapter")
+        self.number = w.BoundedIntText(value=0, min=0, max=100_000, description="Chapter number",
+                                       style=FIT, layout=w.Layout(width="auto"),
+                                       tooltip="0 = the next chapter; a number replaces it")
+        self.number_help = w.HTML("<small>0 = the next chapter (or the one this text already is); "
+                                  "a number replaces that chapter</small>")
         self.force = w.Checkbox(value=False, description="re-split a changed chapter that was already split",
-                                indent=False)
+                                indent=False, style=FIT, layout=w.Layout(width="auto"))
         self.body = w.Textarea(placeholder="paste one chapter here (a heading on its first line becomes its title)",
                                layout=w.Layout(width="100%", height="220px"))
-        self.paste = w.Button(description="Add pasted chapter", button_style="primary", icon="plus")
-        self.upload = w.FileUpload(accept=".txt,.md", multiple=False, description="Upload chapter")
+        self.paste = w.Button(description="Add pasted chapter", button_style="primary", icon="plus",
+                              layout=w.Layout(width="auto"))
+        self.upload = w.FileUpload(accept=".txt,.md", multiple=False, description="Upload chapter",
+                                   layout=w.Layout(width="auto"))
         self.chapters, self.changes = w.HTML(), w.HTML()
         self.paste.on_click(lambda _: self.add_pasted())
         self.upload.observe(lambda _: self.add_uploaded(), names="value")
         self.title.observe(lambda _: self.redraw(), names="value")
         self.widget = w.VBox([
             w.HTML(STYLE), self.title, self.code,
-            w.HBox([self.number, self.force]), self.body, w.HBox([self.paste, self.upload]), self.message.widget,
+            w.HBox([self.number, self.number_help]), self.force, self.body,
+            w.HBox([self.paste, self.upload]), self.message.widget,
             heading("What changed"), self.changes, heading("Chapters stored"), self.chapters,
         ])
         self.redraw()
 
     def add_pasted(self) -> AddResult:
+        """Add the box's text; the text stays in the box (adding it again says "unchanged")."""
         result = self.model.add_chapter(self.title.value, self.body.value, self.number.value or None,
                                         force=self.force.value)
-        if result.ok:
-            self.body.value = ""
         return self._after(result)
 
     def add_uploaded(self) -> AddResult | None:
@@ -59,14 +66,15 @@ class NewBookScreen:
         self.code.value = (f"Bookcode: <b data-pk='bookcode'>{html.escape(code)}</b> (open the storyboard with it)"
                            if code else "<i>type the title: the bookcode appears here</i>")
         self.chapters.value = table(
-            ["no.", "title", "characters", "split"],
-            [(c.number, c.title, c.characters, "yes" if c.split else "no") for c in self.model.chapters(code)],
+            ["no.", "title", "length (characters)", "split into shots"],
+            [(c.number, c.title, c.length, "yes" if c.split else "no")
+             for c in self.model.chapters(code)],
             key="chapters", empty="no chapters yet")
 
     def _after(self, result: AddResult) -> AddResult:
         self.message.show(result)
         if result.changes:
-            self.changes.value = table(["no.", "title", "action", "detail"],
+            self.changes.value = table(["no.", "title", "what happened", "detail"],
                                        [(c.number, c.title, c.action, c.detail) for c in result.changes],
                                        key="changes")
         self.number.value = 0

@@ -8,6 +8,8 @@ and on a schema `pipeline-kit init` made.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from urllib.parse import parse_qs
 
 from pipeline_kit.db.connect import ENV_VAR, Database, connect
 from pipeline_kit.db.migrate import require_schema
@@ -22,3 +24,10 @@ def open_database() -> Database:
     db = connect()
     require_schema(db)
     return db
+
+
+def url_parameter(name: str, environ: Mapping[str, str] = os.environ) -> str:
+    """The value of `?name=` in the page's address when Voilà serves the notebook (Voilà hands
+    the query string to the kernel as the variable QUERY_STRING); "" elsewhere."""
+    values = parse_qs(environ.get("QUERY_STRING", "")).get(name)
+    return values[-1].strip() if values else ""

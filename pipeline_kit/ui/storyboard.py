@@ -19,12 +19,14 @@ import sqlalchemy as sa
 
 from pipeline_kit import engine, text
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, shots, tasks
+from pipeline_kit.db.schema import books, shots, task_deps, tasks
 from pipeline_kit.errors import GenerationError, StoreUnavailable
 from pipeline_kit.store import Store, open_store
 from pipeline_kit.text.graph import FRAMES, shot_task_ids
 from pipeline_kit.ui.actions import ActionResult, attempt
+from pipeline_kit.ui.words import frames, state_in_words
 
+KIND_WORDS = {"first_frame": "first frame", "last_frame": "last frame", "video": "clip"}
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
         ".mp4": "video/mp4", ".webm": "video/webm", ".json": "application/json"}
 
@@ -38,6 +40,8 @@ class ShotRow:
     characters: tuple[str, ...]
     prompt: str
     statuses: Mapping[str, str]  # task kind (first_frame, last_frame, video) -> status
+    states: Mapping[str, str]  # task kind -> its state in words ("waiting for your review")
+    text: str = ""  # the shot's source text
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,29 @@ class ReviewRow:
     shot_id: str | None
     kind: str
     path: str | None
+
+
+@dataclass(frozen=True)
+class ReviewCounts:
+    """What waits for the creator: frames and character sheets, and the last decisions."""
+
+    frames: int
+    sheets: int
+    decisions: tuple[engine.ReviewDecision, ...]
+    shots_on_sheets: int = 0  # shots whose frames wait until those character sheets are approved
+
+    @property
+    def total(self) -> int:
+        return self.frames + self.sheets
+
+    def line(self) -> str:
+        if not self.total:
+            return "nothing waits for your review"
+        parts = [frames(self.frames)] if self.frames else []
+        if self.sheets:
+            parts.append(f"{self.sheets} character sheet(s) (approve the cast first: "
+                         f"{self.shots_on_sheets} shot(s) wait on them)")
+        return f"waiting for your review: {' and '.join(parts)}"
 
 
 class StoryboardModel:
@@ -117,13 +144,19 @@ class StoryboardModel:
              location: str | None = None) -> ActionResult:
         """Change what was given (characters as a list or comma-separated); the shot's tasks re-run."""
         names = characters.split(",") if isinstance(characters, str) else characters
+        made = self._made(shot_id)
         return attempt(lambda: text.edit_shot(self.db, shot_id, prompt=prompt, characters=names, location=location),
-                       lambda r: f"{shot_id} saved; {len(r.reset)} task(s) will run again")
+                       lambda _: f"shot {shot_id} saved; " + (
+                           "its frames and clip will be made again from it" if made
+                           else "its frames and clip will be made from it"))
 
     def rerun(self, shot_id: str) -> ActionResult:
         """Send the shot's tasks (and what depends on them) back to pending, unchanged."""
+        made = self._made(shot_id)
         return attempt(lambda: text.rerun_shot(self.db, shot_id),
-                       lambda r: f"{shot_id} marked for re-run; {len(r.reset)} task(s) pending")
+                       lambda _: f"shot {shot_id}: " + (
+                           "its frames and clip will be made again" if made
+                           else "nothing was made yet; its frames and clip wait for a worker"))
 
     def media(self, shot_id: str) -> tuple[MediaItem, ...]:
         """The shot's frames and clip, in order, with whether each file is there to show."""
@@ -157,24 +190,52 @@ class StoryboardModel:
         return tuple(ReviewRow(i.task_id, i.shot_id, i.kind, i.output_path)
                      for i in engine.awaiting_review(self.db, self.bookcode))
 
+    def review_counts(self) -> ReviewCounts:
+        """How many frames and character sheets wait for the creator, and the last decisions."""
+        waiting = self.awaiting()
+        sheets = [r.task_id for r in waiting if r.kind == "character_sheet"]
+        held = 0
+        if sheets:
+            with self._read() as conn:
+                held = int(conn.execute(
+                    sa.select(sa.func.count(sa.distinct(tasks.c.shot_id)))
+                    .select_from(task_deps.join(tasks, tasks.c.task_id == task_deps.c.task_id))
+                    .where(task_deps.c.depends_on.in_(sheets))).scalar() or 0)
+        return ReviewCounts(len(waiting) - len(sheets), len(sheets),
+                            tuple(engine.last_decisions(self.db, self.bookcode)), held)
+
     def approve(self, task_id: str, *, by: str = "reviewer") -> ActionResult:
-        return attempt(lambda: engine.approve(self.db, task_id, by=by), lambda _: f"{task_id} approved")
+        return attempt(lambda: engine.approve(self.db, task_id, by=by),
+                       lambda _: f"{describe_task(task_id)} approved")
 
     def reject(self, task_id: str, note: str, *, by: str = "reviewer") -> ActionResult:
         return attempt(lambda: engine.reject(self.db, task_id, note, by=by),
-                       lambda reset: f"{task_id} sent back for regeneration ({len(reset)} task(s) reset)")
+                       lambda _: f"{describe_task(task_id)} sent back: it will be redrawn with "
+                                 "your note and a new seed")
+
+    def _made(self, shot_id: str) -> bool:
+        """Whether any of the shot's tasks got past waiting (so a reset makes things again)."""
+        with self._read() as conn:
+            return bool(conn.execute(
+                sa.select(sa.func.count()).select_from(tasks)
+                .where(tasks.c.task_id.in_(list(shot_task_ids(shot_id).values())),
+                       tasks.c.status != "pending")).scalar())
 
     def _shots(self) -> list[ShotRow]:
         with self._read() as conn:
             statuses: dict[str, dict[str, str]] = defaultdict(dict)
-            for r in conn.execute(sa.select(tasks.c.shot_id, tasks.c.kind, tasks.c.status)
+            states: dict[str, dict[str, str]] = defaultdict(dict)
+            for r in conn.execute(sa.select(tasks.c.shot_id, tasks.c.kind, tasks.c.status,
+                                            tasks.c.deps_remaining, tasks.c.last_error)
                                   .where(tasks.c.bookcode == self.bookcode, tasks.c.shot_id.is_not(None))):
                 statuses[r.shot_id][r.kind] = r.status
+                states[r.shot_id][r.kind] = state_in_words(
+                    r.status, r.kind, waiting=bool(r.deps_remaining), error=r.last_error)
             return [ShotRow(r.shot_id, r.chapter, r.seq, r.location, tuple(r.characters or ()), r.prompt or "",
-                            statuses.get(r.shot_id, {}))
+                            statuses.get(r.shot_id, {}), states.get(r.shot_id, {}), r.text or "")
                     for r in conn.execute(
                         sa.select(shots.c.shot_id, shots.c.chapter, shots.c.seq, shots.c.location,
-                                  shots.c.characters, shots.c.prompt)
+                                  shots.c.characters, shots.c.prompt, shots.c.text)
                         .where(shots.c.bookcode == self.bookcode).order_by(shots.c.chapter, shots.c.seq))]
 
     def _read(self) -> sa.Connection:
@@ -190,3 +251,11 @@ def _local(store: Store, output_path: str | None, result: Any) -> str | None:
         return str(store.fetch(output_path, dict(result or {})))
     except (GenerationError, StoreUnavailable):
         return output_path
+
+
+def describe_task(task_id: str) -> str:
+    """A task id as a creator reads it: 'the first frame of shot X', 'the character sheet (Y)'."""
+    head, _, last = task_id.rpartition("/")
+    if head.endswith("/char"):
+        return f"the character sheet ({last})"
+    return f"the {KIND_WORDS[last]} of shot {head}" if last in KIND_WORDS else task_id

@@ -8,9 +8,18 @@ from pathlib import Path
 
 import ipywidgets as w
 
+from pipeline_kit.db.connect import Database
 from pipeline_kit.ui.actions import ActionResult
-from pipeline_kit.ui.storyboard import MediaItem, ShotPage, StoryboardModel
+from pipeline_kit.ui.newbook import NewBookModel
+from pipeline_kit.ui.storyboard import (
+    MediaItem,
+    ReviewCounts,
+    ShotPage,
+    StoryboardModel,
+    describe_task,
+)
 from pipeline_kit.ui.widgets import STYLE, Message, heading, table
+from pipeline_kit.ui.words import state_in_words
 
 ANY = "(any)"
 PROMPT_SHOWN = 120  # characters of a prompt shown in the table
@@ -24,6 +33,8 @@ class StoryboardScreen:
         self._drawing = False  # True while redraw sets values: those are not a person's choices
         self.message = Message()
         self.split_button = w.Button(description="Split into shots", icon="cut", button_style="primary")
+        self.refresh = w.Button(description="Show what workers made since", icon="refresh",
+                                layout=w.Layout(width="auto"))
         self.chapter = w.Dropdown(description="Chapter")
         self.character = w.Dropdown(description="Character")
         self.location = w.Dropdown(description="Location")
@@ -38,6 +49,7 @@ class StoryboardScreen:
         self.rerun = w.Button(description="Re-run unchanged", icon="redo")
         self.media = w.HBox()
         self.review = w.Checkbox(description="Review frames before their clip is made", indent=False)
+        self.review_line = w.HTML()
         self.waiting = w.Dropdown(description="Waiting", layout=w.Layout(width="600px"))
         self.waiting_media = w.HBox()
         self.note = w.Text(description="Note", placeholder="what to change (needed to reject)",
@@ -47,34 +59,36 @@ class StoryboardScreen:
         self._wire()
         self.widget = w.VBox([
             w.HTML(STYLE), w.HTML(f"<b>Book</b> <span data-pk='bookcode'>{html.escape(model.bookcode)}</span>"),
-            self.split_button, self.message.widget,
+            w.HBox([self.split_button, self.refresh]), self.message.widget,
             heading("Shots"), w.HBox([self.chapter, self.character, self.location]),
             w.HBox([self.prev, self.page_label, self.next]), self.table,
             heading("Edit a shot"), self.shot, self.prompt, self.characters, self.where,
             w.HBox([self.save, self.rerun]), self.media,
-            heading("Review"), self.review, self.waiting, self.waiting_media, self.note,
+            heading("Review"), self.review, self.review_line, self.waiting, self.waiting_media,
+            self.note,
             w.HBox([self.approve, self.reject]),
         ])
         self.redraw()
 
     def _wire(self) -> None:
         self.split_button.on_click(lambda _: self.run(self.model.split))
+        self.refresh.on_click(lambda _: self.redraw())
         for box in (self.chapter, self.character, self.location):
             box.observe(lambda _: self._drawing or self.go(1), names="value")
         self.prev.on_click(lambda _: self.go(self.page_no - 1))
         self.next.on_click(lambda _: self.go(self.page_no + 1))
-        self.shot.observe(lambda _: self.load_shot(), names="value")
+        self.shot.observe(lambda _: self._drawing or self.load_shot(), names="value")
         self.save.on_click(lambda _: self.save_shot())
         self.rerun.on_click(lambda _: self.shot.value and self.run(lambda: self.model.rerun(self.shot.value)))
         self.review.observe(lambda change: self._drawing or self.run(lambda: self.model.set_review(change["new"])),
                             names="value")
         self.waiting.observe(lambda _: self._show_waiting(), names="value")
         self.approve.on_click(lambda _: self.waiting.value and self.run(lambda: self.model.approve(self.waiting.value)))
-        self.reject.on_click(lambda _: self.waiting.value and self.run(
-            lambda: self.model.reject(self.waiting.value, self.note.value)))
+        self.reject.on_click(lambda _: self.reject_selected())
 
     def redraw(self) -> None:
-        """Re-read filters, the current page, the selected shot and the review queue."""
+        """Re-read filters, the current page, the selected shot (its prompt, characters, location
+        and media) and the review queue: every widget shows what the database holds now."""
         f = self.model.filters()
         self._drawing = True
         try:
@@ -85,7 +99,9 @@ class StoryboardScreen:
         finally:
             self._drawing = False
         self.go(self.page_no)
-        _options(self.waiting, [(f"{r.task_id}", r.task_id) for r in self.model.awaiting()])
+        self.review_line.value = _review_html(self.model.review_counts())
+        _options(self.waiting, [(describe_task(r.task_id), r.task_id)
+                                for r in self.model.awaiting()])
         self._show_waiting()
 
     def go(self, page: int) -> ShotPage:
@@ -94,15 +110,24 @@ class StoryboardScreen:
         self.page_no = shown.page
         self.page_label.value = f"&nbsp;page {shown.page} of {shown.pages} · {shown.total} shot(s)&nbsp;"
         self.table.value = table(
-            ["ch.", "seq", "shot", "location", "characters", "prompt", "frames", "clip"],
-            [(r.chapter, r.seq, r.shot_id, r.location, r.characters, _cut(r.prompt),
-              " / ".join(r.statuses.get(k, "-") for k in ("first_frame", "last_frame")), r.statuses.get("video", "-"))
+            ["ch.", "seq", "shot", "source text", "location", "characters", "first frame",
+             "last frame", "clip"],
+            [(r.chapter, r.seq, r.shot_id, _cut(r.text or r.prompt), r.location, r.characters,
+              *(r.states.get(k, "-") for k in ("first_frame", "last_frame", "video")))
              for r in shown.rows], key="shots", empty="no shots: split the book first" if not shown.total else "none")
-        _options(self.shot, [(f"{r.shot_id} · {_cut(r.prompt, 60)}", r.shot_id) for r in shown.rows])
+        drawing, self._drawing = self._drawing, True
+        try:
+            _options(self.shot, [(f"{r.chapter}.{r.seq} · {_cut(r.text or r.prompt, 70)}",
+                                  r.shot_id) for r in shown.rows])
+        finally:
+            self._drawing = drawing
+        self.load_shot()
         return shown
 
     def load_shot(self) -> None:
+        """Show the selected shot as stored: its prompt, characters, location, frames and clip."""
         if not self.shot.value:
+            self.prompt.value = self.characters.value = self.where.value = ""
             self.media.children = ()
             return
         shot = self.model.shot(self.shot.value)
@@ -117,6 +142,15 @@ class StoryboardScreen:
         changed_prompt = self.prompt.value if self.prompt.value != shot.prompt else None
         return self.run(lambda: self.model.edit(shot.shot_id, prompt=changed_prompt, characters=self.characters.value,
                                                 location=self.where.value))
+
+    def reject_selected(self) -> ActionResult | None:
+        """Reject the selected frame with the note; the note box clears once the note is taken."""
+        if not self.waiting.value:
+            return None
+        result = self.run(lambda: self.model.reject(self.waiting.value, self.note.value))
+        if result.ok:
+            self.note.value = ""
+        return result
 
     def _show_waiting(self) -> None:
         item = next((r for r in self.model.awaiting() if r.task_id == self.waiting.value), None)
@@ -140,13 +174,26 @@ def _options(box: w.Dropdown, options: list[tuple[str, object]]) -> None:
         box.value = keep if keep in values else values[0]
 
 
+def _review_html(counts: ReviewCounts) -> str:
+    """What waits for review, then the last decisions (who, when, the note)."""
+    lines = [f"<p data-pk='review-count'><b>{html.escape(counts.line())}</b></p>"]
+    lines += [f"<div data-pk='decision'><small>{d.at:%Y-%m-%d %H:%M} UTC · "
+              f"{'approved' if d.decision == 'approve' else 'rejected'} "
+              f"{html.escape(describe_task(d.task_id))} "
+              f"by {html.escape(d.by or '?')}" + (f": “{html.escape(d.note)}”" if d.note else "")
+              + "</small></div>" for d in counts.decisions]
+    return "".join(lines)
+
+
 def _cut(text: str, n: int = PROMPT_SHOWN) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _preview(item: MediaItem) -> w.Widget:
     """A frame or clip when its file is there, else its status."""
-    caption = w.HTML(f"<small>{html.escape(item.kind)}: {html.escape(item.status)}</small>")
+    what = html.escape(item.kind.replace("_", " "))
+    caption = w.HTML(f"<small style='margin-right:16px'>{what}: "
+                     f"{html.escape(state_in_words(item.status, item.kind))}</small>")
     if not item.ready or item.path is None or item.mime is None:
         return w.VBox([caption])
     data = Path(item.path).read_bytes()
@@ -159,3 +206,35 @@ def _preview(item: MediaItem) -> w.Widget:
 
 def storyboard_screen(model: StoryboardModel, *, page_size: int = 20) -> StoryboardScreen:
     return StoryboardScreen(model, page_size=page_size)
+
+
+class BookPicker:
+    """Choose the book from the books stored; its storyboard opens below. No parameter needed:
+    a bookcode given (papermill's `bookcode`, or `?bookcode=` in Voilà's address) is preselected."""
+
+    def __init__(self, db: Database, bookcode: str = "", *, page_size: int = 20) -> None:
+        self.db, self.page_size = db, page_size
+        self.screen: StoryboardScreen | None = None
+        books = NewBookModel(db).books()
+        known = {b.bookcode for b in books}
+        self.note = w.HTML()
+        if bookcode and bookcode not in known:
+            self.note.value = (f"<span class='pk-bad'>There is no book {html.escape(bookcode)} "
+                               "in this database: choose one below.</span>")
+        elif not books:
+            self.note.value = "<i>No books yet: add one in 01_new_book first.</i>"
+        self.book = w.Dropdown(description="Book", options=[("(choose a book)", "")] + [
+            (f"{b.title} ({b.bookcode}, {b.chapters} chapter(s))", b.bookcode) for b in books],
+            value=bookcode if bookcode in known else "", layout=w.Layout(width="700px"))
+        self.board = w.VBox()
+        self.widget = w.VBox([w.HTML(STYLE), self.book, self.note, self.board])
+        self.book.observe(lambda _: self.open(), names="value")
+        self.open()
+
+    def open(self) -> StoryboardScreen | None:
+        """Show the chosen book's storyboard (nothing while no book is chosen)."""
+        code = self.book.value
+        self.screen = (storyboard_screen(StoryboardModel(self.db, code), page_size=self.page_size)
+                       if code else None)
+        self.board.children = (self.screen.widget,) if self.screen else ()
+        return self.screen

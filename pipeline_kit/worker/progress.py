@@ -17,7 +17,11 @@ LINE_EVERY_S = 60.0
 
 
 class Progress(Protocol):
+    disable: bool
+
     def update(self, n: int = 1) -> object: ...
+
+    def set_postfix_str(self, s: str = "") -> object: ...
 
     def close(self) -> None: ...
 
@@ -26,10 +30,21 @@ class ProgressLines:
     """Counts finished tasks and writes `TIME DESC: N tasks in S s` at most every `every_s`,
     plus once at close if anything was done since the last line."""
 
+    disable = False
+
     def __init__(self, desc: str, file: IO[str], every_s: float = LINE_EVERY_S) -> None:
         self.desc, self.file, self.every_s = desc, file, every_s
         self.n = self._written = 0
         self._started = self._last = time.monotonic()
+        self._note = ""
+
+    def set_postfix_str(self, s: str = "") -> None:
+        """A note such as "waiting: 3 frames need review": one dated line when it changes."""
+        if s and s != self._note:
+            stamp = datetime.now().isoformat(sep=" ", timespec="seconds")
+            self.file.write(f"{stamp} {self.desc}: {s}\n")
+            self.file.flush()
+        self._note = s
 
     def update(self, n: int = 1) -> None:
         self.n += n

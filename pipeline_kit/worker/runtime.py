@@ -39,6 +39,8 @@ from pipeline_kit.worker.reconnect import Reconnect
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.windows import Window
 
+IDLE_CHECK_S = 10.0  # how often an idle worker re-reads what it waits for
+
 # Kinds any worker performs itself, whatever backend it runs: kind -> backend name.
 LOCAL_KINDS = {"assemble_chapter": "assembly", "assemble_book": "assembly"}
 # The lanes a worker serves unless told otherwise (CLI and notebook alike): frames, clips, films.
@@ -83,11 +85,14 @@ class Summary:
     seconds: float = 0.0
     stopped_by: str = ""
     waiting: dict[str, int] = field(default_factory=dict)  # pending tasks in lanes not served
+    awaiting_review: int = 0  # outputs left waiting for a person when the worker stopped
 
     def line(self) -> str:
         parts = ", ".join(f"{n} {k}" for k, n in sorted(self.counts.items()))
+        review = (f"; {self.awaiting_review} frame(s) need your review (the rest waits on them)"
+                  if self.awaiting_review else "")
         line = (f"{self.worker_id}: {parts or 'no tasks'} in {self.seconds:.1f} s, cost {self.cost:.2f}, "
-                f"reclaimed {self.reclaimed} expired lease(s); stopped: {self.stopped_by}")
+                f"reclaimed {self.reclaimed} expired lease(s); stopped: {self.stopped_by}{review}")
         if self.waiting:
             lanes = ",".join(self.waiting)
             line += ("\npending work waits in lanes this worker does not serve: "
@@ -132,6 +137,7 @@ class Worker:
         self._in_call = False  # a failure inside backend.run carries that call's real cost
         self._last_watchdog = -1e9
         self.store: Store | None = None  # opened by run(), when the database answers
+        self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said so, and what
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -186,9 +192,15 @@ class Worker:
                                                          "open work") == 0:
                     self.summary.waiting = self.db_call(
                         lambda: engine.pending_elsewhere(self.db, self.cfg.lanes), "other lanes")
+                    self.summary.awaiting_review = self.db_call(
+                        lambda: engine.review_count(self.db), "review count")
                     return "empty"
+                self._say_idle(bar)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
+            if self._idle_said:
+                bar.set_postfix_str("")
+                self._idle_said, self._idle_checked = "", -1e9
             fault("after_claim")
             for lease in leases:
                 self.heartbeat.hold(lease.task_id, lease.token)
@@ -199,6 +211,19 @@ class Worker:
                 self.summary.counts[self._process(lease)] += 1
                 done += 1
                 bar.update(1)
+
+    def _say_idle(self, bar: Progress) -> None:
+        """An idle worker says what it waits for (on the bar, or a line in a log), not just a still counter:
+        when only review is left, "waiting: N frames need review" (checked every IDLE_CHECK_S)."""
+        if bar.disable or time.monotonic() - self._idle_checked < IDLE_CHECK_S:
+            return
+        self._idle_checked = time.monotonic()
+        waiting = self.db_call(lambda: engine.review_count(self.db), "review count")
+        only_review = waiting and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
+                                               "open work") == 0
+        self._idle_said = (f"waiting: {waiting} frames need review" if only_review
+                           else "waiting for work")
+        bar.set_postfix_str(self._idle_said)
 
     # -- one task ---------------------------------------------------------------------------
     def _process(self, lease: Lease) -> str:

@@ -18,6 +18,8 @@ def test_chapters_added_one_at_a_time_then_unchanged_then_updated(db: Database) 
     assert model.add_chapter(TITLE, second).changes[0].number == 2
     again = model.add_chapter(TITLE, second, 2)
     assert [c.action for c in again.changes] == ["unchanged"]
+    unnumbered = model.add_chapter(TITLE, first)  # no number: matched to the chapter it already is
+    assert [(c.number, c.action) for c in unnumbered.changes] == [(1, "unchanged")]
     edited = model.add_chapter(TITLE, second + "\nOne more line.\n", 2)
     assert [c.action for c in edited.changes] == ["updated"]
     rows = model.chapters(added.bookcode)
@@ -36,7 +38,7 @@ def test_upload_is_decoded_and_mistakes_are_messages(db: Database) -> None:
     assert not binary.ok and "binary" in binary.message
     uploaded = model.add_upload("测试之书", "第一章 开始\n\n林小雨走进了老城的茶馆。".encode("gb18030"), "c1.txt")
     assert uploaded.ok, uploaded.message
-    assert model.chapters(uploaded.bookcode)[0].characters > 5
+    assert model.chapters(uploaded.bookcode)[0].length > 5
 
 
 def test_split_chapter_changed_needs_force(db: Database) -> None:

@@ -15,8 +15,9 @@ from pipeline_kit.errors import BadInput
 from pipeline_kit.ui.monitor import MonitorModel
 from pipeline_kit.ui.newbook import NewBookModel
 from pipeline_kit.ui.newbook_view import books_html
-from pipeline_kit.ui.session import open_database
+from pipeline_kit.ui.session import open_database, url_parameter
 from pipeline_kit.ui.storyboard import StoryboardModel
+from pipeline_kit.ui.storyboard_view import BookPicker
 
 from .conftest import TITLE, sample_chapters
 
@@ -69,3 +70,23 @@ def test_books_list_for_picking_a_bookcode(db: Database) -> None:
     assert "no books yet" in books_html(NewBookModel(db))
     bookcode = NewBookModel(db).add_chapter(TITLE, sample_chapters()[0]).bookcode
     assert f"<td>{bookcode}</td>" in books_html(NewBookModel(db))
+
+
+def test_book_chosen_from_a_list_or_the_address(sqlite_db: Database) -> None:
+    """02 needs no parameter: the book is chosen from a list, or taken from `?bookcode=` in the
+    address Voilà hands the kernel as QUERY_STRING; an unknown code says so and shows the list."""
+    bookcode = NewBookModel(sqlite_db).add_chapter(TITLE, sample_chapters()[0]).bookcode or ""
+    assert url_parameter("bookcode", {"QUERY_STRING": f"page=2&bookcode={bookcode}"}) == bookcode
+    assert url_parameter("bookcode", {}) == ""
+    assert url_parameter("bookcode", {"QUERY_STRING": ""}) == ""
+
+    picker = BookPicker(sqlite_db)
+    assert picker.screen is None and picker.board.children == ()
+    assert [v for _, v in picker.book.options] == ["", bookcode]
+    picker.book.value = bookcode
+    assert picker.screen is not None and picker.screen.model.bookcode == bookcode
+    assert picker.board.children == (picker.screen.widget,)
+
+    assert BookPicker(sqlite_db, bookcode).screen is not None
+    unknown = BookPicker(sqlite_db, "no-such-book")
+    assert unknown.screen is None and "no book no-such-book" in unknown.note.value

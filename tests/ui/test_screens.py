@@ -25,7 +25,13 @@ def test_newbook_and_storyboard_buttons(sqlite_db: Database) -> None:
     assert "data-pk='bookcode'" in book.code.value
     book.body.value = sample_chapters()[0]
     book.paste.click()
-    assert "chapter 1 added" in book.message.widget.value and book.body.value == ""
+    assert "chapter 1 added" in book.message.widget.value and book.body.value
+    book.paste.click()  # the same text again: nothing new, the text still in the box
+    assert "chapter 1 unchanged" in book.message.widget.value and book.body.value
+    assert "length (characters)" in book.chapters.value
+    assert "0 = the next chapter" in book.number_help.value
+    for labelled in (book.paste, book.upload, book.force, book.number):  # labels are never cut off
+        assert labelled.layout.width == "auto"
     assert "data-pk=\"chapters\"" in book.chapters.value
 
     board = storyboard_screen(StoryboardModel(sqlite_db, NewBookModel(sqlite_db).books()[0].bookcode), page_size=3)

@@ -68,8 +68,8 @@ def test_split_filter_page_edit_rerun(db: Database) -> None:
         "A lighthouse at dusk, wide shot", ("Mara", "Tobias Fenn"), "the pier")
     assert not model.edit(shot_id, prompt="   ").ok
     assert not model.edit("no-such-shot", location="x").ok
-    rerun = model.rerun(shot_id)
-    assert rerun.ok and "5 task(s)" in rerun.message  # its frames and clip, its chapter film, the book film
+    rerun = model.rerun(shot_id)  # nothing ran yet: no claim that anything "will run again"
+    assert rerun.ok and "nothing was made yet" in rerun.message and "task" not in rerun.message
 
 
 def test_review_gate_media_approve_reject(db: Database, tmp_path: Path) -> None:

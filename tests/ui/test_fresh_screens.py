@@ -1,0 +1,54 @@
+"""Fresh displays: after every button the storyboard's widgets show what the database holds (the
+saved prompt, an emptied note once a rejection took it, captions in words after an approval)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline_kit import engine
+from pipeline_kit.db import Database
+from pipeline_kit.engine import Completion
+from pipeline_kit.ui.storyboard import StoryboardModel
+from pipeline_kit.ui.storyboard_view import storyboard_screen
+
+from .conftest import enter_book
+
+
+def test_prompt_note_and_captions_show_what_is_stored(sqlite_db: Database, tmp_path: Path) -> None:
+    """Save shows the prompt as stored (trimmed), a rejection empties the note box, and an
+    approval turns the shot's frame caption to "done" without picking the shot again."""
+    board = storyboard_screen(StoryboardModel(sqlite_db, enter_book(sqlite_db, 1)), page_size=50)
+    board.split_button.click()
+    board.review.value = True
+    board.prompt.value = "  A gull over the harbour at dawn  \n"
+    board.save.click()
+    stored = board.model.shot(board.shot.value).prompt
+    assert stored == "A gull over the harbour at dawn" and board.prompt.value == stored
+    assert "task(s)" not in board.message.widget.value
+
+    for lease in engine.claim(sqlite_db, "w1", ["image"], limit=500, lease_s=60):
+        path = tmp_path / f"{lease.task_id.replace('/', '_')}.png"
+        path.write_bytes(b"\x89PNG\r\n\x1a\n")
+        engine.complete(
+            sqlite_db, Completion(task_id=lease.task_id, token=lease.token, output_path=str(path))
+        )
+    board.refresh.click()
+    assert "waiting for your review:" in board.review_line.value
+    frame = next(r for r in board.model.awaiting() if r.kind == "first_frame")
+    shot_id = frame.task_id.rsplit("/", 1)[0]
+    board.shot.value = shot_id
+    assert "first frame: waiting for your review" in board.media.children[0].children[-1].value
+
+    board.waiting.value = frame.task_id
+    board.approve.click()
+    assert "approved" in board.message.widget.value
+    assert board.shot.value == shot_id
+    assert "first frame: done" in board.media.children[0].children[-1].value
+    assert "approved the first frame of shot" in board.review_line.value
+
+    other = next(r for r in board.model.awaiting() if r.kind != "character_sheet")
+    board.waiting.value = other.task_id
+    board.note.value = "make the sea rougher"
+    board.reject.click()
+    assert "redrawn with your note" in board.message.widget.value and board.note.value == ""
+    assert "make the sea rougher" in board.review_line.value
