@@ -34,8 +34,6 @@ PIPELINE_KIT_ARK_POLL (seconds between polls), PIPELINE_KIT_ARK_RATE/_BURST (cal
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import os
 import time
@@ -48,7 +46,7 @@ import imageio_ffmpeg  # type: ignore[import-untyped]
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
 from pipeline_kit.backends.classify import ProviderError, RemoteError, classified, classify
 from pipeline_kit.backends.images import save_resized_png
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -200,24 +198,14 @@ class Ark:
                                 "references": len(sheets), "endpoint": self.base_url},
                       result={**facts, "references": [p.name for p in sheets]})
 
-    def _image_bytes(self, answer: Any, deadline: Deadline) -> bytes:
-        """The image in `data[0]`: decoded from b64_json, or downloaded from its url at once."""
-        try:
-            item = answer["data"][0]
-        except (KeyError, IndexError, TypeError):
-            raise params.permanent("bad_output", "bad_output: the answer has no data[0]") from None
-        if isinstance(item.get("error"), dict):
-            error = item["error"]
-            raise classify(ProviderError(str(error.get("code", "")), str(error.get("message", ""))))
-        if item.get("b64_json"):
-            try:
-                return base64.b64decode(item["b64_json"], validate=True)
-            except (binascii.Error, ValueError):
-                raise params.permanent("bad_output", "bad_output: b64_json is not base64") from None
-        if item.get("url"):
-            with httpx.Client(follow_redirects=True) as plain:  # the key stays with Ark
-                return send(plain, "GET", item["url"], deadline=deadline).content
-        raise params.permanent("bad_output", "bad_output: data[0] has neither b64_json nor url")
+    @staticmethod
+    def _image_bytes(answer: Any, deadline: Deadline) -> bytes:
+        """The image in `data[0]`; an error Ark reports in the item is classified by its code."""
+        def refused(item: dict[str, Any]) -> None:
+            if isinstance(item.get("error"), dict):
+                error = item["error"]
+                raise classify(ProviderError(str(error.get("code", "")), str(error.get("message", ""))))
+        return first_image(answer, deadline, refused)
 
     # -- video ------------------------------------------------------------------------------
     def _duration(self, p: Mapping[str, Any]) -> int:

@@ -6,6 +6,8 @@ write and pool alike), so a hung server costs at most the caller's `timeout_s`.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import time
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 import httpx
 
 from pipeline_kit.backends.classify import classify
+from pipeline_kit.backends.params import permanent
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import GenerationError
 
@@ -63,3 +66,25 @@ def json_body(response: httpx.Response) -> Any:
         return response.json()
     except ValueError as exc:
         raise classify(exc) from exc
+
+
+def first_image(answer: Any, deadline: Deadline,
+                on_item: Callable[[dict[str, Any]], None] | None = None) -> bytes:
+    """The image in an images answer's `data[0]` (OpenAI's shape, which Ark shares): decoded from
+    `b64_json`, or downloaded from its `url` at once (such URLs expire) by a client that carries no
+    key. `on_item` may inspect the item first (Ark puts a per-image error there)."""
+    try:
+        item = answer["data"][0]
+    except (KeyError, IndexError, TypeError):
+        raise permanent("bad_output", "bad_output: the answer has no data[0]") from None
+    if on_item is not None:
+        on_item(item)
+    if item.get("b64_json"):
+        try:
+            return base64.b64decode(item["b64_json"], validate=True)
+        except (binascii.Error, ValueError):
+            raise permanent("bad_output", "bad_output: b64_json is not base64") from None
+    if item.get("url"):
+        with httpx.Client(follow_redirects=True) as plain:  # the key stays with the provider
+            return send(plain, "GET", item["url"], deadline=deadline).content
+    raise permanent("bad_output", "bad_output: data[0] has neither b64_json nor url")

@@ -10,16 +10,13 @@ is a permanent `bad_output`.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
-from typing import Any
 
 import httpx
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.images import save_checked_png
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -72,28 +69,11 @@ class OpenAIImages:
                                  json=request, deadline=deadline, limiter=self.limiter,
                                  uid=ctx.uid)
         ctx.stage("finalizing")
-        data = self._image_bytes(json_body(response), deadline)
+        data = first_image(json_body(response), deadline)
         facts = save_checked_png(data, (width, height), job.out_path)
         return Output(path=job.out_path, cost=self.price, model=self.model,
                       settings={"size": request["size"], "endpoint": self.base_url},
                       result=facts)
-
-    def _image_bytes(self, body: Any, deadline: Deadline) -> bytes:
-        """The image from `data[0]`: decoded from b64_json, or fetched from its url."""
-        try:
-            item = body["data"][0]
-        except (KeyError, IndexError, TypeError):
-            raise params.permanent("bad_output", "bad_output: the answer has no data[0]") from None
-        if item.get("b64_json"):
-            try:
-                return base64.b64decode(item["b64_json"], validate=True)
-            except (binascii.Error, ValueError):
-                raise params.permanent("bad_output", "bad_output: b64_json is not base64") from None
-        if item.get("url"):
-            # A plain client: the key must not travel to the image host.
-            with httpx.Client(follow_redirects=True) as client:
-                return send(client, "GET", item["url"], deadline=deadline).content
-        raise params.permanent("bad_output", "bad_output: data[0] has neither b64_json nor url")
 
 
 def make(arg: str | None) -> OpenAIImages:

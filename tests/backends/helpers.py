@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pipeline_kit.backends import Job
+from pipeline_kit.backends import Job, LocalContext
 from pipeline_kit.errors import GenerationError
 
 MakeJob = Callable[..., Job]  # the make_job fixture: make_job(kind, params, *, task_id=...)
@@ -32,3 +32,17 @@ def assert_transient(call: Callable[[], Any], kind: str) -> GenerationError:
     error = _raised(call)
     assert (error.error_kind, error.retryable) == (kind, True), str(error)
     return error
+
+
+class RecordingContext(LocalContext):
+    """Also notes which requests a stand-in server had seen when the remote job id was remembered
+    (the server keeps them in `.requests`)."""
+
+    def __init__(self, server: Any, timeout_s: float = 10.0) -> None:
+        super().__init__(timeout_s=timeout_s, uid="worker-a")
+        self.server = server
+        self.seen_at_remember: list[list[tuple[str, str]]] = []
+
+    def remember_remote_job(self, job_id: str) -> None:
+        self.seen_at_remember.append(list(self.server.requests))
+        super().remember_remote_job(job_id)

@@ -15,7 +15,7 @@ from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import BadInput, GenerationError
 
 from .conftest import FRAME
-from .helpers import MakeJob, assert_permanent, assert_transient
+from .helpers import MakeJob, RecordingContext, assert_permanent, assert_transient
 
 KEY = "ark-test-key"
 VIDEO = {"bookcode": "hlm", "shot_id": "hlm-003-0012", "video_prompt": "She turns to the door",
@@ -34,18 +34,6 @@ def png(path: Path, size: tuple[int, int], colour: tuple[int, int, int] = (10, 2
     Image.new("RGB", size, colour).save(path, format="PNG")
     return path
 
-
-class RecordingContext(LocalContext):
-    """Also notes which requests the stand-in had seen when the remote id was remembered."""
-
-    def __init__(self, server: FakeArk, timeout_s: float = 10.0) -> None:
-        super().__init__(timeout_s=timeout_s, uid="worker-a")
-        self.server = server
-        self.seen_at_remember: list[list[tuple[str, str]]] = []
-
-    def remember_remote_job(self, job_id: str) -> None:
-        self.seen_at_remember.append(list(self.server.requests))
-        super().remember_remote_job(job_id)
 
 
 class StoppedWhilePolling(LocalContext):

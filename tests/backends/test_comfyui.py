@@ -13,20 +13,8 @@ from pipeline_kit.backends.comfyui import ComfyUI
 from pipeline_kit.backends.ratelimit import RateLimiter
 
 from .conftest import FRAME
-from .helpers import MakeJob, assert_permanent, assert_transient
+from .helpers import MakeJob, RecordingContext, assert_permanent, assert_transient
 
-
-class RecordingContext(LocalContext):
-    """Also notes what the server had seen when the remote id was remembered."""
-
-    def __init__(self, server: FakeComfyUI, timeout_s: float = 5.0) -> None:
-        super().__init__(timeout_s=timeout_s, uid="worker-a")
-        self.server = server
-        self.seen_at_remember: list[list[tuple[str, str]]] = []
-
-    def remember_remote_job(self, job_id: str) -> None:
-        self.seen_at_remember.append(list(self.server.requests))
-        super().remember_remote_job(job_id)
 
 
 def comfy(server: FakeComfyUI) -> ComfyUI:
@@ -37,7 +25,7 @@ def test_run_submits_remembers_at_once_and_fetches(comfy_server: FakeComfyUI,
                                                    make_job: MakeJob) -> None:
     """The prompt id is persisted right after the submit, before any polling, so a takeover
     can resume; the image is fetched, checked and costed once."""
-    ctx = RecordingContext(comfy_server)
+    ctx = RecordingContext(comfy_server, timeout_s=5.0)
     job = make_job("first_frame", FRAME)
     output = comfy(comfy_server).run(job, ctx)
     assert ctx.remote_jobs == [output.remote_job_id]

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import books, chapters, shots, task_deps, tasks
-from pipeline_kit.text import sample_book_path
+from pipeline_kit.text import ingest_file, sample_book_path, split_book
 from pipeline_kit.text.chapters import find_chapters
 
 SAMPLE_TITLE = "The Lamplighter of Gullhaven"
@@ -30,3 +30,12 @@ def sample_chapter_files(directory: Path) -> list[Path]:
         path.write_text(f"{chapter.title}\n\n{chapter.text}\n", encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def book_all_completed(db: Database) -> str:
+    """The sample book split, with every task marked completed after one attempt."""
+    bookcode = ingest_file(db, sample_book_path(), SAMPLE_TITLE).bookcode
+    split_book(db, bookcode)
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(tasks).values(status="completed", attempts=1, deps_remaining=0))
+    return bookcode

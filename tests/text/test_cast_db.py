@@ -15,16 +15,8 @@ from pipeline_kit.db.schema import characters, meta, shots, tasks
 from pipeline_kit.errors import NotInitialised
 from pipeline_kit.text import castdb, ingest_file, sample_book_path, split_book
 from pipeline_kit.text.graph import sheet_task_id
-from tests.text.helpers import SAMPLE_TITLE
+from tests.text.helpers import SAMPLE_TITLE, book_all_completed
 
-
-def _book_all_completed(db: Database) -> str:
-    """The sample book split, with every task marked completed after one attempt."""
-    bookcode = ingest_file(db, sample_book_path(), SAMPLE_TITLE).bookcode
-    split_book(db, bookcode)
-    with db.engine.begin() as conn:
-        conn.execute(sa.update(tasks).values(status="completed", attempts=1, deps_remaining=0))
-    return bookcode
 
 
 def _shots_naming(db: Database, bookcode: str, name: str) -> set[str]:
@@ -83,7 +75,7 @@ def test_split_stores_the_bible_and_shots_name_canonical_characters(db: Database
 def test_describe_requeues_exactly_that_characters_sheet_and_frames(db: Database) -> None:
     """`cast describe` locks the description and re-queues that character's sheet, the frames (and videos,
     films) of the shots naming it, nothing else; the sheet's prompt carries the new description."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     report = castdb.describe(db, bookcode, "Mara", "a girl of twelve in a red oilskin coat")
     mine = _expected(
         bookcode, _shots_naming(db, bookcode, "Mara"), {sheet_task_id(bookcode, "Mara")}
@@ -103,7 +95,7 @@ def test_describe_requeues_exactly_that_characters_sheet_and_frames(db: Database
 def test_merge_moves_the_shots_and_requeues_only_their_frames(db: Database) -> None:
     """`cast merge A B`: shots naming A name B, their frames are re-queued and depend on B's sheet; A's sheet
     is canceled and its names become B's aliases; no other task changes."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     hetty = _shots_naming(db, bookcode, "Old Hetty")
     report = castdb.merge(db, bookcode, "Hetty", "Tobias")
     assert set(report.reset) == _expected(bookcode, hetty, set()) == _pending(db)
@@ -121,7 +113,7 @@ def test_merge_moves_the_shots_and_requeues_only_their_frames(db: Database) -> N
 def test_rename_and_drop_requeue_only_the_shots_naming_the_character(db: Database) -> None:
     """`cast rename` gives the character a new sheet and name in its shots; `cast drop` removes it from its
     shots and a rebuild by split never casts it again; each re-queues only those shots' frames."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     tobias = _shots_naming(db, bookcode, "Tobias")
     report = castdb.rename(db, bookcode, "Tobias", "Tobias Wren")
     new_sheet = sheet_task_id(bookcode, "Tobias Wren")

@@ -8,17 +8,9 @@ import sqlalchemy as sa
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import shots, task_deps, tasks
 from pipeline_kit.errors import BadInput, NotFound
-from pipeline_kit.text import edit_shot, ingest_file, rerun_shot, sample_book_path, show_shot, split_book
-from tests.text.helpers import SAMPLE_TITLE
+from pipeline_kit.text import edit_shot, rerun_shot, show_shot
+from tests.text.helpers import book_all_completed
 
-
-def _book_all_completed(db: Database) -> str:
-    """The sample book split, with every task marked completed after one attempt."""
-    bookcode = ingest_file(db, sample_book_path(), SAMPLE_TITLE).bookcode
-    split_book(db, bookcode)
-    with db.engine.begin() as conn:
-        conn.execute(sa.update(tasks).values(status="completed", attempts=1, deps_remaining=0))
-    return bookcode
 
 
 def _statuses(db: Database) -> dict[str, tuple[str, int]]:
@@ -30,7 +22,7 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
     """An edit rewrites the shot and its tasks' params, resets its three tasks (attempts kept) and
     what depends on them (its chapter's film and the book's), nothing else. A name given by its
     alias (Hetty) is stored as the bible's character (Old Hetty)."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     sid = f"{bookcode}-c002-s0003"
     before = _statuses(db)
     report = edit_shot(db, sid, prompt="A baker by a smoking lamp", characters=["Hetty", "Mara"], location="Lamp room")
@@ -57,7 +49,7 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
 def test_rerun_resets_only_that_shot(db: Database) -> None:
     """A re-run sends the shot's tasks and their dependents (its chapter's film, the book's) back
     to pending, nothing else."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     sid = f"{bookcode}-c001-s0001"
     before = _statuses(db)
     report = rerun_shot(db, sid)
@@ -69,7 +61,7 @@ def test_rerun_resets_only_that_shot(db: Database) -> None:
 
 def test_edit_with_a_new_character_adds_its_sheet(db: Database) -> None:
     """Naming a new character in an edit enqueues that character's sheet (existing sheets untouched)."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     edit_shot(db, f"{bookcode}-c003-s0001", characters=["Mara", "The Old Sailor"])
     status = _statuses(db)
     assert status[f"{bookcode}/char/the-old-sailor"] == ("pending", 0)
@@ -86,7 +78,7 @@ def test_edit_with_a_new_character_adds_its_sheet(db: Database) -> None:
 
 def test_bad_edits_are_refused(db: Database) -> None:
     """Unknown shots are NotFound; an edit with nothing to change or an empty prompt is BadInput."""
-    bookcode = _book_all_completed(db)
+    bookcode = book_all_completed(db)
     before = _statuses(db)
     with pytest.raises(NotFound):
         edit_shot(db, "nope", prompt="x")

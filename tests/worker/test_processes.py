@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -51,6 +52,35 @@ def finish(procs: list[subprocess.Popen[str]], timeout: float = 240) -> list[str
         assert "Traceback" not in err
         outs.append(out)
     return outs
+
+
+def freeze(proc: subprocess.Popen[str], url: str) -> None:
+    """SIGSTOP `proc` at a moment it holds no SQLite write lock: a process frozen inside a write
+    transaction blocks every other writer of the file (a server's row locks do not: other rows
+    stay free, and the frozen session times out)."""
+    for _ in range(200):
+        proc.send_signal(signal.SIGSTOP)
+        if not url.startswith("sqlite:///"):
+            return
+        probe = sqlite3.connect(url.removeprefix("sqlite:///"), timeout=0.1, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            return
+        except sqlite3.OperationalError:  # frozen mid-write: let it finish and try again
+            proc.send_signal(signal.SIGCONT)
+            time.sleep(0.02)
+        finally:
+            probe.close()
+    raise AssertionError("the worker was always inside a write")
+
+
+def claimed_by(db: Database, worker_id: str, timeout: float = 60) -> None:
+    """Wait until `worker_id` has claimed a task."""
+    deadline = time.monotonic() + timeout
+    while count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.worker_id == worker_id)) == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
 
 
 def count(db: Database, query: sa.Select) -> int:  # type: ignore[type-arg]
@@ -125,12 +155,9 @@ def test_stopped_worker_is_fenced_and_new_owner_file_kept(db_url: str, db: Datab
         engine.enqueue(conn, [TaskSpec(task_id="slow", kind="noop", lane="default")])
     sleeper = work(db_url, "sleeper", tmp_path, "--lanes", "default", "--backend", "sleep:2", "--max-tasks", "1",
                    "--lease", "1", "--heartbeat", "0.3")
-    deadline = time.monotonic() + 60
-    while count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.worker_id == "sleeper")) == 0:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    claimed_by(db, "sleeper")
     time.sleep(0.3)
-    sleeper.send_signal(signal.SIGSTOP)
+    freeze(sleeper, db_url)
     try:
         time.sleep(1.5)  # the lease runs out while it is frozen
         taker = work(db_url, "taker", tmp_path, "--lanes", "default", "--backend", "noop", "--until-empty",
@@ -161,12 +188,9 @@ def test_woken_worker_finishes_the_task_it_claims_again(db_url: str, db: Databas
         engine.enqueue(conn, [TaskSpec(task_id="wake", kind="noop", lane="default", max_attempts=3)])
     sleeper = work(db_url, "sleeper", tmp_path, "--lanes", "default", "--backend", "sleep:2", "--until-empty",
                    "--lease", "1", "--heartbeat", "0.3", "--watchdog", "0.5")
-    deadline = time.monotonic() + 60
-    while count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.worker_id == "sleeper")) == 0:
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    claimed_by(db, "sleeper")
     time.sleep(0.3)
-    sleeper.send_signal(signal.SIGSTOP)
+    freeze(sleeper, db_url)
     try:
         time.sleep(1.5)  # the lease runs out while it is frozen
         assert [r.task_id for r in engine.reclaim_expired(db, by="test-watchdog")] == ["wake"]
