@@ -16,6 +16,11 @@ _QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"|「([^」]+)」|『([^』]+)
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t\u3000])")
 _INTRODUCED = re.compile(r"[：:]\s*$")  # 张飞曰： right before a quote: someone new speaks
 _SENTENCE_END = re.compile(r"[.!?。！？…]+[\"”’」』)]*")
+# Who says a quote in English narration: "said Tom", "Tom said", "Mr. Holmes asked" (a name or a
+# pronoun, with the verb on either side).
+_VERBS = r"(?:said|says|asked|asks|replied|cried|answered|shouted|whispered|called|added|muttered)"
+_WHO = r"((?:Mr\.|Mrs\.|Miss|Dr\.)?\s?[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?|he|she|I|they|we)"
+_SAID = re.compile(rf"\b{_VERBS}\s+{_WHO}|{_WHO}\s+{_VERBS}\b")
 
 
 def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
@@ -32,22 +37,49 @@ def speech_turns(text: str, lang: str) -> list[list[str]]:
 
     A new paragraph is a new speaker (a line in Chinese, a blank-line block or an indented line
     in English); in Chinese so is a quote opened after a colon (张飞曰：“…”), the way a second
-    speaker is brought in within one line.
+    speaker is brought in within one line; in English so is a quote whose narration names another
+    speaker than the quote before it ("Yes," said Tom. "No," said Mary.).
     """
     paragraphs = text.split("\n") if lang == "zh" else _PARAGRAPH.split(text)
     turns: list[list[str]] = []
     for paragraph in paragraphs:
+        quotes = list(_QUOTED.finditer(paragraph))
         turn: list[str] = []
-        said_at = 0
-        for match in _QUOTED.finditer(paragraph):
-            if turn and lang == "zh" and _INTRODUCED.search(paragraph[said_at:match.start()]):
+        last_speaker = None
+        for i, match in enumerate(quotes):
+            before = paragraph[quotes[i - 1].end() if i else 0:match.start()]
+            after = paragraph[match.end():quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
+            said = next(g for g in match.groups() if g).strip()
+            speaker = None if lang == "zh" else _speaker(said, before, after)
+            if turn and ((lang == "zh" and _INTRODUCED.search(before))
+                         or (speaker and last_speaker and speaker != last_speaker)):
                 turns.append(turn)
                 turn = []
-            turn.append(next(g for g in match.groups() if g).strip())
-            said_at = match.end()
+            turn.append(said)
+            last_speaker = speaker or last_speaker
         if turn:
             turns.append(turn)
     return turns
+
+
+def _speaker(said: str, before: str, after: str) -> str | None:
+    """Who speaks the quote `said`, lower-cased, from the narration around it (None: not said).
+
+    The narration after a quote names its speaker up to the first sentence end ("Yes," said Tom.),
+    or, with no sentence end, when the quote itself did not end one ("Wait," she said, "...");
+    else the narration after belongs to the next quote, and the speaker is named in the last
+    sentence before this one (Tom said, "Go.").
+    """
+    end = _SENTENCE_END.search(after)
+    if end:
+        own = after[:end.end()]
+    else:
+        own = "" if _SENTENCE_END.fullmatch(said[-1:]) else after
+    lead = _SENTENCE_END.split(before)[-1]
+    found = _SAID.search(own) or _SAID.search(lead)
+    if found is None:
+        return None
+    return next(g for g in found.groups() if g).strip().lower()
 
 
 def joined(pieces: list[str], lang: str) -> str:

@@ -48,10 +48,14 @@ LAMP = """\u201cThe lamp is out,\u201d Mara said. \u201cDidn\u2019t you see it?\
     ("zh", "玄德曰：“吾欲救民。”张飞曰：“我愿同往。”\n关公曰：“善。”",
      ["吾欲救民。", "我愿同往。", "善。"]),
     ("en", "    \"Come in,\" she said.\n    \"Thank you,\" he said.", ["Come in.", "Thank you."]),
+    ("en", "\"Yes,\" said Tom. \"No,\" said Mary.", ["Yes.", "No."]),
+    ("en", "Tom said, \"Go.\" Mary answered, \"Stay.\"", ["Go.", "Stay."]),
+    ("en", "\"Come,\" said Mr. Holmes. \"At once,\" Watson replied.", ["Come.", "At once."]),
 ])
 def test_two_speakers_never_share_a_subtitle(lang: str, text: str, expected: list[str]) -> None:
     """Each speaker's words are a subtitle of their own: a new paragraph (or, in Chinese, a
-    quote brought in by a colon) is a new speaker, never joined to the one before."""
+    quote brought in by a colon; in English, narration naming another speaker within one
+    paragraph) is a new speaker, never joined to the one before."""
     assert subtitles(text, dialogue=True, lang=lang) == expected
 
 
@@ -64,3 +68,9 @@ def test_scene_break_markers_are_not_subtitled(marker: str, dialogue: bool) -> N
     shown = subtitles(text, dialogue=dialogue, lang="en")
     assert shown and not any(mark in line for line in shown for mark in "*＊※")
     assert subtitles(f"{marker}\n", dialogue=dialogue, lang="en") == []
+
+
+@pytest.mark.parametrize("text", ["\"Wait,\" she said, \"not yet.\"", "\"I know.\" He turned. \"But not yet.\""])
+def test_one_speaker_interrupted_by_narration_stays_one_cue(text: str) -> None:
+    """Speech broken by narration that names no other speaker stays one cue."""
+    assert len(subtitles(text, dialogue=True, lang="en")) == 1
