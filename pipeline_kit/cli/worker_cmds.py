@@ -6,13 +6,10 @@ import argparse
 import os
 from pathlib import Path
 
-from sqlalchemy.exc import SQLAlchemyError
 
-from pipeline_kit import fonts, text
 from pipeline_kit.backends.profile import resolve_backend
 from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.cli.common import int_in, open_db, positive_float, positive_int
-from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
 from pipeline_kit.store import check_url
@@ -90,21 +87,9 @@ def cmd_work(args: argparse.Namespace) -> int:
     cfg = worker_config(args)
     router = Router(Routing.parse(cfg.backend))
     router.check()  # bad routing is bad input before anything connects
-    db = open_db(args)
-    if any(getattr(b, "draws_text", False) for b in router.built()):
-        _warn_missing_font(db)
-    summary = run_worker(db, cfg, handle_signals=True, router=router)
+    summary = run_worker(open_db(args), cfg, handle_signals=True, router=router)
     print(summary.line())
     return 0
-
-
-def _warn_missing_font(db: Database) -> None:
-    """Say once, at start, that the waiting books' Chinese or Japanese text will draw as boxes."""
-    try:
-        langs = text.open_book_langs(db)
-    except SQLAlchemyError:  # no schema yet, or the server is down: the worker reports that
-        return
-    fonts.warn_missing(langs)
 
 
 def cmd_providers(args: argparse.Namespace) -> int:

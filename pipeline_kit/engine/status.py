@@ -256,3 +256,11 @@ def pending_elsewhere(db: Database, lanes_served: Sequence[str]) -> dict[str, in
             .where(tasks.c.lane.not_in(list(lanes_served)), tasks.c.status == Status.PENDING.value)
             .group_by(tasks.c.lane).order_by(tasks.c.lane))
         return {lane: int(n) for lane, n in rows}
+
+
+def open_book_langs(db: Database) -> set[str]:
+    """The languages of the books that still have tasks waiting or running."""
+    waiting = sa.exists().where(tasks.c.bookcode == books.c.bookcode,
+                                tasks.c.status.in_((Status.PENDING.value, Status.PROCESSING.value)))
+    with db.engine.connect() as conn:
+        return set(conn.execute(sa.select(books.c.lang).distinct().where(waiting)).scalars())

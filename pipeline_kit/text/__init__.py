@@ -17,7 +17,7 @@ from pipeline_kit.text.edit import EditReport, edit_shot, rerun_shot, show_shot
 from pipeline_kit.text.ingest import ChapterOutcome, IngestReport, ingest_file, ingest_text
 from pipeline_kit.text.model_splitter import ModelSplitter
 from pipeline_kit.text.prompts import Templates
-from pipeline_kit.text.records import Shot, open_book_langs
+from pipeline_kit.text.records import Shot
 from pipeline_kit.text.split import SplitReport, split_book
 from pipeline_kit.text.splitter import RuleSplitter, Splitter
 
@@ -35,5 +35,5 @@ def sample_book_title() -> str:
 __all__ = [
     "ChapterOutcome", "EditReport", "IngestReport", "ModelSplitter", "RuleSplitter", "Shot", "SplitReport",
     "Splitter", "Templates", "edit_shot", "ingest_file", "ingest_text", "make_bookcode",
-    "open_book_langs", "rerun_shot", "sample_book_path", "sample_book_title", "show_shot", "split_book",
+    "rerun_shot", "sample_book_path", "sample_book_title", "show_shot", "split_book",
 ]

@@ -8,9 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, tasks
-from pipeline_kit.engine.states import Status
+from pipeline_kit.db.schema import books
 from pipeline_kit.errors import NotFound
 
 
@@ -74,11 +72,3 @@ def get_book(conn: sa.Connection, bookcode: str) -> Book:
     if row is None:
         raise NotFound(f"no book {bookcode!r}: ingest it first (`pipeline-kit ingest FILE --title TITLE`)")
     return Book(row.bookcode, row.title, row.lang)
-
-
-def open_book_langs(db: Database) -> set[str]:
-    """The languages of the books that still have tasks waiting or running."""
-    waiting = sa.exists().where(tasks.c.bookcode == books.c.bookcode,
-                                tasks.c.status.in_((Status.PENDING.value, Status.PROCESSING.value)))
-    with db.engine.connect() as conn:
-        return set(conn.execute(sa.select(books.c.lang).distinct().where(waiting)).scalars())

@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline_kit import engine
+from pipeline_kit import engine, fonts
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.base import quote
 from pipeline_kit.backends.classify import classify
@@ -149,6 +149,7 @@ class Worker:
         self.db_call(lambda: engine.register_worker(self.db, self.cfg.worker_id, lanes=list(self.cfg.lanes),
                                                     uid=self.cfg.uid, backend=self.router.routing.names()[:64],
                                                     lease_s=self.cfg.lease_s), "register")
+        self._warn_missing_font()
         self._flush_spool()
         self.heartbeat.start()
         bar = progress(self.cfg.worker_id, enabled=self.cfg.progress)
@@ -392,6 +393,11 @@ class Worker:
         self._last_watchdog = time.monotonic()
         reclaimed = self.db_call(lambda: engine.reclaim_expired(self.db, by=self.cfg.worker_id), "watchdog")
         self.summary.reclaimed += len(reclaimed)
+
+    def _warn_missing_font(self) -> None:
+        """Say once, at start, when waiting books' Chinese or Japanese text would draw as boxes."""
+        if any(getattr(b, "draws_text", False) for b in self.router.built()):
+            fonts.warn_missing(self.db_call(lambda: engine.open_book_langs(self.db), "book languages"))
 
     def _flush_spool(self) -> None:
         if self.spool.pending():

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline_kit import fonts
-from pipeline_kit.db import create
+from pipeline_kit.db import Database, create
 from pipeline_kit.text import make_bookcode, sample_book_path
 from tests.text.helpers import SAMPLE_TITLE, row_counts
 
@@ -144,10 +144,33 @@ def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: s
     bookcode = ingested.stdout.strip()
     assert cli(none, "split", bookcode).returncode == 0
     work = ["work", "--lanes", "image", "--until-empty", "--quiet",
-            "--outputs", str(tmp_path / "out")]
+            "--outputs", str(tmp_path / "out"), "--store", str(tmp_path / "out")]
     worked = cli(none, *work)
     assert len(warnings_of(worked)) == 1 and "empty boxes" in worked.stderr
     assert list((tmp_path / "out").rglob("*.png"))  # frames were drawn, and warned of once
     assert fonts.cjk_font_path() is not None  # the test extra installs the cjk extra's font
     assert cli(none, "shot", "rerun", f"{bookcode}-c001-s0001").returncode == 0
     assert warnings_of(cli(dict(os.environ), *work)) == []
+
+
+def test_the_notebook_worker_warns_of_a_missing_cjk_font_too(sqlite_db: Database, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The warning comes from the worker itself, so a worker started from the notebook (in
+    process, no CLI) says it once as well."""
+    from pipeline_kit.text import ingest_text, split_book
+    from pipeline_kit.worker import WorkerConfig, run_worker
+
+    monkeypatch.setenv("PIPELINE_KIT_FONT", "none")
+    for cached in (fonts.cjk_font_path, fonts._face, fonts.matplotlib_rc):
+        cached.cache_clear()
+    monkeypatch.setattr(fonts, "_warned", set())
+    try:
+        book = ingest_text(sqlite_db, "第一回　宴桃园\n\n刘备与关羽在桃园中饮酒。\n", "三国演义", lang="zh")
+        split_book(sqlite_db, book.bookcode)
+        run_worker(sqlite_db, WorkerConfig(worker_id="nb", lanes=("image",), max_tasks=2, progress=False,
+                                           outputs=tmp_path / "out", spool=tmp_path / "spool"))
+        assert capsys.readouterr().err.count("empty boxes") == 1
+    finally:
+        for cached in (fonts.cjk_font_path, fonts._face, fonts.matplotlib_rc):
+            cached.cache_clear()
