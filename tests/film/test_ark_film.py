@@ -10,6 +10,7 @@ equals what the provider billed; the API key is nowhere in the database, the out
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pipeline_kit import text
 from pipeline_kit.chaos.invariants import check_all
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, metadata, tasks
+from pipeline_kit.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from servers.ark_fake import FakeArk
@@ -108,7 +110,12 @@ def test_book_becomes_a_film_through_ark_with_a_worker_killed(
             assert images[row.params["prompt"]]["references"] == []
     assert any(len(c["references"]) > 0 for c in images.values()), "the book has characters"
 
-    assert (tmp_path / "data" / "films" / book / "film.mp4").is_file()
+    film = next(r for r in rows if r.kind == "assemble_book")
+    with db.engine.connect() as conn:
+        film_path = conn.execute(sa.select(tasks.c.output_path).where(tasks.c.task_id == film.task_id)).scalar_one()
+    store = open_store(db, outputs=tmp_path / "data" / "outputs", cache=tmp_path / "check-cache")
+    with contextlib.chdir(tmp_path):  # a folder store's names are the workers' own paths
+        assert store.fetch(film_path, dict(film.result)).stat().st_size > 0  # wherever it is stored
     billed = IMAGE_PRICE * (len(creates) - len(videos)) + VIDEO_PRICE * sum(
         c["seconds"] for c in videos)
     assert check_all(db, root=tmp_path, billed_cost=billed) == []
