@@ -9,6 +9,7 @@ green run that never touched a real server proves nothing.
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -114,3 +115,16 @@ def _empty(database: Database) -> None:
                 conn.execute(table.delete())
         # settings (the output store) start unset; the schema version stays
         conn.execute(meta.delete().where(meta.c.key != "schema_version"))
+
+
+def first_value(db: Database, query: sa.Select, what: str, *, timeout: float = 60,  # type: ignore[type-arg]
+                every: float = 0.05) -> str:
+    """Poll `query` until it returns a value (its first column, as text); fail naming `what`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with db.engine.connect() as conn:
+            found = conn.execute(query).scalar()
+        if found:
+            return str(found)
+        time.sleep(every)
+    raise AssertionError(f"never saw {what}")

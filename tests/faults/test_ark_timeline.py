@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from pipeline_kit.db import create
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.worker import WorkerConfig, run_worker
+from tests.conftest import first_value
 
 from .helpers import BOOK, frame_params, shot_id, wait_leases_expired
 
@@ -62,14 +62,7 @@ def wait_remote_job(db: Database, task_id: str, timeout: float = 60) -> str:
     """Block until an attempt of `task_id` has recorded its remote job id."""
     query = sa.select(attempts.c.remote_job_id).where(attempts.c.task_id == task_id,
                                                       attempts.c.remote_job_id.is_not(None))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with db.engine.connect() as conn:
-            found = conn.execute(query).scalar()
-        if found:
-            return str(found)
-        time.sleep(0.1)
-    raise AssertionError("the worker never recorded a remote job id")
+    return first_value(db, query, "the worker record a remote job id", timeout=timeout)
 
 
 def test_killed_after_create_the_takeover_resumes_the_same_task(

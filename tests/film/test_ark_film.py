@@ -14,7 +14,6 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -24,6 +23,7 @@ from pipeline_kit.chaos.invariants import check_all
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, metadata, tasks
 from pipeline_kit.store import open_store
+from tests.conftest import first_value
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from servers.ark_fake import FakeArk
@@ -47,14 +47,7 @@ def wait_for_running_clip(db: Database, worker_id: str, timeout: float = 120) ->
              .join(tasks, tasks.c.task_id == attempts.c.task_id)
              .where(attempts.c.worker_id == worker_id, attempts.c.remote_job_id.is_not(None),
                     attempts.c.outcome.is_(None), tasks.c.kind == "video"))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with db.engine.connect() as conn:
-            found = conn.execute(query).scalar()
-        if found:
-            return str(found)
-        time.sleep(0.05)
-    raise AssertionError(f"{worker_id} never held a running clip")
+    return first_value(db, query, f"{worker_id} hold a running clip", timeout=timeout)
 
 
 def everything_stored(db: Database) -> str:
