@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline_kit.analysis import charts, timescale
+from pipeline_kit.analysis.films import copy_films, films_html
 from pipeline_kit.analysis.load import RunLog, load, snapshot
 from pipeline_kit.analysis.postmortem import Postmortem, postmortem
 from pipeline_kit.analysis.reliability import LONG_GAP_FACTOR
@@ -92,7 +93,7 @@ RANKED = {"cost_by_shot": ("cost", "costliest")}  # cut to the top rows by that 
 _CSS = """body{font-family:'DejaVu Sans',Arial,sans-serif;margin:2em;max-width:70em;color:#222}
 table{border-collapse:collapse;margin:.3em 0 1.5em;font-size:90%}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}
-img{max-width:100%;border:1px solid #ddd}.note{color:#666;font-size:85%;margin:.2em 0}
+img,video{max-width:100%;border:1px solid #ddd}.note{color:#666;font-size:85%;margin:.2em 0}
 .empty{color:#666;font-style:italic}"""
 
 
@@ -106,11 +107,13 @@ def write_report(db: Database, bookcode: str | None, out_dir: Path) -> Path:
     log = load(db, bookcode)
     if bookcode is not None and log.tasks.empty:
         raise NotFound(f"no tasks for book {bookcode!r}")
-    return write_report_for(log, Path(out_dir))
+    films = films_html(copy_films(db, bookcode, Path(out_dir)))
+    return write_report_for(log, Path(out_dir), films=films)
 
 
-def write_report_for(log: RunLog, out_dir: Path) -> Path:
-    """Write the report of an already loaded log; returns the HTML path."""
+def write_report_for(log: RunLog, out_dir: Path, *, films: str = "") -> Path:
+    """Write the report of an already loaded log; returns the HTML path. `films` is the
+    section showing the book's films (see analysis.films), when the report has the database."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pm = postmortem(log)
     tables = all_tables(pm)
@@ -126,7 +129,7 @@ def write_report_for(log: RunLog, out_dir: Path) -> Path:
             shown[name] = f"<img src='{name}.png' alt='{html.escape(name.replace('_', ' '))}'>"
     snapshot(log, out_dir / "snapshot")
     page = out_dir / "index.html"
-    page.write_text(_page(pm, tables, shown), encoding="utf-8")
+    page.write_text(_page(pm, tables, shown, films), encoding="utf-8")
     return page
 
 
@@ -182,10 +185,10 @@ def header_html(pm: Postmortem) -> str:
     return "\n".join([f"<h1>{html.escape(f'Post-mortem: {heading(pm.log)}')}</h1>", *lines])
 
 
-def _page(pm: Postmortem, tables: dict[str, pd.DataFrame], shown: dict[str, str]) -> str:
+def _page(pm: Postmortem, tables: dict[str, pd.DataFrame], shown: dict[str, str], films: str) -> str:
     title = html.escape(f"Post-mortem: {heading(pm.log)}")
     parts = [(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
-              f"<style>{_CSS}</style></head><body>"), header_html(pm)]
+              f"<style>{_CSS}</style></head><body>"), header_html(pm), *([films] if films else [])]
     for section, chart, names in SECTIONS:
         parts.append(f"<h2>{html.escape(section)}</h2>")
         parts.append(shown[chart])

@@ -1,0 +1,70 @@
+"""The report shows the book's films read through the output store, from any folder on any PC."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit import store, text
+from pipeline_kit.db import Database
+from pipeline_kit.db.schema import tasks
+from pipeline_kit.film.names import BOOK_KIND, CHAPTER_KIND
+
+from ..worker.test_processes import SMALL_BOOK, finish
+from ..worker.test_several_pcs import cli, pc
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_report_in_another_folder_holds_the_films_from_the_database_store(
+        db_url: str, db: Database, tmp_path: Path) -> None:
+    """A book made by a worker in folder A, with the store in the database; `report` run in
+    folder B (which never saw the files) writes the book's film, the chapter film and its contact
+    sheet beside the page, byte for byte as the task rows record them, and the page links those
+    copies, never a path on A's disk."""
+    assert store.effective_url(db)[0] == store.DATABASE_URL
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    finish([pc(db_url, "PC-A", tmp_path / "a", "--until-empty", "--lease", "60")])
+    with db.engine.connect() as conn:
+        films = {r.kind: r for r in conn.execute(
+            sa.select(tasks.c.kind, tasks.c.status, tasks.c.result)
+            .where(tasks.c.kind.in_((BOOK_KIND, CHAPTER_KIND)))).all()}
+    assert {r.status for r in films.values()} == {"completed"}
+
+    done = cli(db_url, tmp_path / "b", "report", book.bookcode, "--out", "r")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "b" / "r"
+    page = (out / "index.html").read_text(encoding="utf-8")
+    film = out / "films" / book.bookcode / "film.mp4"
+    chapter = out / "films" / book.bookcode / "chapter-001.mp4"
+    contact = chapter.with_name("chapter-001.contact.png")
+    assert _sha(film) == films[BOOK_KIND].result["sha256"]
+    assert _sha(chapter) == films[CHAPTER_KIND].result["sha256"]
+    assert _sha(contact) == films[CHAPTER_KIND].result["sides"][".contact.png"]
+    assert contact.read_bytes().startswith(b"\x89PNG")
+    linked = set(re.findall(r"(?:src|href)='(films/[^']+)'", page))
+    assert {f"films/{book.bookcode}/film.mp4", f"films/{book.bookcode}/chapter-001.mp4",
+            f"films/{book.bookcode}/chapter-001.contact.png"} <= linked
+    assert all((out / link).is_file() for link in linked)
+    assert str(tmp_path / "a") not in page
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_report_says_so_when_there_is_no_film_yet(db_url: str, db: Database, tmp_path: Path) -> None:
+    """A book whose chapters were never assembled: the page says there is no film yet and the
+    report folder holds no films."""
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    done = cli(db_url, tmp_path / "b", "report", book.bookcode, "--out", "r")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "b" / "r" / "index.html").read_text(encoding="utf-8")
+    assert "<h2>Films</h2>" in page and "none yet: no chapter has been assembled" in page
+    assert not (tmp_path / "b" / "r" / "films").exists()
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
