@@ -1,4 +1,5 @@
-"""A TCP proxy on loopback between workers and a database server, to cut or freeze connections.
+"""A TCP proxy between workers and a server, to cut or freeze connections, or to be the one way
+to reach it (from a network namespace: listen on the host side of its veth pair).
 
 `cut()` drops every open connection at once (a network blip, a NAT timeout); `freeze(s)` stops
 forwarding bytes either way for `s` seconds and then lets them through (a stalled link). New
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 @dataclass
 class Proxy:
     target: tuple[str, int]
+    listen: str = "127.0.0.1"  # the address it accepts on
     _server: socket.socket = field(init=False)
     _pairs: set[tuple[socket.socket, socket.socket]] = field(default_factory=set, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -22,7 +24,7 @@ class Proxy:
     _closed: threading.Event = field(default_factory=threading.Event, init=False)
 
     def __post_init__(self) -> None:
-        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server = socket.create_server((self.listen, 0))
         self._flowing.set()
 
     @property
