@@ -15,6 +15,7 @@ from pipeline_kit.db.schema import tasks
 from pipeline_kit.film.names import BOOK_KIND, CHAPTER_KIND
 
 from ..worker.test_processes import SMALL_BOOK, finish
+from .test_notebooks import _run
 from ..worker.test_several_pcs import cli, pc
 
 
@@ -51,6 +52,25 @@ def test_report_in_another_folder_holds_the_films_from_the_database_store(
             f"films/{book.bookcode}/chapter-001.contact.png"} <= linked
     assert all((out / link).is_file() for link in linked)
     assert str(tmp_path / "a") not in page
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_postmortem_notebook_shows_the_films_from_the_database_store(
+        db_url: str, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The post-mortem notebook, run in a folder that never saw the files, fetches the chapter
+    film's contact sheet through the store and shows it, and the film lands in its report folder."""
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    finish([pc(db_url, "PC-A", tmp_path / "a", "--until-empty", "--lease", "60")])
+    with db.engine.connect() as conn:
+        film_sha = conn.execute(sa.select(tasks.c.result).where(tasks.c.kind == BOOK_KIND)).scalar_one()["sha256"]
+    (tmp_path / "nb").mkdir()
+    nb = _run("postmortem.ipynb", tmp_path / "nb" / "pm.ipynb", {"bookcode": book.bookcode},
+              {"PIPELINE_KIT_DB": db_url, "MPLBACKEND": "Agg"}, monkeypatch)
+    shown = [c for c in nb.cells if "copy_films" in c.source or "CONTACT" in c.source]
+    assert any("image/png" in o.get("data", {}) for c in shown for o in c.get("outputs", []))
+    film = tmp_path / "nb" / "reports" / book.bookcode / "films" / book.bookcode / "film.mp4"
+    assert _sha(film) == film_sha
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

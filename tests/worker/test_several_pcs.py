@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import imageio.v2 as imageio
@@ -14,7 +16,7 @@ import sqlalchemy as sa
 
 from pipeline_kit import store, text
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import books, store_blobs, tasks
+from pipeline_kit.db.schema import attempts, books, store_blobs, tasks
 from pipeline_kit.engine import TaskSpec, enqueue
 from pipeline_kit.errors import GenerationError, StoreUnavailable
 from pipeline_kit.store.database import DatabaseStore, sweep
@@ -193,3 +195,65 @@ def test_an_unreachable_store_pauses_the_worker_without_using_attempts(db_url: s
         row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "t1")).mappings().one()
     assert (row["status"], row["attempts"]) == ("completed", 1)
     assert Path(row["output_path"]).is_relative_to(mount)
+
+
+def _stopped(proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Wait until `proc` has stopped itself (state T in /proc)."""
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+        assert proc.poll() is None and time.monotonic() < deadline, "the worker never froze"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("db_url", "where"), [("postgresql", "database"), ("mariadb", "database"),
+                                              ("postgresql", "s3")], indirect=["db_url"])
+def test_a_pc_killed_mid_clip_and_a_pc_frozen_past_its_lease_change_nothing(
+        db_url: str, where: str, db: Database, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The small book made into a film by PCs in their own folders while one PC is killed in the
+    middle of a clip and another freezes in the middle of one past its lease: another PC takes
+    both clips over, every task completes with exactly one completed attempt, the frozen PC, woken
+    after the film is made, changes no task row (its late output is fenced, never recorded), and
+    `export` from another folder gives the film and every output as the rows name them."""
+    env: dict[str, str] = {}
+    if where == "s3":
+        env = request.getfixturevalue("s3_store_env")
+        store.set_url(db, f"s3://films/{tmp_path.name}")
+    else:
+        _database_store(db)
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    fast = ("--until-empty", "--lease", "3", "--heartbeat", "0.5", "--watchdog", "0.5")
+    drawer = pc(db_url, "PC-draw", tmp_path / "draw", "--lanes", "image,assembly", *fast, env=env)
+    killed = pc(db_url, "PC-killed", tmp_path / "killed", "--lanes", "video", *fast,
+                env={**env, "PIPELINE_KIT_FAULTS": "after_call:kill:1"})
+    frozen = pc(db_url, "PC-frozen", tmp_path / "frozen", "--lanes", "video", *fast,
+                env={**env, "PIPELINE_KIT_FAULTS": "after_call:stop:1"})
+    try:
+        killed.communicate(timeout=120)
+        assert killed.returncode == -9
+        _stopped(frozen)
+        taker = pc(db_url, "PC-taker", tmp_path / "taker", *fast, env=env)
+        finish([drawer, taker])
+        with db.engine.connect() as conn:
+            before = [dict(r) for r in conn.execute(sa.select(tasks).order_by(tasks.c.task_id)).mappings()]
+    finally:
+        frozen.send_signal(signal.SIGCONT)
+    finish([frozen])
+    with db.engine.connect() as conn:
+        after = [dict(r) for r in conn.execute(sa.select(tasks).order_by(tasks.c.task_id)).mappings()]
+        outcomes = conn.execute(sa.select(attempts.c.task_id, attempts.c.worker_id, attempts.c.outcome)).all()
+    assert after == before  # the woken PC changed nothing
+    assert {r["status"] for r in after} == {"completed"}
+    completed = [t for t, _, o in outcomes if o == "completed"]
+    assert sorted(completed) == sorted(r["task_id"] for r in after)  # once each
+    lost = {(w, o) for _, w, o in outcomes if w in ("PC-killed", "PC-frozen")}
+    assert lost == {("PC-killed", "lost"), ("PC-frozen", "lost")}
+    clips = {r["task_id"]: r["worker_id"] for r in after if r["kind"] == "video"}
+    assert "PC-taker" in clips.values() and not {"PC-killed", "PC-frozen"} & set(clips.values())
+
+    done = cli(db_url, tmp_path / "viewer", "export", book.bookcode, "out")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "viewer" / "out"
+    for r in after:
+        assert file_digest(out / r["output_path"])[1] == r["result"]["sha256"]
+    assert imageio.get_reader(out / "films" / book.bookcode / "film.mp4").count_frames() >= 12
