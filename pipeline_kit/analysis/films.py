@@ -35,10 +35,10 @@ class Film:
     missing: str = ""  # why it could not be fetched, when it could not
 
 
-def copy_films(db: Database, bookcode: str | None, out_dir: Path, *, store: Store | None = None,
-               cache: Path = Path("data/cache")) -> list[Film]:
-    """Fetch the completed films of the book (or of every book) through the store into
-    `out_dir/films/`; the book's film first, then the chapters in order."""
+def copy_films(db: Database, bookcode: str | None, out_dir: Path) -> list[Film]:
+    """Fetch the completed films of the book (or of every book) through the store in effect
+    (cached in this folder's data/cache) into `out_dir/films/`; the book's film first, then the
+    chapters in order."""
     query = (sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.output_path, tasks.c.result)
              .where(tasks.c.kind.in_((BOOK_KIND, CHAPTER_KIND)), tasks.c.status == "completed",
                     tasks.c.output_path.is_not(None)))
@@ -48,7 +48,7 @@ def copy_films(db: Database, bookcode: str | None, out_dir: Path, *, store: Stor
         rows = conn.execute(query).all()
     if not rows:
         return []
-    store = store or open_store(db, cache=cache)
+    store = open_store(db)
     films = [_copy(store, row, out_dir) for row in rows]
     return sorted(films, key=lambda f: (not f.book, f.name))
 

@@ -10,13 +10,15 @@ import pytest
 import sqlalchemy as sa
 
 from pipeline_kit import store, text
+from pipeline_kit.analysis.report import write_report
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.db.schema import books, tasks
+from pipeline_kit.engine import TaskSpec, enqueue
 from pipeline_kit.film.names import BOOK_KIND, CHAPTER_KIND
 
 from ..worker.test_processes import SMALL_BOOK, finish
-from .test_notebooks import _run
 from ..worker.test_several_pcs import cli, pc
+from .test_notebooks import _run
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
@@ -84,6 +86,24 @@ def test_report_says_so_when_there_is_no_film_yet(db_url: str, db: Database, tmp
     page = (tmp_path / "b" / "r" / "index.html").read_text(encoding="utf-8")
     assert "<h2>Films</h2>" in page and "none yet: no chapter has been assembled" in page
     assert not (tmp_path / "b" / "r" / "films").exists()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_film_the_store_cannot_give_is_said_in_one_line(db_url: str, db: Database, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A completed book film whose blob is not in the database store: the report is still
+    written and says, under the film's heading, that it could not be fetched and why."""
+    store.set_url(db, "database")
+    with db.engine.begin() as conn:
+        conn.execute(sa.insert(books).values(bookcode="bk", title="Bk", lang="en", review=False))
+        enqueue(conn, [TaskSpec(task_id="bk/film/book", kind=BOOK_KIND, lane="assembly", bookcode="bk")])
+        conn.execute(sa.update(tasks).values(status="completed", output_path="films/bk/film.mp4",
+                                             result={"sha256": "0" * 64}))
+    monkeypatch.chdir(tmp_path)
+    page = write_report(db, "bk", tmp_path / "r").read_text(encoding="utf-8")
+    assert "<h3>The book&#x27;s film</h3>" in page
+    assert "films/bk/film.mp4 could not be fetched from the store: blob 000000000000 is not in the " \
+        "database store" in page
 
 
 def _sha(path: Path) -> str:
