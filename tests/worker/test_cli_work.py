@@ -187,7 +187,11 @@ def test_sigterm_during_an_outage_stops_the_worker(db_url: str, db: Database, tm
         proxy.target = ("127.0.0.1", 9)  # the server is gone for this worker: nothing answers
         proxy.cut()
         assert proc.stderr is not None
-        line = proc.stderr.readline()  # blocks until the worker reports the outage
+        line = ""  # the heartbeat thread may report the lost connection first; the loop's line follows
+        for _ in range(10):
+            line += proc.stderr.readline()  # blocks until the worker reports the outage
+            if "database unreachable" in line:
+                break
         assert "database unreachable" in line, line
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
