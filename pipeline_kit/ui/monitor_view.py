@@ -1,13 +1,15 @@
 """The admin screen's widgets: a thin layout over `MonitorModel` snapshots and its buttons.
 
 Rows with buttons (lanes, failed and blocked tasks) are kept per key between refreshes and only
-their text changes, so a click is never lost to a redraw.
+their text changes, so a click is never lost to a redraw. Pictures and films (fetched through the
+store by the model) are kept per file too: a refresh sends an image or a film to the page once.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import ipywidgets as w
@@ -16,7 +18,9 @@ from pipeline_kit.engine.registry import Liveness
 from pipeline_kit.engine.states import Status
 from pipeline_kit.ui.actions import ActionResult
 from pipeline_kit.ui.live import Refresher
-from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, ProblemRow
+from pipeline_kit.ui.film_view import film_widget
+from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, OutputRow, ProblemRow
+from pipeline_kit.ui.storyboard import describe_task
 from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, table
 
 Row = TypeVar("Row")
@@ -42,13 +46,18 @@ class MonitorScreen:
         self.lanes, self.problems = w.VBox(), w.VBox()
         self.workers, self.expiring = w.HTML(), w.HTML()
         self.review = w.HTML()
+        self.latest = w.HBox(layout=w.Layout(flex_flow="row wrap"))
+        self.films = w.VBox()
         self._rows: dict[Hashable, w.HBox] = {}
+        self._media: dict[Hashable, w.Widget] = {}
         self.live: Refresher[MonitorSnapshot] = Refresher(model.snapshot, self.show, every_s=refresh_s,
                                                           on_error=self.message.error)
         self.widget = w.VBox([
             w.HTML(STYLE), w.HBox([self.toggle, self.refresh_button, self.clock]), self.message.widget,
             heading("Tasks by status"), self.counts, self.throughput,
             heading("Review"), self.review,
+            heading("Made lately"), self.latest,
+            heading("Films"), self.films,
             heading("Lanes"), self.lanes,
             heading("Workers"), self.workers, w.HBox([self.fold, self.folded]),
             heading("Leases about to expire"), self.expiring,
@@ -86,6 +95,10 @@ class MonitorScreen:
             f"(<b>{t.per_minute:g}/min</b>); attempts closed: {html.escape(closed)} · "
             f"last hour: {t.completed_last_hour} completed</p>")
         self.review.value = _review(snap)
+        self.latest.children = self._media_for([(("pic", p.task_id, p.path), p) for p in snap.latest if p.ready],
+                                               _picture) or (w.HTML("<i>no frame drawn yet</i>"),)
+        self.films.children = self._media_for([(("film", f.task_id, f.path), f) for f in snap.films if f.ready],
+                                              film_widget) or (w.HTML("<i>no film made yet</i>"),)
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
@@ -102,6 +115,13 @@ class MonitorScreen:
         problems = (*snap.failed, *snap.blocked)
         self.problems.children = self._keep(problems, lambda p: ("task", p.task_id), self._problem_row,
                                             self._problem_update) or (w.HTML("<i>none</i>"),)
+
+    def _media_for(self, items: Sequence[tuple[Hashable, Row]], make: Callable[[Row], w.Widget]
+                   ) -> tuple[w.Widget, ...]:
+        """A widget per picture or film, made once per file and reused while it is shown."""
+        kept = {key: self._media.get(key) or make(item) for key, item in items}
+        self._media = kept
+        return tuple(kept.values())
 
     # -- rows with buttons ---------------------------------------------------------------------
     def _keep(self, items: Sequence[Row], key: Callable[[Row], Hashable], make: Callable[[Row], w.HBox],
@@ -201,6 +221,14 @@ def _review(snap: MonitorSnapshot) -> str:
         [(f"{d.at:%Y-%m-%d %H:%M}", Styled("approved", "pk-ok") if d.decision == "approve"
           else Styled("rejected", "pk-bad"), d.task_id, d.by, d.note) for d in snap.decisions],
         key="decisions", empty="no frame approved or rejected yet")
+
+
+def _picture(out: OutputRow) -> w.Widget:
+    """A frame or character sheet as a small picture, named in words."""
+    path = Path(out.path or "")
+    return w.VBox([w.Image(value=path.read_bytes(), format=path.suffix.lstrip(".") or "png", width=160),
+                   w.HTML(f"<small data-pk='latest'>{html.escape(describe_task(out.task_id))}</small>")],
+                  layout=w.Layout(margin="0 8px 0 0"))
 
 
 def monitor_screen(model: MonitorModel, *, refresh_s: float = 5.0, auto: bool = True) -> MonitorScreen:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import ipywidgets as w
 
@@ -75,3 +76,32 @@ class Message:
 
     def error(self, text: str) -> None:
         self.show(ActionResult(False, text))
+
+
+class Screen(Protocol):
+    """Anything shown on a page: it has its widget."""
+
+    widget: w.Widget
+
+
+S = TypeVar("S", bound=Screen)
+
+
+class BookSection(Generic[S]):
+    """A section of a page that shows `make(bookcode)` for the book chosen in a dropdown elsewhere
+    on the page (02's book list), and follows it when another book is chosen."""
+
+    def __init__(self, book: w.ValueWidget, make: Callable[[str], S]) -> None:
+        self.book, self.make = book, make
+        self.screen: S | None = None
+        self.widget = w.VBox()
+        book.observe(lambda _: self.open(), names="value")
+        self.open()
+
+    def open(self) -> S | None:
+        """Show the chosen book's screen (a hint while none is chosen)."""
+        code = self.book.value
+        self.screen = self.make(code) if code else None
+        self.widget.children = ((self.screen.widget,) if self.screen is not None
+                                else (w.HTML("<i>choose a book above</i>"),))
+        return self.screen
