@@ -29,7 +29,7 @@ from pipeline_kit.text.graph import FRAMES, sheet_task_id
 from pipeline_kit.ui.actions import ActionResult, attempt
 from pipeline_kit.ui.storyboard import _local
 from pipeline_kit.ui.storyboard_view import _options
-from pipeline_kit.ui.widgets import STYLE, Message, heading, table
+from pipeline_kit.ui.widgets import STYLE, Message, heading, reuse, table
 from pipeline_kit.ui.words import state_in_words
 
 SHEET = "character_sheet"
@@ -254,7 +254,7 @@ class CastScreen:
         self.approve_all = w.Button(description="Approve the whole cast", icon="check-circle",
                                     layout=w.Layout(width="auto"))
         self._rows: tuple[CastRow, ...] = ()
-        self._images: dict[str, tuple[str, w.Widget]] = {}
+        self._sheets: dict[tuple[str, str | None, str], w.Widget] = {}  # a caption says the state
         self._wire()
         self.widget = w.VBox([
             w.HTML(STYLE), heading("The cast"), self.look, self.message.widget, self.table, self.sheets,
@@ -291,7 +291,9 @@ class CastScreen:
             [(r.name, r.aliases, r.description, r.first_shot, r.last_shot, "yes" if r.locked else "",
               r.sheet_state, len(r.waiting_shots) or "") for r in self._rows],
             key="cast", empty="no characters yet: split the book first")
-        self.sheets.children = tuple(self._image(r) for r in self._rows if r.shown)
+        self._sheets = reuse(self._sheets, [((r.name, r.sheet_path, r.sheet_state), r)
+                                            for r in self._rows if r.shown], _picture)
+        self.sheets.children = tuple(self._sheets.values())
         names = [r.name for r in self._rows]
         _options(self.who, [(n, n) for n in names])
         _options(self.same, [(n, n) for n in names])
@@ -328,21 +330,16 @@ class CastScreen:
 
     def _show_waiting(self) -> None:
         row = next((r for r in self._rows if r.name == self.waiting.value and r.to_review), None)
-        self.waiting_sheet.children = (self._image(row, 320),) if row and row.shown else ()
+        self.waiting_sheet.children = (_picture(row, 320),) if row and row.shown else ()
         self.waiting_shots.value = (f"<span data-pk='sheet-shots'>{html.escape(shots_line(row.waiting_shots))}"
                                     "</span>" if row else "")
 
-    def _image(self, row: CastRow, width: int = 160) -> w.Widget:
-        """The sheet's picture with its name; read from the file once per path and size."""
-        key = f"{row.name}@{width}"
-        kept = self._images.get(key)
-        if kept and kept[0] == row.sheet_path:
-            return kept[1]
-        path = Path(row.sheet_path or "")
-        image = w.VBox([w.Image(value=path.read_bytes(), format=path.suffix.lstrip(".") or "png", width=width),
-                        w.HTML(f"<small>{html.escape(row.name)} · {html.escape(row.sheet_state)}</small>")])
-        self._images[key] = (str(path), image)
-        return image
+
+def _picture(row: CastRow, width: int = 160) -> w.Widget:
+    """A character sheet's picture with its name and state."""
+    path = Path(row.sheet_path or "")
+    return w.VBox([w.Image(value=path.read_bytes(), format=path.suffix.lstrip(".") or "png", width=width),
+                   w.HTML(f"<small>{html.escape(row.name)} · {html.escape(row.sheet_state)}</small>")])
 
 
 def cast_screen(db: Database, bookcode: str) -> CastScreen:

@@ -22,7 +22,7 @@ from pipeline_kit.film import film_status
 from pipeline_kit.film.names import CONTACT, KINDS, SRT
 from pipeline_kit.store import Store, open_store, side_name
 from pipeline_kit.ui.storyboard import _local
-from pipeline_kit.ui.widgets import STYLE, heading
+from pipeline_kit.ui.widgets import STYLE, heading, reuse
 from pipeline_kit.ui.words import state_in_words
 
 PLAY_MAX = 300 << 20  # bytes: a longer film is linked, not loaded into the page
@@ -167,12 +167,8 @@ class FilmScreen:
     def redraw(self) -> tuple[FilmRow, ...]:
         """Re-read the films; a film already shown keeps its player (no second upload of it)."""
         rows = self.model.films()
-        shown = {}
-        for film in rows:
-            key = (film.task_id, film.path, film.state)
-            shown[key] = self._shown.get(key) or film_widget(film)
-        self._shown = shown
-        self.films.children = tuple(shown.values())
+        self._shown = reuse(self._shown, [((f.task_id, f.path, f.state), f) for f in rows], film_widget)
+        self.films.children = tuple(self._shown.values())
         return rows
 
 

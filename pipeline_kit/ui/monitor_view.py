@@ -21,7 +21,7 @@ from pipeline_kit.ui.live import Refresher
 from pipeline_kit.ui.film_view import film_widget
 from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, OutputRow, ProblemRow
 from pipeline_kit.ui.storyboard import describe_task
-from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, table
+from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, reuse, table
 
 Row = TypeVar("Row")
 STATUSES = [s.value for s in Status]
@@ -49,7 +49,8 @@ class MonitorScreen:
         self.latest = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self.films = w.VBox()
         self._rows: dict[Hashable, w.HBox] = {}
-        self._media: dict[Hashable, w.Widget] = {}
+        self._pictures: dict[Hashable, w.Widget] = {}
+        self._films: dict[Hashable, w.Widget] = {}
         self.live: Refresher[MonitorSnapshot] = Refresher(model.snapshot, self.show, every_s=refresh_s,
                                                           on_error=self.message.error)
         self.widget = w.VBox([
@@ -95,10 +96,12 @@ class MonitorScreen:
             f"(<b>{t.per_minute:g}/min</b>); attempts closed: {html.escape(closed)} · "
             f"last hour: {t.completed_last_hour} completed</p>")
         self.review.value = _review(snap)
-        self.latest.children = self._media_for([(("pic", p.task_id, p.path), p) for p in snap.latest if p.ready],
-                                               _picture) or (w.HTML("<i>no frame drawn yet</i>"),)
-        self.films.children = self._media_for([(("film", f.task_id, f.path), f) for f in snap.films if f.ready],
-                                              film_widget) or (w.HTML("<i>no film made yet</i>"),)
+        self._pictures = reuse(self._pictures, [((p.task_id, p.path), p) for p in snap.latest if p.ready],
+                                _picture)
+        self.latest.children = tuple(self._pictures.values()) or (w.HTML("<i>no frame drawn yet</i>"),)
+        self._films = reuse(self._films, [((f.task_id, f.path), f) for f in snap.films if f.ready],
+                             film_widget)
+        self.films.children = tuple(self._films.values()) or (w.HTML("<i>no film made yet</i>"),)
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
@@ -115,13 +118,6 @@ class MonitorScreen:
         problems = (*snap.failed, *snap.blocked)
         self.problems.children = self._keep(problems, lambda p: ("task", p.task_id), self._problem_row,
                                             self._problem_update) or (w.HTML("<i>none</i>"),)
-
-    def _media_for(self, items: Sequence[tuple[Hashable, Row]], make: Callable[[Row], w.Widget]
-                   ) -> tuple[w.Widget, ...]:
-        """A widget per picture or film, made once per file and reused while it is shown."""
-        kept = {key: self._media.get(key) or make(item) for key, item in items}
-        self._media = kept
-        return tuple(kept.values())
 
     # -- rows with buttons ---------------------------------------------------------------------
     def _keep(self, items: Sequence[Row], key: Callable[[Row], Hashable], make: Callable[[Row], w.HBox],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -62,6 +62,17 @@ def ages(seconds: float | None) -> str:
     if abs(seconds) < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
+
+
+def reuse(shown: Mapping[K, w.Widget], items: Sequence[tuple[K, T]], make: Callable[[T], w.Widget]
+          ) -> dict[K, w.Widget]:
+    """A widget per picture or film, in the order given: made once per key (its file), then
+    reused while it is shown, so a refresh does not send the same file to the page again."""
+    return {key: shown.get(key) or make(item) for key, item in items}
 
 
 class Message:
