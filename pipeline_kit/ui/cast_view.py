@@ -29,7 +29,7 @@ from pipeline_kit.text.graph import FRAMES, sheet_task_id
 from pipeline_kit.ui.actions import ActionResult, attempt
 from pipeline_kit.ui.storyboard import _local
 from pipeline_kit.ui.storyboard_view import _options
-from pipeline_kit.ui.widgets import STYLE, Message, heading, reuse, table
+from pipeline_kit.ui.widgets import STYLE, Message, heading, reuse, table, take_note
 from pipeline_kit.ui.words import state_in_words
 
 SHEET = "character_sheet"
@@ -317,12 +317,8 @@ class CastScreen:
 
     def reject_selected(self) -> ActionResult | None:
         """Reject the selected sheet with the note; the note box clears once the note is taken."""
-        if not self.waiting.value:
-            return None
-        result = self.run(lambda: self.model.reject(self.waiting.value, self.note.value))
-        if result.ok:
-            self.note.value = ""
-        return result
+        name = self.waiting.value
+        return take_note(self.note, lambda note: self.run(lambda: self.model.reject(name, note))) if name else None
 
     def _load(self) -> None:
         row = next((r for r in self._rows if r.name == self.who.value), None)

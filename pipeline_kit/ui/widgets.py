@@ -75,6 +75,15 @@ def reuse(shown: Mapping[K, w.Widget], items: Sequence[tuple[K, T]], make: Calla
     return {key: shown.get(key) or make(item) for key, item in items}
 
 
+def take_note(note: w.Text, act: Callable[[str], ActionResult]) -> ActionResult:
+    """Act with the note typed (a rejection's); the box clears once the note was taken, and
+    keeps it when the action was refused, so nothing typed is lost."""
+    result = act(note.value)
+    if result.ok:
+        note.value = ""
+    return result
+
+
 class Message:
     """One line telling the person what their last action did (green if it worked, red if not)."""
 
