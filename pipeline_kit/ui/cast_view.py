@@ -23,10 +23,11 @@ from pipeline_kit import engine
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import shots, task_deps, tasks
 from pipeline_kit.engine.states import Status
-from pipeline_kit.store import Store, open_store
+from pipeline_kit.store import Store
 from pipeline_kit.text import castdb
 from pipeline_kit.text.graph import FRAMES, sheet_task_id
 from pipeline_kit.ui.actions import ActionResult, attempt
+from pipeline_kit.ui.session import screen_store
 from pipeline_kit.ui.storyboard import _local
 from pipeline_kit.ui.storyboard_view import _options
 from pipeline_kit.ui.widgets import STYLE, Message, heading, reuse, table, take_note
@@ -67,7 +68,7 @@ class CastModel:
 
     def __init__(self, db: Database, bookcode: str, store: Store | None = None) -> None:
         self.db, self.bookcode = db, bookcode
-        self.store = store or open_store(db)
+        self.store = store or screen_store(db)
 
     def rows(self) -> tuple[CastRow, ...]:
         """The bible (most mentioned first, dropped names left out) with each sheet's state."""

@@ -20,7 +20,8 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.film import film_status
 from pipeline_kit.film.names import CONTACT, KINDS, SRT
-from pipeline_kit.store import Store, open_store, side_name
+from pipeline_kit.store import Store, side_name
+from pipeline_kit.ui.session import screen_store
 from pipeline_kit.ui.storyboard import _local
 from pipeline_kit.ui.widgets import STYLE, heading, reuse
 from pipeline_kit.ui.words import state_in_words
@@ -56,7 +57,7 @@ class FilmModel:
 
     def __init__(self, db: Database, bookcode: str, store: Store | None = None) -> None:
         self.db, self.bookcode = db, bookcode
-        self.store = store or open_store(db)
+        self.store = store or screen_store(db)
 
     def films(self) -> tuple[FilmRow, ...]:
         """The book's film first, then each chapter's, made or not (NotFound: unknown book)."""

@@ -24,9 +24,10 @@ from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine.states import Outcome, Status
 from pipeline_kit.engine.status import Problem, ReviewDecision
-from pipeline_kit.store import Store, open_store
+from pipeline_kit.store import Store
 from pipeline_kit.ui.actions import ActionResult, attempt
 from pipeline_kit.ui.film_view import FilmRow, made_films
+from pipeline_kit.ui.session import screen_store
 from pipeline_kit.ui.storyboard import _local
 
 HOUR_S = 3600.0
@@ -168,7 +169,7 @@ class MonitorModel:
     def store(self) -> Store:
         """The output store in effect, opened on first use (the screen may start before it is set)."""
         if self._store is None:
-            self._store = open_store(self.db)
+            self._store = screen_store(self.db)
         return self._store
 
     def latest(self, limit: int = LATEST) -> tuple[OutputRow, ...]:

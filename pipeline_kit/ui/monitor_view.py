@@ -17,8 +17,8 @@ import ipywidgets as w
 from pipeline_kit.engine.registry import Liveness
 from pipeline_kit.engine.states import Status
 from pipeline_kit.ui.actions import ActionResult
-from pipeline_kit.ui.live import Refresher
 from pipeline_kit.ui.film_view import film_widget
+from pipeline_kit.ui.live import Refresher
 from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, OutputRow, ProblemRow
 from pipeline_kit.ui.storyboard import describe_task
 from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, reuse, table

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import shots, tasks
+from pipeline_kit.store import set_url
 from pipeline_kit.text.graph import sheet_task_id
 from pipeline_kit.ui.cast_view import CastModel, CastScreen, shots_line
 from pipeline_kit.ui.storyboard import StoryboardModel
@@ -99,7 +100,8 @@ def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_pa
     """With review on, drawn sheets wait for the creator and every shot naming that character
     waits on its sheet; a rejected sheet is redrawn with the note and a new seed while its shots
     keep waiting; approving the cast leaves no frame waiting on a sheet. Sheet pictures are
-    fetched through the store from another folder (the notebook's)."""
+    fetched through the database store from another folder (the notebook's)."""
+    set_url(db, "database")
     bookcode = _book(db, review=True)
     assert _sketch_images(db, tmp_path).stopped_by == "empty"
     (tmp_path / "elsewhere").mkdir()
@@ -107,6 +109,7 @@ def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_pa
     model = CastModel(db, bookcode)
     waiting = model.to_review()
     assert waiting and all(r.sheet_state == "waiting for your review" and r.shown for r in waiting)
+    assert all(Path(r.sheet_path or "").resolve().is_relative_to(tmp_path / "user-cache") for r in waiting)
     mara = next(r for r in waiting if r.name == "Mara")
     assert len(mara.waiting_shots) == len(_naming(db, bookcode, "Mara"))
     screen = CastScreen(model)

@@ -19,6 +19,7 @@ from pipeline_kit.store import open_store, set_url
 from pipeline_kit.ui.film_view import FilmModel, FilmScreen, made_films
 from pipeline_kit.ui.monitor import MonitorModel
 from pipeline_kit.ui.monitor_view import monitor_screen
+from pipeline_kit.ui.session import screen_store
 from tests.film.books import BOOK, add_book, shot_id
 from tests.film.conftest import make_clip
 
@@ -61,7 +62,8 @@ def test_film_found_through_the_database_store_from_another_folder(
     assert (one.task_id, one.label, one.state, one.ready) == (chapter_task_id(BOOK, 1), "chapter 1: Part 1",
                                                               "made", True)
     assert Path(one.path or "").read_bytes() == film
-    assert Path(one.path or "").resolve().is_relative_to(tmp_path / "notebooks")
+    assert Path(one.path or "").resolve().is_relative_to(tmp_path / "user-cache")
+    assert not any((tmp_path / "notebooks").iterdir())  # the notebook's folder stays as it was
     assert "Rain fell." in Path(one.subtitles or "").read_text(encoding="utf-8")
     assert (book.task_id, book.ready) == (book_task_id(BOOK), False)
     assert book.state == "waiting for its chapters (2 of 3 clips done)"
@@ -78,7 +80,7 @@ def test_film_found_through_the_database_store_from_another_folder(
     screen.redraw()
     assert screen.films.children[1] is before[1]  # a film shown is not sent to the page again
 
-    assert [f.task_id for f in made_films(db, open_store(db), BOOK)] == [chapter_task_id(BOOK, 1)]
+    assert [f.task_id for f in made_films(db, screen_store(db), BOOK)] == [chapter_task_id(BOOK, 1)]
     monitor = monitor_screen(MonitorModel(db), auto=False)
     shown = [c for c in monitor.films.children[0].children if isinstance(c, w.Video)]
     assert shown and shown[0].value == film

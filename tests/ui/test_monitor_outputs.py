@@ -44,8 +44,9 @@ def test_latest_pictures_come_through_the_store(db: Database, tmp_path: Path,
     monitor = MonitorModel(db, model.bookcode)
     latest = monitor.latest()
     assert [p.task_id for p in latest] == newest and len(newest) == LATEST
-    assert all(p.ready and Path(p.path or "").resolve().is_relative_to(tmp_path / "elsewhere")
+    assert all(p.ready and Path(p.path or "").resolve().is_relative_to(tmp_path / "user-cache")
                for p in latest)
+    assert not any((tmp_path / "elsewhere").iterdir())  # nothing written under the notebook's folder
     assert Path(latest[0].path or "").read_bytes().startswith(b"\x89PNG")
 
     screen = monitor_screen(monitor, auto=False)

@@ -1,0 +1,103 @@
+"""The cast step of 02_storyboard in a real browser: Voilà serves `notebooks/`, a sketch worker run
+from another folder (outputs relative to it) drew the character sheets into the database store;
+the page shows each sheet's picture and the shots waiting on it, and *Approve the whole cast*
+leaves no frame waiting on a sheet. Skipped (failed in CI) without Chromium, Playwright or Voilà.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit.db import create
+from pipeline_kit.db.migrate import init
+from pipeline_kit.db.schema import tasks
+from pipeline_kit.engine.lanes import seed_default_lanes
+from pipeline_kit.store import set_url
+from pipeline_kit.ui.cast_view import CastModel
+from pipeline_kit.ui.storyboard import StoryboardModel
+
+from .conftest import enter_book
+from .test_monitor_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    _free_port,
+    _require_browser,
+    _wait_for_port,
+)
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "reports" / "cast_browser.png"
+
+
+@pytest.mark.timeout(300)
+def test_cast_page_shows_sheets_and_approves_the_cast(tmp_path: Path) -> None:
+    _require_browser()
+    from playwright.sync_api import expect, sync_playwright
+
+    url = f"sqlite:///{tmp_path / 'film.db'}"
+    db = create(url)
+    init(db)
+    seed_default_lanes(db)
+    set_url(db, "database")
+    model = StoryboardModel(db, enter_book(db, 1))
+    assert model.split().ok and model.set_review(True).ok
+    elsewhere = tmp_path / "worker-pc"
+    elsewhere.mkdir()
+    worker = subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", "w1",
+         "--lanes", "image", "--until-empty", "--quiet"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=180, check=False)
+    assert worker.returncode == 0 and "stopped: empty" in worker.stdout, worker.stdout + worker.stderr
+    sheets = [r.name for r in CastModel(db, model.bookcode).to_review()]
+    assert sheets
+
+    port, log = _free_port(), tmp_path / "voila.log"
+    served = tmp_path / "served-from"
+    served.mkdir()
+    with log.open("wb") as out:
+        voila = subprocess.Popen(
+            [sys.executable, "-m", "voila", str(NOTEBOOKS), "--no-browser", f"--port={port}",
+             "--Voila.ip=127.0.0.1", "--Voila.port_retries=0"],
+            cwd=served, stdout=out, stderr=out, env={**os.environ, "PIPELINE_KIT_DB": url, "XDG_CACHE_HOME": str(tmp_path / "user-cache")})
+    try:
+        _wait_for_port(port, voila, log)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page.goto(f"http://127.0.0.1:{port}/voila/render/02_storyboard.ipynb?bookcode={model.bookcode}",
+                      timeout=120_000)
+            review = page.locator("[data-pk='cast-review']")
+            expect(review).to_contain_text(f"{len(sheets)} character sheet(s) wait for your review",
+                                           timeout=120_000)
+            expect(page.locator("[data-pk='sheet-shots']")).to_contain_text("shot(s) wait on it")
+            expect(page.locator("[data-pk='cast']")).to_contain_text(sheets[0])
+            expect(page.locator(".jupyter-widgets img, .widget-image").first).to_be_visible()
+            page.get_by_role("button", name="Approve the whole cast").click()
+            expect(page.locator("[data-pk='message']").filter(has_text="the cast approved")).to_be_visible(
+                timeout=30_000)
+            expect(review).to_contain_text("no character sheet waits for your review")
+            expect(page.locator("[data-pk='film-state']").first).to_contain_text("clips done")
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(SCREENSHOT), full_page=True)
+            browser.close()
+    finally:
+        voila.send_signal(signal.SIGTERM)
+        try:
+            voila.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            voila.kill()
+
+    with db.engine.connect() as conn:
+        held = conn.execute(sa.select(sa.func.count()).select_from(tasks).where(
+            tasks.c.kind.in_(["first_frame", "last_frame"]), tasks.c.deps_remaining > 0)).scalar_one()
+    assert held == 0 and not CastModel(db, model.bookcode).to_review()
+    assert not (NOTEBOOKS / "data").exists()  # fetched sheets went to the user's cache, not the kernel's folder
+    assert any((tmp_path / "user-cache" / "pipeline_kit").rglob("*.png"))
+    db.dispose()
