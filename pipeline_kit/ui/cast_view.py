@@ -53,6 +53,7 @@ class CastRow:
     sheet_state: str  # the sheet's state in words ("waiting for your review")
     sheet_path: str | None  # the sheet image fetched through the store, once drawn
     waiting_shots: tuple[str, ...]  # "chapter.seq" of shots whose frames wait for this sheet
+    appears: str = ""  # where it appears, as "chapter.seq to chapter.seq"
 
     @property
     def to_review(self) -> bool:
@@ -79,7 +80,9 @@ class CastModel:
                 sa.select(tasks.c.task_id, tasks.c.status, tasks.c.deps_remaining, tasks.c.last_error,
                           tasks.c.output_path, tasks.c.result)
                 .where(tasks.c.bookcode == self.bookcode, tasks.c.kind == SHEET))}
-            waiting = _waiting_shots(conn, [t for t in ids.values() if t in sheets])
+            waiting = _waiting_shots(conn, [t for t, r in sheets.items()
+                                            if t in ids.values() and r.status != Status.COMPLETED.value])
+            places = _places(conn, {s for e in entries for s in (e.first_shot, e.last_shot) if s})
         rows = []
         for e in entries:
             c = e.character
@@ -91,7 +94,8 @@ class CastModel:
                 state_in_words(sheet.status, SHEET, error=sheet.last_error) if sheet
                 else "no sheet: no shot names this character",
                 _local(self.store, sheet.output_path, sheet.result) if drawn and sheet else None,
-                waiting.get(ids[c.name], ())))
+                waiting.get(ids[c.name], ()),
+                " to ".join(dict.fromkeys(places[s] for s in (e.first_shot, e.last_shot) if s in places))))
         return tuple(rows)
 
     def to_review(self) -> tuple[CastRow, ...]:
@@ -204,6 +208,14 @@ def to_review(rows: tuple[CastRow, ...]) -> tuple[CastRow, ...]:
     return tuple(sorted((r for r in rows if r.to_review), key=lambda r: -len(r.waiting_shots)))
 
 
+def _places(conn: sa.Connection, shot_ids: set[str]) -> dict[str, str]:
+    """shot id -> "chapter.seq", as the storyboard lists shots."""
+    if not shot_ids:
+        return {}
+    return {r.shot_id: f"{r.chapter}.{r.seq}" for r in conn.execute(
+        sa.select(shots.c.shot_id, shots.c.chapter, shots.c.seq).where(shots.c.shot_id.in_(sorted(shot_ids))))}
+
+
 def _waiting_shots(conn: sa.Connection, sheets: list[str]) -> dict[str, tuple[str, ...]]:
     """For each sheet, the shots ("chapter.seq", in book order) whose frames still wait on it."""
     found: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -230,8 +242,10 @@ def shots_line(shots_: tuple[str, ...]) -> str:
 class CastScreen:
     """The bible as a table with the sheets drawn so far, the edit buttons, and the cast review."""
 
-    def __init__(self, model: CastModel) -> None:
-        self.model = model
+    def __init__(self, model: CastModel, *, after: Callable[[], object] | None = None) -> None:
+        """`after` runs after each action: the page's other screens redraw (the storyboard's
+        review counts change when a sheet is approved)."""
+        self.model, self.after = model, after
         self.message = Message()
         self.look = w.Button(description="Look again", icon="refresh")
         self.table, self.sheets = w.HTML(), w.HBox(layout=w.Layout(flex_flow="row wrap"))
@@ -258,9 +272,9 @@ class CastScreen:
         self._sheets: dict[tuple[str, str | None, str], w.Widget] = {}  # a caption says the state
         self._wire()
         self.widget = w.VBox([
-            w.HTML(STYLE), heading("The cast"), self.look, self.message.widget, self.table, self.sheets,
-            heading("Edit the cast"), self.who, self.description, self.save,
-            w.HBox([self.new_name, self.rename]), w.HBox([self.same, self.merge]), self.drop,
+            w.HTML(STYLE), self.look, self.message.widget, self.table, self.sheets,
+            heading("Edit the cast"), w.HBox([self.who, self.drop]), w.HBox([self.description, self.save]),
+            w.HBox([self.new_name, self.rename]), w.HBox([self.same, self.merge]),
             heading("Approve the cast"), self.review_line, self.waiting,
             w.HBox([self.waiting_sheet, self.waiting_shots]), self.note,
             w.HBox([self.approve, self.reject, self.approve_all]),
@@ -287,9 +301,9 @@ class CastScreen:
         """Every widget shows what the database holds now (no stale description, name or note)."""
         self._rows = self.model.rows()
         self.table.value = table(
-            ["name", "also called", "looks", "first shot", "last shot", "fixed by you", "sheet",
+            ["name", "also called", "looks", "appears in shots", "fixed by you", "sheet",
              "shots waiting on the sheet"],
-            [(r.name, r.aliases, r.description, r.first_shot, r.last_shot, "yes" if r.locked else "",
+            [(r.name, r.aliases, r.description, r.appears, "yes" if r.locked else "",
               r.sheet_state, len(r.waiting_shots) or "") for r in self._rows],
             key="cast", empty="no characters yet: split the book first")
         self._sheets = reuse(self._sheets, [((r.name, r.sheet_path, r.sheet_state), r)
@@ -310,10 +324,12 @@ class CastScreen:
         self._show_waiting()
 
     def run(self, action: Callable[[], ActionResult]) -> ActionResult:
-        """Do one action, say what it did, and redraw."""
+        """Do one action, say what it did, and redraw (the rest of the page too)."""
         result = action()
         self.message.show(result)
         self.redraw()
+        if self.after is not None:
+            self.after()
         return result
 
     def reject_selected(self) -> ActionResult | None:
@@ -339,5 +355,5 @@ def _picture(row: CastRow, width: int = 160) -> w.Widget:
                    w.HTML(f"<small>{html.escape(row.name)} · {html.escape(row.sheet_state)}</small>")])
 
 
-def cast_screen(db: Database, bookcode: str) -> CastScreen:
-    return CastScreen(CastModel(db, bookcode))
+def cast_screen(db: Database, bookcode: str, *, after: Callable[[], object] | None = None) -> CastScreen:
+    return CastScreen(CastModel(db, bookcode), after=after)

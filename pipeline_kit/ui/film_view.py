@@ -23,7 +23,7 @@ from pipeline_kit.film.names import CONTACT, KINDS, SRT
 from pipeline_kit.store import Store, side_name
 from pipeline_kit.ui.session import screen_store
 from pipeline_kit.ui.storyboard import _local
-from pipeline_kit.ui.widgets import STYLE, heading, reuse
+from pipeline_kit.ui.widgets import STYLE, reuse
 from pipeline_kit.ui.words import state_in_words
 
 PLAY_MAX = 300 << 20  # bytes: a longer film is linked, not loaded into the page
@@ -162,7 +162,7 @@ class FilmScreen:
         self.look.on_click(lambda _: self.redraw())
         self.films = w.VBox()
         self._shown: dict[tuple[str, str | None, str], w.Widget] = {}
-        self.widget = w.VBox([w.HTML(STYLE), heading("The film"), self.look, self.films])
+        self.widget = w.VBox([w.HTML(STYLE), w.HBox([self.look]), self.films])
         self.redraw()
 
     def redraw(self) -> tuple[FilmRow, ...]:

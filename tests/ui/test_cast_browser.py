@@ -1,7 +1,7 @@
 """The cast step of 02_storyboard in a real browser: Voilà serves `notebooks/`, a sketch worker run
 from another folder (outputs relative to it) drew the character sheets into the database store;
 the page shows each sheet's picture and the shots waiting on it, and *Approve the whole cast*
-leaves no frame waiting on a sheet. Skipped (failed in CI) without Chromium, Playwright or Voilà.
+leaves no frame waiting on a sheet (the storyboard's review counts above follow). Skipped (failed in CI) without Chromium, Playwright or Voilà.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def test_cast_page_shows_sheets_and_approves_the_cast(tmp_path: Path) -> None:
             expect(page.locator("[data-pk='message']").filter(has_text="the cast approved")).to_be_visible(
                 timeout=30_000)
             expect(review).to_contain_text("no character sheet waits for your review")
+            expect(page.locator("[data-pk='review-count']")).not_to_contain_text("character sheet")
             expect(page.locator("[data-pk='film-state']").first).to_contain_text("clips done")
             SCREENSHOT.parent.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)

@@ -54,7 +54,12 @@ def test_the_bible_is_listed_with_its_sheets_and_waiting_shots(db: Database) -> 
     assert {"Mara", "Tobias", "Old Hetty"} <= set(rows)
     assert "Hetty" in rows["Old Hetty"].aliases
     mara = rows["Mara"]
+    with db.engine.connect() as conn:
+        places = sorted((r.chapter, r.seq) for r in conn.execute(
+            sa.select(shots.c.chapter, shots.c.seq, shots.c.characters).where(shots.c.bookcode == bookcode))
+            if "Mara" in (r.characters or ()))
     assert mara.first_shot and mara.last_shot and not mara.locked
+    assert mara.appears == f"{places[0][0]}.{places[0][1]} to {places[-1][0]}.{places[-1][1]}"
     assert (mara.sheet_task, mara.sheet_state) == (sheet_task_id(bookcode, "Mara"), "waiting for a worker")
     assert len(mara.waiting_shots) == len(_naming(db, bookcode, "Mara")) > 0
     screen = CastScreen(CastModel(db, bookcode))
@@ -132,12 +137,13 @@ def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_pa
     assert approved.ok and approved.message.startswith("the cast approved")
     _creator_words(approved.message + screen.review_line.value)
     held = {r.shot_id for r in _held(db, bookcode)}
+    assert {r.name for r in model.rows() if r.waiting_shots} == {"Mara"}  # approved sheets hold nothing
     assert held == _naming(db, bookcode, "Mara")  # only the redrawn sheet's shots still wait
     assert _sketch_images(db, tmp_path).stopped_by == "empty"
     last = model.approve("Mara")
     assert last.ok and last.message == (f"the character sheet of Mara approved: "
                                         f"{len(_naming(db, bookcode, 'Mara'))} shot(s) can now be drawn")
-    assert not _held(db, bookcode)
+    assert not _held(db, bookcode) and not any(r.waiting_shots for r in model.rows())
 
 
 def _held(db: Database, bookcode: str) -> list[sa.Row]:  # type: ignore[type-arg]
