@@ -17,7 +17,7 @@ import ipywidgets as w
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.db.schema import books, tasks
 from pipeline_kit.film import film_status
 from pipeline_kit.film.names import CONTACT, KINDS, SRT
 from pipeline_kit.store import Store, side_name
@@ -89,14 +89,14 @@ class FilmModel:
 def made_films(db: Database, store: Store, bookcode: str | None = None, *, limit: int = 5
                ) -> tuple[FilmRow, ...]:
     """The films made last (in one book, or in all), newest first, each fetched through the store."""
-    query = (sa.select(tasks.c.bookcode, tasks.c.task_id, tasks.c.kind, tasks.c.output_path, tasks.c.result)
-             .where(tasks.c.kind.in_(sorted(KINDS)), tasks.c.status == "completed",
-                    tasks.c.output_path.is_not(None))
-             .order_by(tasks.c.finished_at.desc(), tasks.c.id.desc()).limit(limit))
-    if bookcode:
-        query = query.where(tasks.c.bookcode == bookcode)
     with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
-        rows = conn.execute(query).all()
+        codes = [bookcode] if bookcode else list(conn.execute(sa.select(books.c.bookcode)).scalars())
+        rows = conn.execute(
+            sa.select(tasks.c.bookcode, tasks.c.task_id, tasks.c.kind, tasks.c.output_path, tasks.c.result)
+            .where(tasks.c.bookcode.in_(codes), tasks.c.shot_id.is_(None),  # by ix_tasks_book, not a scan
+                   tasks.c.kind.in_(sorted(KINDS)), tasks.c.status == "completed",
+                   tasks.c.output_path.is_not(None))
+            .order_by(tasks.c.finished_at.desc(), tasks.c.id.desc()).limit(limit)).all()
     return tuple(_made(store, r.bookcode, r.task_id,
                        f"{r.bookcode}: " + ("the book's film" if r.task_id.endswith("/book")
                                            else r.task_id.rsplit("/", 1)[-1].replace("-", " ")),

@@ -35,6 +35,8 @@ RATE_WINDOW_S = 300.0  # rates are over the last five minutes
 OPEN = (Status.PENDING.value, Status.PROCESSING.value)
 PICTURES = ("first_frame", "last_frame", "character_sheet")  # the outputs shown as pictures
 LATEST = 6  # pictures shown, newest first
+SHOWN = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)  # a picture made, approved or not
+RECENT = 2000  # pictures are sought among this many newest attempts (a refresh never scans them all)
 
 
 @dataclass(frozen=True)
@@ -174,21 +176,21 @@ class MonitorModel:
 
     def latest(self, limit: int = LATEST) -> tuple[OutputRow, ...]:
         """The frames and character sheets completed last (approved or waiting for review), newest
-        first, each fetched through the store; read from the newest attempts backwards."""
-        query = (sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.output_path, tasks.c.result)
-                 .select_from(attempts.join(tasks, tasks.c.task_id == attempts.c.task_id))
-                 .where(attempts.c.outcome == Outcome.COMPLETED.value, tasks.c.kind.in_(PICTURES),
-                        tasks.c.status.in_([Status.COMPLETED.value, Status.AWAITING_REVIEW.value]),
-                        tasks.c.output_path.is_not(None))
-                 .order_by(attempts.c.id.desc()).limit(limit * 4))
-        if self.bookcode:
-            query = query.where(tasks.c.bookcode == self.bookcode)
+        first, each fetched through the store; sought among the newest attempts only (read back
+        along the attempts' key, so a refresh never scans the task table)."""
         with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
-            newest: dict[str, sa.Row] = {}  # type: ignore[type-arg]
-            for r in conn.execute(query):  # a task drawn twice shows once, as drawn last
-                newest.setdefault(r.task_id, r)
-        return tuple(OutputRow(r.task_id, r.kind, _local(self.store, r.output_path, r.result))
-                     for r in list(newest.values())[:limit])
+            recent = list(dict.fromkeys(conn.execute(
+                sa.select(attempts.c.task_id).where(attempts.c.outcome == Outcome.COMPLETED.value)
+                .order_by(attempts.c.id.desc()).limit(RECENT)).scalars()))
+            query = (sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.bookcode,
+                               tasks.c.output_path, tasks.c.result)
+                     .where(tasks.c.task_id.in_(recent), tasks.c.kind.in_(PICTURES)))
+            # status and book are checked here, not in SQL: a filter on them would lead SQLite's
+            # planner to walk every completed task by the status index instead of these keys
+            found = {r.task_id: r for r in (conn.execute(query) if recent else ())
+                     if r.status in SHOWN and r.output_path and self.bookcode in (None, r.bookcode)}
+        newest = [found[t] for t in recent if t in found][:limit]
+        return tuple(OutputRow(r.task_id, r.kind, _local(self.store, r.output_path, r.result)) for r in newest)
 
     def retry(self, task_id: str) -> ActionResult:
         return attempt(lambda: engine.retry_task(self.db, task_id, by=self.by),
