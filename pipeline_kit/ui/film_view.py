@@ -27,7 +27,7 @@ from pipeline_kit.ui.widgets import STYLE, reuse
 from pipeline_kit.ui.words import state_in_words
 
 PLAY_MAX = 300 << 20  # bytes: a longer film is linked, not loaded into the page
-LINK_MAX = 64 << 20  # bytes: a download link carries the file itself, so it stays small
+LINK_MAX = 32 << 20  # bytes: a download link carries the file itself (base64), so it stays small
 
 
 @dataclass(frozen=True)
@@ -136,14 +136,19 @@ def _links(film: FilmRow, path: Path, size: int) -> str:
     """Download links (film, subtitles) when small enough to carry, and the local copy's place."""
     links = []
     if size <= LINK_MAX:
-        links.append(_data_link(path, "video/mp4", film.name, f"download the film ({size / 1e6:.1f} MB)"))
+        links.append(_data_link(path, "video/mp4", film.name, f"download the film ({_size(size)})"))
     else:
-        links.append(f"{size / 1e6:.0f} MB, too large to download from the page: "
+        links.append(f"{_size(size)}, too large to download from the page: "
                      f"<code>pipeline-kit export {html.escape(film.bookcode)} FOLDER</code> writes it")
     if film.subtitles:
         links.append(_data_link(Path(film.subtitles), "text/plain", film.name[:-4] + ".srt", "subtitles"))
     return (" · ".join(links) + f"<br><small>copy on this PC: <code data-pk='film-path'>"
             f"{html.escape(str(path.resolve()))}</code></small>")
+
+
+def _size(n: int) -> str:
+    """'850 KB', '12.3 MB'."""
+    return f"{n / 1e3:.0f} KB" if n < 1e5 else f"{n / 1e6:.1f} MB"
 
 
 def _data_link(path: Path, mime: str, name: str, text: str) -> str:

@@ -1,7 +1,8 @@
 """The cast step of 02_storyboard in a real browser: Voilà serves `notebooks/`, a sketch worker run
 from another folder (outputs relative to it) drew the character sheets into the database store;
 the page shows each sheet's picture and the shots waiting on it, and *Approve the whole cast*
-leaves no frame waiting on a sheet (the storyboard's review counts above follow). Skipped (failed in CI) without Chromium, Playwright or Voilà.
+leaves no frame waiting on a sheet (the storyboard's review counts above follow); a chapter film
+in the database store plays on the page and has a download link. Skipped (failed in CI) without Chromium, Playwright or Voilà.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pipeline_kit.ui.cast_view import CastModel
 from pipeline_kit.ui.storyboard import StoryboardModel
 
 from .conftest import enter_book
+from .test_film_view import publish_chapter_film
 from .test_monitor_browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -57,6 +59,7 @@ def test_cast_page_shows_sheets_and_approves_the_cast(tmp_path: Path) -> None:
     assert worker.returncode == 0 and "stopped: empty" in worker.stdout, worker.stdout + worker.stderr
     sheets = [r.name for r in CastModel(db, model.bookcode).to_review()]
     assert sheets
+    film = publish_chapter_film(db, model.bookcode, 1, tmp_path / "assembly-pc")
 
     port, log = _free_port(), tmp_path / "voila.log"
     served = tmp_path / "served-from"
@@ -85,6 +88,10 @@ def test_cast_page_shows_sheets_and_approves_the_cast(tmp_path: Path) -> None:
             expect(review).to_contain_text("no character sheet waits for your review")
             expect(page.locator("[data-pk='review-count']")).not_to_contain_text("character sheet")
             expect(page.locator("[data-pk='film-state']").first).to_contain_text("clips done")
+            expect(page.locator("video")).to_have_count(1)  # chapter 1's film, from the database store
+            link = page.locator("[data-pk='download']").first
+            expect(link).to_have_attribute("download", f"{model.bookcode}-chapter-001.mp4")
+            assert len(link.get_attribute("href") or "") > len(film)  # the film itself, base64
             SCREENSHOT.parent.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOT), full_page=True)
             browser.close()

@@ -24,18 +24,17 @@ from tests.film.books import BOOK, add_book, shot_id
 from tests.film.conftest import make_clip
 
 
-def _publish_chapter_film(db: Database, made_on: Path) -> bytes:
-    """Chapter 1's clips done and its film published as a worker on another PC does: into the
-    database store, the task row recording the store's name and the checksums."""
-    clip = make_clip(made_on, shot_id(1, 1), 1.0, (320, 180), 12).path
+def publish_chapter_film(db: Database, bookcode: str, chapter: int, made_on: Path) -> bytes:
+    """The chapter's film published as a worker on another PC does: into the store in effect,
+    the assembly task's row recording the store's name and the checksums. Returns the film."""
+    made_on.mkdir(exist_ok=True)
+    clip = make_clip(made_on, f"{bookcode}-c{chapter:03d}-s0001", 1.0, (320, 180), 12).path
     srt = made_on / "chapter.srt"
     srt.write_text("1\n00:00:00,000 --> 00:00:01,000\nRain fell.\n", encoding="utf-8")
-    store = open_store(db, cache=made_on / "cache")
-    stored = store.publish(chapter_film_path(BOOK, 1), clip, {SRT: srt})
+    stored = open_store(db, cache=made_on / "cache").publish(chapter_film_path(bookcode, chapter), clip,
+                                                             {SRT: srt})
     with db.engine.begin() as conn:
-        conn.execute(sa.update(tasks).where(tasks.c.task_id.in_([f"{shot_id(1, s)}/video" for s in (1, 2)]))
-                     .values(status="completed"))
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == chapter_task_id(BOOK, 1)).values(
+        conn.execute(sa.update(tasks).where(tasks.c.task_id == chapter_task_id(bookcode, chapter)).values(
             status="completed", output_path=stored.output_path, finished_at=sa.func.now(),
             result={"sha256": stored.sha256, "sides": stored.sides}))
     return clip.read_bytes()
@@ -50,9 +49,11 @@ def test_film_found_through_the_database_store_from_another_folder(
     with db.engine.begin() as conn:
         add_book(conn, {1: 2, 2: 1})
         enqueue(conn, assembly_specs(conn, BOOK))
+    with db.engine.begin() as conn:
+        conn.execute(sa.update(tasks).where(tasks.c.task_id.in_([f"{shot_id(1, s)}/video" for s in (1, 2)]))
+                     .values(status="completed"))
     made_on = tmp_path / "worker-pc"
-    made_on.mkdir()
-    film = _publish_chapter_film(db, made_on)
+    film = publish_chapter_film(db, BOOK, 1, made_on)
     for path in sorted(made_on.rglob("*"), reverse=True):  # the other PC's files are not here
         path.unlink() if path.is_file() else path.rmdir()
     (tmp_path / "notebooks").mkdir()
