@@ -263,10 +263,14 @@ class CastScreen:
         self.review_line = w.HTML()
         self.waiting = w.Dropdown(description="Sheet", layout=wide)
         self.waiting_sheet, self.waiting_shots = w.HBox(), w.HTML()
-        self.note = w.Text(description="Note", placeholder="what to change (needed to reject)", layout=wide)
-        self.approve = w.Button(description="Approve", icon="check", button_style="success")
-        self.reject = w.Button(description="Reject", icon="times", button_style="danger")
-        self.approve_all = w.Button(description="Approve the whole cast", icon="check-circle",
+        self.note = w.Text(description="Note", placeholder="what to change in this sheet (needed to reject)",
+                         layout=wide)
+        # Named apart from the storyboard's Approve / Reject of frames, on the same page.
+        self.approve = w.Button(description="Accept the sheet", icon="check", button_style="success",
+                                layout=w.Layout(width="auto"))
+        self.reject = w.Button(description="Send the sheet back", icon="times", button_style="danger",
+                               layout=w.Layout(width="auto"))
+        self.approve_all = w.Button(description="Accept the whole cast", icon="check-circle",
                                     layout=w.Layout(width="auto"))
         self._rows: tuple[CastRow, ...] = ()
         self._sheets: dict[tuple[str, str | None, str], w.Widget] = {}  # a caption says the state
