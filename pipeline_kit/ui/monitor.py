@@ -4,7 +4,8 @@ A snapshot is the engine's `overview` reshaped into rows a screen can lay out, p
 overview does not hold: throughput over the last few minutes (closed attempts, by the database
 clock, so a rate says how fast the fleet goes now, not an hour's average) and the running tasks
 whose lease runs out soon. It names the database it watches, without user or password. Actions
-call the engine's operator verbs.
+call the engine's operator verbs. The outputs it shows (the latest frames and character sheets,
+the films made) are fetched through the output store, so the screen shows them from any PC.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,11 +24,19 @@ from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine.states import Outcome, Status
 from pipeline_kit.engine.status import Problem, ReviewDecision
+from pipeline_kit.store import Store
 from pipeline_kit.ui.actions import ActionResult, attempt
+from pipeline_kit.ui.film_view import FilmRow, made_films
+from pipeline_kit.ui.session import screen_store
+from pipeline_kit.ui.storyboard import _local
 
 HOUR_S = 3600.0
 RATE_WINDOW_S = 300.0  # rates are over the last five minutes
 OPEN = (Status.PENDING.value, Status.PROCESSING.value)
+PICTURES = ("first_frame", "last_frame", "character_sheet")  # the outputs shown as pictures
+LATEST = 6  # pictures shown, newest first
+SHOWN = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)  # a picture made, approved or not
+RECENT = 2000  # pictures are sought among this many newest attempts (a refresh never scans them all)
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,19 @@ class Throughput:
 
 
 @dataclass(frozen=True)
+class OutputRow:
+    """A picture made lately: its task and a local copy fetched through the store."""
+
+    task_id: str
+    kind: str
+    path: str | None
+
+    @property
+    def ready(self) -> bool:
+        return self.path is not None and Path(self.path).is_file()
+
+
+@dataclass(frozen=True)
 class MonitorSnapshot:
     db_time: datetime | None
     counts: Mapping[str, int]  # status -> tasks, every status present
@@ -99,6 +122,8 @@ class MonitorSnapshot:
     folded_workers: int = 0  # workers not seen for a day, left out unless `show_all`
     awaiting_review: int = 0  # outputs waiting for a person's approval
     decisions: tuple[ReviewDecision, ...] = ()  # the last approvals and rejections, newest first
+    latest: tuple[OutputRow, ...] = ()  # the last frames and character sheets made, newest first
+    films: tuple[FilmRow, ...] = ()  # the last films made, newest first
 
     @property
     def total(self) -> int:
@@ -114,8 +139,9 @@ class MonitorModel:
     """Read the fleet's state and act on tasks and lanes, for one book or the whole database."""
 
     def __init__(self, db: Database, bookcode: str | None = None, *, expiring_within_s: float = 30.0,
-                 by: str = "monitor", show_all: bool = False) -> None:
+                 by: str = "monitor", show_all: bool = False, store: Store | None = None) -> None:
         self.db, self.bookcode, self.by = db, bookcode or None, by
+        self._store = store
         self.expiring_within_s = expiring_within_s
         self.show_all = show_all  # also list workers not seen for a day
 
@@ -137,7 +163,34 @@ class MonitorModel:
             folded_workers=view.folded_workers,
             awaiting_review=view.awaiting_review,
             decisions=tuple(view.decisions),
+            latest=self.latest(),
+            films=made_films(self.db, self.store, self.bookcode),
         )
+
+    @property
+    def store(self) -> Store:
+        """The output store in effect, opened on first use (the screen may start before it is set)."""
+        if self._store is None:
+            self._store = screen_store(self.db)
+        return self._store
+
+    def latest(self, limit: int = LATEST) -> tuple[OutputRow, ...]:
+        """The frames and character sheets completed last (approved or waiting for review), newest
+        first, each fetched through the store; sought among the newest attempts only (read back
+        along the attempts' key, so a refresh never scans the task table)."""
+        with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+            recent = list(dict.fromkeys(conn.execute(
+                sa.select(attempts.c.task_id).where(attempts.c.outcome == Outcome.COMPLETED.value)
+                .order_by(attempts.c.id.desc()).limit(RECENT)).scalars()))
+            query = (sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.bookcode,
+                               tasks.c.output_path, tasks.c.result)
+                     .where(tasks.c.task_id.in_(recent), tasks.c.kind.in_(PICTURES)))
+            # status and book are checked here, not in SQL: a filter on them would lead SQLite's
+            # planner to walk every completed task by the status index instead of these keys
+            found = {r.task_id: r for r in (conn.execute(query) if recent else ())
+                     if r.status in SHOWN and r.output_path and self.bookcode in (None, r.bookcode)}
+        newest = [found[t] for t in recent if t in found][:limit]
+        return tuple(OutputRow(r.task_id, r.kind, _local(self.store, r.output_path, r.result)) for r in newest)
 
     def retry(self, task_id: str) -> ActionResult:
         return attempt(lambda: engine.retry_task(self.db, task_id, by=self.by),

@@ -1,13 +1,15 @@
 """The admin screen's widgets: a thin layout over `MonitorModel` snapshots and its buttons.
 
 Rows with buttons (lanes, failed and blocked tasks) are kept per key between refreshes and only
-their text changes, so a click is never lost to a redraw.
+their text changes, so a click is never lost to a redraw. Pictures and films (fetched through the
+store by the model) are kept per file too: a refresh sends an image or a film to the page once.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 import ipywidgets as w
@@ -15,9 +17,11 @@ import ipywidgets as w
 from pipeline_kit.engine.registry import Liveness
 from pipeline_kit.engine.states import Status
 from pipeline_kit.ui.actions import ActionResult
+from pipeline_kit.ui.film_view import film_widget
 from pipeline_kit.ui.live import Refresher
-from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, ProblemRow
-from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, table
+from pipeline_kit.ui.monitor import LaneRow, MonitorModel, MonitorSnapshot, OutputRow, ProblemRow
+from pipeline_kit.ui.storyboard import describe_task
+from pipeline_kit.ui.widgets import STYLE, Message, Styled, ages, heading, reuse, table
 
 Row = TypeVar("Row")
 STATUSES = [s.value for s in Status]
@@ -42,13 +46,19 @@ class MonitorScreen:
         self.lanes, self.problems = w.VBox(), w.VBox()
         self.workers, self.expiring = w.HTML(), w.HTML()
         self.review = w.HTML()
+        self.latest = w.HBox(layout=w.Layout(flex_flow="row wrap"))
+        self.films = w.VBox()
         self._rows: dict[Hashable, w.HBox] = {}
+        self._pictures: dict[Hashable, w.Widget] = {}
+        self._films: dict[Hashable, w.Widget] = {}
         self.live: Refresher[MonitorSnapshot] = Refresher(model.snapshot, self.show, every_s=refresh_s,
                                                           on_error=self.message.error)
         self.widget = w.VBox([
             w.HTML(STYLE), w.HBox([self.toggle, self.refresh_button, self.clock]), self.message.widget,
             heading("Tasks by status"), self.counts, self.throughput,
             heading("Review"), self.review,
+            heading("Made lately"), self.latest,
+            heading("Films"), self.films,
             heading("Lanes"), self.lanes,
             heading("Workers"), self.workers, w.HBox([self.fold, self.folded]),
             heading("Leases about to expire"), self.expiring,
@@ -86,6 +96,12 @@ class MonitorScreen:
             f"(<b>{t.per_minute:g}/min</b>); attempts closed: {html.escape(closed)} · "
             f"last hour: {t.completed_last_hour} completed</p>")
         self.review.value = _review(snap)
+        self._pictures = reuse(self._pictures, [((p.task_id, p.path), p) for p in snap.latest if p.ready],
+                                _picture)
+        self.latest.children = tuple(self._pictures.values()) or (w.HTML("<i>no frame drawn yet</i>"),)
+        self._films = reuse(self._films, [((f.task_id, f.path), f) for f in snap.films if f.ready],
+                             film_widget)
+        self.films.children = tuple(self._films.values()) or (w.HTML("<i>no film made yet</i>"),)
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
@@ -201,6 +217,14 @@ def _review(snap: MonitorSnapshot) -> str:
         [(f"{d.at:%Y-%m-%d %H:%M}", Styled("approved", "pk-ok") if d.decision == "approve"
           else Styled("rejected", "pk-bad"), d.task_id, d.by, d.note) for d in snap.decisions],
         key="decisions", empty="no frame approved or rejected yet")
+
+
+def _picture(out: OutputRow) -> w.Widget:
+    """A frame or character sheet as a small picture, named in words."""
+    path = Path(out.path or "")
+    return w.VBox([w.Image(value=path.read_bytes(), format=path.suffix.lstrip(".") or "png", width=160),
+                   w.HTML(f"<small data-pk='latest'>{html.escape(describe_task(out.task_id))}</small>")],
+                  layout=w.Layout(margin="0 8px 0 0"))
 
 
 def monitor_screen(model: MonitorModel, *, refresh_s: float = 5.0, auto: bool = True) -> MonitorScreen:

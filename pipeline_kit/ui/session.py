@@ -2,18 +2,23 @@
 
 A notebook's kernel runs in notebooks/, so the CLI's relative default (data/production.db)
 would silently open a second, empty database there; the screens insist on the variable instead,
-and on a schema `pipeline-kit init` made.
+and on a schema `pipeline-kit init` made. For the same reason the outputs a screen fetches
+through the store are cached in this user's cache folder, not under the kernel's folder.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import parse_qs
+
+import platformdirs
 
 from pipeline_kit.db.connect import ENV_VAR, Database, connect
 from pipeline_kit.db.migrate import require_schema
 from pipeline_kit.errors import BadInput
+from pipeline_kit.store import Store, open_store
 
 
 def open_database() -> Database:
@@ -31,3 +36,9 @@ def url_parameter(name: str, environ: Mapping[str, str] = os.environ) -> str:
     the query string to the kernel as the variable QUERY_STRING); "" elsewhere."""
     values = parse_qs(environ.get("QUERY_STRING", "")).get(name)
     return values[-1].strip() if values else ""
+
+
+def screen_store(db: Database) -> Store:
+    """The output store in effect, as a screen reads it: fetched files cached per user (e.g.
+    ~/.cache/pipeline_kit/outputs), whichever folder the notebook runs in."""
+    return open_store(db, cache=Path(platformdirs.user_cache_dir("pipeline_kit")) / "outputs")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 import ipywidgets as w
 
@@ -63,6 +64,26 @@ def ages(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
+
+
+def reuse(shown: Mapping[K, w.Widget], items: Sequence[tuple[K, T]], make: Callable[[T], w.Widget]
+          ) -> dict[K, w.Widget]:
+    """A widget per picture or film, in the order given: made once per key (its file), then
+    reused while it is shown, so a refresh does not send the same file to the page again."""
+    return {key: shown.get(key) or make(item) for key, item in items}
+
+
+def take_note(note: w.Text, act: Callable[[str], ActionResult]) -> ActionResult:
+    """Act with the note typed (a rejection's); the box clears once the note was taken, and
+    keeps it when the action was refused, so nothing typed is lost."""
+    result = act(note.value)
+    if result.ok:
+        note.value = ""
+    return result
+
+
 class Message:
     """One line telling the person what their last action did (green if it worked, red if not)."""
 
@@ -75,3 +96,32 @@ class Message:
 
     def error(self, text: str) -> None:
         self.show(ActionResult(False, text))
+
+
+class Screen(Protocol):
+    """Anything shown on a page: it has its widget."""
+
+    widget: w.Widget
+
+
+S = TypeVar("S", bound=Screen)
+
+
+class BookSection(Generic[S]):
+    """A section of a page that shows `make(bookcode)` for the book chosen in a dropdown elsewhere
+    on the page (02's book list), and follows it when another book is chosen."""
+
+    def __init__(self, book: w.ValueWidget, make: Callable[[str], S]) -> None:
+        self.book, self.make = book, make
+        self.screen: S | None = None
+        self.widget = w.VBox()
+        book.observe(lambda _: self.open(), names="value")
+        self.open()
+
+    def open(self) -> S | None:
+        """Show the chosen book's screen (a hint while none is chosen)."""
+        code = self.book.value
+        self.screen = self.make(code) if code else None
+        self.widget.children = ((self.screen.widget,) if self.screen is not None
+                                else (w.HTML("<i>choose a book above</i>"),))
+        return self.screen

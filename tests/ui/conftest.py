@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from pipeline_kit.db import Database
 from pipeline_kit.text import sample_book_path
 from pipeline_kit.text.chapters import find_chapters
@@ -25,3 +29,10 @@ def enter_book(db: Database, chapters: int = 2) -> str:
         assert result.ok, result.message
         bookcode = result.bookcode or ""
     return bookcode
+
+
+@pytest.fixture(autouse=True)
+def user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Screens cache what they fetch through the store in the user's cache folder; a test's own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    return tmp_path / "user-cache"

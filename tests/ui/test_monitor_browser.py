@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,27 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout_
                 return
         time.sleep(0.3)
     pytest.fail(f"monitor did not listen on {port}: {log.read_text()[-2000:]}")
+
+
+@contextmanager
+def voila_serving(folder: Path, *, cwd: Path, env: dict[str, str]) -> Iterator[int]:
+    """Voilà serving the notebooks in `folder` on a free local port (its kernel started from
+    `cwd`, with `env` added to the environment); yields the port, stops Voilà after."""
+    port, log = _free_port(), cwd / "voila.log"
+    with log.open("wb") as out:
+        voila = subprocess.Popen(
+            [sys.executable, "-m", "voila", str(folder), "--no-browser", f"--port={port}",
+             "--Voila.ip=127.0.0.1", "--Voila.port_retries=0"],
+            cwd=cwd, stdout=out, stderr=out, env={**os.environ, **env})
+    try:
+        _wait_for_port(port, voila, log)
+        yield port
+    finally:
+        voila.send_signal(signal.SIGTERM)
+        try:
+            voila.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            voila.kill()
 
 
 @pytest.fixture

@@ -50,6 +50,9 @@ def test_screens_notebooks_run_in_order(sqlite_db: Database, tmp_path: Path, mon
                  {"bookcode": book.bookcode, "page_size": 5, "split_now": True})
     assert any(WIDGET in o.get("data", {}) for o in _outputs(board))
     assert StoryboardModel(sqlite_db, book.bookcode).page().total > 0
+    for section in ("cast_screen", "film_screen"):  # 02's cast and film sections follow the chosen book
+        (cell,) = [c for c in board.cells if section in c.source]
+        assert any(WIDGET in o.get("data", {}) for o in cell.outputs), section
 
     monitor = _run("03_monitor.ipynb", tmp_path / "03.ipynb", {"refresh_s": 0.5})
     assert any(WIDGET in o.get("data", {}) for o in _outputs(monitor))
