@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import imageio_ffmpeg  # type: ignore[import-untyped]
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
 from pipeline_kit.backends.classify import ProviderError, RemoteError, classified, classify
+from pipeline_kit.backends.clip import save_checked_mp4
 from pipeline_kit.backends.images import save_resized_png
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.backends.references import data_uri, image_inputs
@@ -250,22 +250,14 @@ class Ark:
         try:
             data = self._wait_and_fetch(client, task_id, ctx, deadline)
             ctx.stage("finalizing")
-            if data[4:8] != b"ftyp":
-                raise params.permanent("bad_output", "bad_output: the video is not an MP4")
-            job.out_path.write_bytes(data)
-            try:
-                frames, real_s = imageio_ffmpeg.count_frames_and_secs(str(job.out_path))
-            except (RuntimeError, OSError) as exc:
-                raise params.permanent("bad_output", f"bad_output: the clip does not decode: "
-                                                     f"{exc}") from exc
+            facts = save_checked_mp4(data, job.out_path)
         except GenerationError as error:  # a created task is billed unless the service failed it
             error.cost = 0.0 if isinstance(error.__cause__, ProviderError) else cost
             raise
         return Output(path=job.out_path, cost=cost, model=self.settings.video_model,
                       remote_job_id=task_id,
                       settings={"duration_s": seconds, "endpoint": self.base_url},
-                      result={"task_id": task_id, "duration_s": real_s, "frames": frames,
-                              "asked_duration_s": seconds, "bytes": len(data),
+                      result={"task_id": task_id, **facts, "asked_duration_s": seconds,
                               "resumed": not created})
 
     def _task(self, client: httpx.Client, task_id: str, deadline: Deadline) -> Any:
