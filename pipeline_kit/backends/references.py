@@ -26,6 +26,14 @@ def image_inputs(inputs: Mapping[str, Path], limit: int) -> list[Path]:
     return [p for p in paths if p.suffix.lower() in IMAGE_SUFFIXES][:limit]
 
 
+def input_bytes(path: Path) -> bytes:
+    """The bytes of an input file; one that cannot be read is the task's fault (permanent)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise permanent("bad_input", f"bad_input: {path.name} cannot be read: {exc}") from exc
+
+
 def data_uri(path: Path, *, max_side: int, min_side: int = 1, quality: int = 90) -> str:
     """`path` as `data:image/jpeg;base64,...`, scaled so its sides lie in [min_side, max_side]."""
     try:

@@ -14,8 +14,6 @@ is 8 px too wide), exec_error:MESSAGE (the run fails), short_clip (the clip is h
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import io
 import itertools
 import json
@@ -27,7 +25,7 @@ from tempfile import TemporaryDirectory
 from typing import Any
 
 from PIL import Image
-from servers.scripted import FakeServer, Request, png_bytes
+from servers.scripted import FakeServer, Request, parse_form, png_bytes
 
 from pipeline_kit.backends.clip import write_mp4
 
@@ -78,26 +76,6 @@ class Run:
     files: dict[str, bytes] = field(default_factory=dict)
 
 
-def parse_form(request: Request) -> dict[str, Any] | None:
-    """A multipart/form-data body as {name: text or (filename, bytes)}; None if it is not one."""
-    content_type = request.headers.get("Content-Type", "")
-    if not content_type.startswith("multipart/form-data") or "boundary=" not in content_type:
-        return None
-    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-        f"Content-Type: {content_type}\r\n\r\n".encode() + request.body)
-    if not message.is_multipart():
-        return None
-    form: dict[str, Any] = {}
-    for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        if not name:
-            return None
-        data = part.get_payload(decode=True) or b""
-        filename = part.get_filename()
-        form[name] = (filename, data) if filename is not None else data.decode()
-    return form
-
-
 class FakeComfyUI(FakeServer):
     def __init__(self, polls_to_finish: int = 2, *, websocket: bool = True,
                  tick_s: float = 0.02) -> None:
@@ -136,9 +114,11 @@ class FakeComfyUI(FakeServer):
 
     # --- uploads and validation ------------------------------------------------------------
     def _upload(self, request: Request) -> None:
-        form = parse_form(request)
-        image = form.get("image") if form else None
-        kind = form.get("type", "input") if form else None
+        parts = parse_form(request)
+        form = {name: (filename, data) if filename is not None else data.decode()
+                for name, filename, data in parts or []}
+        image = form.get("image")
+        kind = form.get("type", "input")
         if not isinstance(image, tuple) or not image[0] or kind not in ("input", "temp", "output"):
             self.reply(request, b"", 400, content_type="text/plain")
             return
