@@ -194,8 +194,9 @@ class Ark:
             raise
         return Output(path=job.out_path, cost=self.settings.image_price,
                       model=self.settings.image_model,
-                      settings={"size": request["size"], "seed": request["seed"],
-                                "references": len(sheets), "endpoint": self.base_url},
+                      settings={"provider": self.name, "size": request["size"],
+                                "seed": request["seed"], "references": len(sheets),
+                                "endpoint": self.base_url},
                       result={**facts, "references": [p.name for p in sheets]})
 
     @staticmethod
@@ -256,7 +257,8 @@ class Ark:
             raise
         return Output(path=job.out_path, cost=cost, model=self.settings.video_model,
                       remote_job_id=task_id,
-                      settings={"duration_s": seconds, "endpoint": self.base_url},
+                      settings={"provider": self.name, "duration_s": seconds,
+                                "endpoint": self.base_url},
                       result={"task_id": task_id, **facts, "asked_duration_s": seconds,
                               "resumed": not created})
 

@@ -21,8 +21,9 @@ workflows.py) when there is one; image kinds without one use the built-in text-t
 
 Configuration: PIPELINE_KIT_COMFYUI_URL (default http://127.0.0.1:8188),
 PIPELINE_KIT_COMFYUI_WORKFLOWS (a folder), PIPELINE_KIT_COMFYUI_CKPT (checkpoint of the
-built-in graph), PIPELINE_KIT_COMFYUI_STEPS (default 20), PIPELINE_KIT_COMFYUI_PRICE (per image,
-default 0), PIPELINE_KIT_COMFYUI_VIDEO_PRICE (per second of video, default 0),
+built-in graph), PIPELINE_KIT_COMFYUI_STEPS (default 20), PIPELINE_KIT_COMFYUI_IMAGE_PRICE (per
+image, default 0; `_PRICE` is read when it is not set), PIPELINE_KIT_COMFYUI_VIDEO_PRICE (per
+second of video, default 0),
 PIPELINE_KIT_COMFYUI_RATE/_BURST.
 """
 
@@ -45,7 +46,7 @@ from pipeline_kit.backends.clip import save_checked_mp4
 from pipeline_kit.backends.comfyui_ws import Progress
 from pipeline_kit.backends.images import save_checked_png, save_resized_png
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.backends.references import image_inputs
+from pipeline_kit.backends.references import image_inputs, input_bytes
 from pipeline_kit.backends.workflows import (Workflow, is_image_name, load_workflows,
                                              placeholders, reference_index, substitute)
 from pipeline_kit.errors import BadInput
@@ -181,7 +182,8 @@ class ComfyUI:
         facts = self._save(job, data, size)
         return Output(path=job.out_path, cost=cost, remote_job_id=prompt_id,
                       model=self.describe(job.kind)["model"],
-                      settings={"seed": seed, "workflow": job.kind in self.workflows,
+                      settings={"provider": self.name, "seed": seed,
+                                "workflow": job.kind in self.workflows,
                                 **({} if job.kind in self.workflows else
                                    {"steps": self.steps, "sampler": "euler", "cfg": 7.0})},
                       result={**facts, "prompt_id": prompt_id, "file": found["filename"],
@@ -240,10 +242,7 @@ class ComfyUI:
     def _upload(self, client: httpx.Client, job: Job, name: str, path: Path,
                 deadline: Deadline) -> str:
         """Upload one input image; the name a LoadImage node takes (`subfolder/name`)."""
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise params.permanent("bad_input", f"bad_input: {path.name}: {exc}") from exc
+        data = input_bytes(path)
         stored = f"{job.task_id}_{name}{path.suffix.lower()}"
         answer = json_body(send(client, "POST", "/upload/image",
                                 files={"image": (stored, data, "image/png")},
@@ -306,11 +305,12 @@ def make(arg: str | None) -> ComfyUI:
     env = os.environ
     try:
         steps = int(env.get("PIPELINE_KIT_COMFYUI_STEPS", "20"))
-        price = float(env.get("PIPELINE_KIT_COMFYUI_PRICE", "0"))
+        price = float(env.get("PIPELINE_KIT_COMFYUI_IMAGE_PRICE",
+                              env.get("PIPELINE_KIT_COMFYUI_PRICE", "0")))
         video_price = float(env.get("PIPELINE_KIT_COMFYUI_VIDEO_PRICE", "0"))
     except ValueError:
-        raise BadInput("PIPELINE_KIT_COMFYUI_STEPS, _PRICE and _VIDEO_PRICE must be "
-                       "numbers") from None
+        raise BadInput("PIPELINE_KIT_COMFYUI_STEPS, _IMAGE_PRICE (or _PRICE) and _VIDEO_PRICE "
+                       "must be numbers") from None
     folder = env.get("PIPELINE_KIT_COMFYUI_WORKFLOWS")
     return ComfyUI(env.get("PIPELINE_KIT_COMFYUI_URL", DEFAULT_URL),
                    ckpt=env.get("PIPELINE_KIT_COMFYUI_CKPT", DEFAULT_CKPT), steps=steps,

@@ -10,7 +10,7 @@ call the engine's operator verbs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -99,6 +99,7 @@ class MonitorSnapshot:
     folded_workers: int = 0  # workers not seen for a day, left out unless `show_all`
     awaiting_review: int = 0  # outputs waiting for a person's approval
     decisions: tuple[ReviewDecision, ...] = ()  # the last approvals and rejections, newest first
+    spend: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # provider -> cost
 
     @property
     def total(self) -> int:
@@ -137,6 +138,7 @@ class MonitorModel:
             folded_workers=view.folded_workers,
             awaiting_review=view.awaiting_review,
             decisions=tuple(view.decisions),
+            spend=view.spend,
         )
 
     def retry(self, task_id: str) -> ActionResult:

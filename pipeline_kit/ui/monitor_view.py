@@ -42,6 +42,7 @@ class MonitorScreen:
         self.lanes, self.problems = w.VBox(), w.VBox()
         self.workers, self.expiring = w.HTML(), w.HTML()
         self.review = w.HTML()
+        self.spend = w.HTML()
         self._rows: dict[Hashable, w.HBox] = {}
         self.live: Refresher[MonitorSnapshot] = Refresher(model.snapshot, self.show, every_s=refresh_s,
                                                           on_error=self.message.error)
@@ -49,6 +50,7 @@ class MonitorScreen:
             w.HTML(STYLE), w.HBox([self.toggle, self.refresh_button, self.clock]), self.message.widget,
             heading("Tasks by status"), self.counts, self.throughput,
             heading("Review"), self.review,
+            heading("Spend per provider"), self.spend,
             heading("Lanes"), self.lanes,
             heading("Workers"), self.workers, w.HBox([self.fold, self.folded]),
             heading("Leases about to expire"), self.expiring,
@@ -86,6 +88,7 @@ class MonitorScreen:
             f"(<b>{t.per_minute:g}/min</b>); attempts closed: {html.escape(closed)} · "
             f"last hour: {t.completed_last_hour} completed</p>")
         self.review.value = _review(snap)
+        self.spend.value = _spend(snap)
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
@@ -201,6 +204,14 @@ def _review(snap: MonitorSnapshot) -> str:
         [(f"{d.at:%Y-%m-%d %H:%M}", Styled("approved", "pk-ok") if d.decision == "approve"
           else Styled("rejected", "pk-bad"), d.task_id, d.by, d.note) for d in snap.decisions],
         key="decisions", empty="no frame approved or rejected yet")
+
+
+def _spend(snap: MonitorSnapshot) -> str:
+    """Money spent per provider: its paid attempts and their cost, costliest first."""
+    return table(["provider", "paid attempts", "spent"],
+                 [(provider, spent["attempts"], f"{spent['cost']:.2f}")
+                  for provider, spent in snap.spend.items()],
+                 key="spend", empty="nothing paid yet")
 
 
 def monitor_screen(model: MonitorModel, *, refresh_s: float = 5.0, auto: bool = True) -> MonitorScreen:
