@@ -44,7 +44,7 @@ from typing import Any
 import httpx
 
 from pipeline_kit.backends import params
-from pipeline_kit.backends.base import CallContext, Job, Output
+from pipeline_kit.backends.base import CallContext, Job, Output, canceled
 from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
 from pipeline_kit.backends.classify import ProviderError, RemoteError, classified, classify
 from pipeline_kit.backends.clip import save_checked_mp4
@@ -262,6 +262,26 @@ class Ark:
                       result={"task_id": task_id, **facts, "asked_duration_s": seconds,
                               "resumed": not created})
 
+    def _cancel(self, client: httpx.Client, task_id: str, status: str,
+                deadline: Deadline) -> GenerationError:
+        """The task was canceled here: cancel its remote task too while that is still queued
+        (DELETE; Ark cannot stop a running one, which is left to finish). The error to stop
+        with; one whose remote task was cancelled carries that as its cause, so it costs
+        nothing."""
+        outcome, cause = f"left {status} (only a queued task can be cancelled)", None
+        if status == "queued":
+            try:
+                send(client, "DELETE", f"/contents/generations/tasks/{task_id}",
+                     deadline=deadline)
+                outcome = "cancelled while queued"
+                cause = ProviderError("TaskCancelled", "cancelled while queued, not billed")
+            except GenerationError as error:  # started meanwhile, or gone: nothing to undo
+                outcome = f"not cancelled: {error}"
+        error = GenerationError(f"canceled: the task was canceled; Ark task {task_id} "
+                                f"{outcome}", error_kind="canceled", retryable=False)
+        error.__cause__ = cause
+        return error
+
     def _task(self, client: httpx.Client, task_id: str, deadline: Deadline) -> Any:
         """The task as the service reports it; None when it no longer knows the id."""
         try:
@@ -283,6 +303,8 @@ class Ark:
                 raise classify(RemoteError(f"Ark no longer knows task {task_id}"))
             status = task.get("status")
             ctx.stage(f"generating_video: {status} {time.monotonic() - started:.0f}s")
+            if canceled(ctx):
+                raise self._cancel(client, task_id, str(status), deadline)
             if status == "succeeded":
                 url = (task.get("content") or {}).get("video_url")
                 if not url:

@@ -181,6 +181,9 @@ class FakeServer:
             def do_POST(self) -> None:
                 self._serve()
 
+            def do_DELETE(self) -> None:
+                self._serve()
+
             def log_message(self, *args: Any) -> None:
                 pass
 
