@@ -50,14 +50,13 @@ from pipeline_kit.backends.classify import ProviderError, RemoteError, classifie
 from pipeline_kit.backends.clip import save_checked_mp4
 from pipeline_kit.backends.images import save_resized_png
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.backends.references import data_uri, image_inputs
+from pipeline_kit.backends.references import character_sheets, data_uri
 from pipeline_kit.errors import BadInput, GenerationError
 
 DEFAULT_URL = "https://ark.cn-beijing.volces.com/api/v3"
 DEFAULT_IMAGE_MODEL = "doubao-seedream-4-0-250828"
 DEFAULT_VIDEO_MODEL = "doubao-seedance-1-0-lite-i2v-250428"
 KINDS = params.IMAGE_KINDS | params.VIDEO_KINDS
-FRAME_KINDS = frozenset({"first_frame", "last_frame"})
 MIN_PIXELS, MAX_PIXELS = 1280 * 720, 4096 * 4096
 MAX_REFERENCES = 10
 RATIOS = {"16:9": 16 / 9, "4:3": 4 / 3, "1:1": 1.0, "3:4": 3 / 4, "9:16": 9 / 16, "21:9": 21 / 9}
@@ -178,7 +177,7 @@ class Ark:
             "model": self.settings.image_model, "prompt": prompt, "size": "{}x{}".format(*wanted),
             "seed": params.seed(job) & 0x7FFFFFFF, "watermark": False,
             "response_format": self.settings.response_format}
-        sheets = image_inputs(job.inputs, MAX_REFERENCES) if job.kind in FRAME_KINDS else []
+        sheets = character_sheets(job.kind, job.inputs, MAX_REFERENCES)
         if sheets:
             request["image"] = [data_uri(p, max_side=self.settings.reference_side)
                                 for p in sheets]

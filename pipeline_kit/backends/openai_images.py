@@ -37,13 +37,12 @@ from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, 
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.images import save_checked_png, save_fitted_png
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.backends.references import image_inputs, input_bytes
+from pipeline_kit.backends.references import character_sheets, input_bytes
 from pipeline_kit.errors import BadInput
 
 DEFAULT_URL = "https://api.openai.com"
 DEFAULT_MODEL = "gpt-image-1"
 MAX_REFERENCES = 16
-FRAME_KINDS = frozenset({"first_frame", "last_frame"})
 GPT_IMAGE_SIZES = ((1024, 1024), (1536, 1024), (1024, 1536))
 SIZES: dict[str, tuple[tuple[int, int], ...]] = {
     "dall-e-2": ((256, 256), (512, 512), (1024, 1024)),
@@ -112,7 +111,7 @@ class OpenAIImages:
         prompt = str(params.require(job.params, "prompt"))
         size = params.size(job.params)
         asked = provider_size(self.model, size)
-        sheets = image_inputs(job.inputs, MAX_REFERENCES) if job.kind in FRAME_KINDS else []
+        sheets = character_sheets(job.kind, job.inputs, MAX_REFERENCES)
         if sheets and self.model.startswith("dall-e"):
             raise params.permanent("unsupported_model", f"unsupported_model: {self.model} "
                                    "cannot draw from reference images; use a GPT image model")

@@ -17,7 +17,7 @@ from pipeline_kit.backends.comfyui import ComfyUI, saved_file, wan_frames
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.backends.workflows import load_workflows, placeholders, substitute
-from pipeline_kit.errors import BadInput
+from pipeline_kit.errors import BadInput, GenerationError
 
 from .conftest import FRAME
 from .helpers import MakeJob, RecordingContext, assert_permanent
@@ -133,15 +133,25 @@ def test_progress_comes_from_the_websocket_else_from_polling(
         assert not any("/30" in stage for stage in ctx.stages)
 
 
+class StoppedWhileRunning(LocalContext):
+    """Gives up once the run is queued, as a worker killed while ComfyUI was rendering."""
+
+    def stage(self, name: str) -> None:
+        super().stage(name)
+        if name.startswith("generating_video"):
+            raise GenerationError("timeout: gave up while rendering", error_kind="timeout",
+                                  retryable=True)
+
+
 def test_a_video_takeover_resumes_without_uploading_or_paying_again(
         comfy_server: FakeComfyUI, make_job: MakeJob, frames: dict[str, Path]) -> None:
     """A remembered prompt id is followed to its clip: no upload, no second /prompt, cost 0."""
     comfy_server.polls_to_finish = 10_000
     backend = comfy(comfy_server)
-    first = LocalContext(timeout_s=0.5)
-    with pytest.raises(Exception):
+    first = StoppedWhileRunning(timeout_s=30)
+    with pytest.raises(GenerationError, match="gave up"):
         backend.run(make_job("video", CLIP, inputs=frames, suffix=".mp4"), first)
-    prompt_id = first.remote_jobs[0]
+    [prompt_id] = first.remote_jobs
     comfy_server.runs[prompt_id].polls_left = 1
     comfy_server.requests.clear()
     job = make_job("video", CLIP, inputs=frames, suffix=".mp4", remote_job_id=prompt_id)
@@ -219,3 +229,20 @@ def test_a_kind_with_neither_workflow_nor_built_in_graph_is_refused_at_worker_st
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_WORKFLOWS", str(tmp_path / "nowhere"))
     with pytest.raises(BadInput, match="not a folder"):
         get_backend("comfyui")
+
+
+def test_prices_per_image_and_per_video_second_come_from_the_environment(
+        make_job: MakeJob, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile's `image_price` and `video_price` (PIPELINE_KIT_COMFYUI_*) price each run: an
+    image at its price, a clip at its seconds times the video price, a resumed run at nothing;
+    the older `_PRICE` still prices images when `_IMAGE_PRICE` is not set."""
+    monkeypatch.setenv("PIPELINE_KIT_COMFYUI_PRICE", "0.5")
+    monkeypatch.setenv("PIPELINE_KIT_COMFYUI_VIDEO_PRICE", "0.25")
+    monkeypatch.setenv("PIPELINE_KIT_COMFYUI_WORKFLOWS", str(EXAMPLES))
+    backend = get_backend("comfyui")
+    assert backend.quote(make_job("first_frame", FRAME)) == 0.5  # type: ignore[attr-defined]
+    monkeypatch.setenv("PIPELINE_KIT_COMFYUI_IMAGE_PRICE", "0.02")
+    backend = get_backend("comfyui")
+    assert backend.quote(make_job("character_sheet", FRAME)) == 0.02  # type: ignore[attr-defined]
+    assert backend.quote(make_job("video", CLIP)) == 0.5  # type: ignore[attr-defined]
+    assert backend.quote(make_job("video", CLIP, remote_job_id="p1")) == 0  # type: ignore[attr-defined]

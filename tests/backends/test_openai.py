@@ -239,3 +239,11 @@ def test_the_stand_in_refuses_what_openai_refuses(openai_server: FakeOpenAI) -> 
         assert client.post("/v1/images/edits", data=base,
                            files=[("image[]", ("a.png", b"not an image"))]).status_code == 400
     assert openai_server.billing == []
+
+
+def test_the_image_price_comes_from_image_price_else_price(
+        backend: OpenAIImages, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile's `image_price` (PIPELINE_KIT_OPENAI_IMAGE_PRICE) wins over the older `_PRICE`."""
+    assert backend.price == 0.04
+    monkeypatch.setenv("PIPELINE_KIT_OPENAI_IMAGE_PRICE", "0.07")
+    assert get_backend("openai").price == 0.07  # type: ignore[attr-defined]
