@@ -15,7 +15,13 @@ from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import BadInput, GenerationError
 
 from .conftest import FRAME
-from .helpers import MakeJob, RecordingContext, assert_permanent, assert_transient
+from .helpers import (
+    MakeJob,
+    RecordingContext,
+    StoppedWhilePolling,
+    assert_permanent,
+    assert_transient,
+)
 
 KEY = "ark-test-key"
 VIDEO = {"bookcode": "hlm", "shot_id": "hlm-003-0012", "video_prompt": "She turns to the door",
@@ -34,16 +40,6 @@ def png(path: Path, size: tuple[int, int], colour: tuple[int, int, int] = (10, 2
     Image.new("RGB", size, colour).save(path, format="PNG")
     return path
 
-
-
-class StoppedWhilePolling(LocalContext):
-    """Gives up at the first poll, as a worker whose call timed out while the task ran."""
-
-    def stage(self, name: str) -> None:
-        super().stage(name)
-        if name.startswith("generating_video"):
-            raise GenerationError("timeout: gave up while polling", error_kind="timeout",
-                                  retryable=True)
 
 
 def frames(tmp_path: Path) -> dict[str, Path]:

@@ -20,7 +20,7 @@ from pipeline_kit.backends.workflows import load_workflows, placeholders, substi
 from pipeline_kit.errors import BadInput, GenerationError
 
 from .conftest import FRAME
-from .helpers import MakeJob, RecordingContext, assert_permanent
+from .helpers import MakeJob, RecordingContext, StoppedWhilePolling, assert_permanent
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workflows"
 CLIP = {**FRAME, "video_prompt": "she turns to the window", "duration_s": 2.0, "fps": 8,
@@ -133,22 +133,12 @@ def test_progress_comes_from_the_websocket_else_from_polling(
         assert not any("/30" in stage for stage in ctx.stages)
 
 
-class StoppedWhileRunning(LocalContext):
-    """Gives up once the run is queued, as a worker killed while ComfyUI was rendering."""
-
-    def stage(self, name: str) -> None:
-        super().stage(name)
-        if name.startswith("generating_video"):
-            raise GenerationError("timeout: gave up while rendering", error_kind="timeout",
-                                  retryable=True)
-
-
 def test_a_video_takeover_resumes_without_uploading_or_paying_again(
         comfy_server: FakeComfyUI, make_job: MakeJob, frames: dict[str, Path]) -> None:
     """A remembered prompt id is followed to its clip: no upload, no second /prompt, cost 0."""
     comfy_server.polls_to_finish = 10_000
     backend = comfy(comfy_server)
-    first = StoppedWhileRunning(timeout_s=30)
+    first = StoppedWhilePolling(timeout_s=30)
     with pytest.raises(GenerationError, match="gave up"):
         backend.run(make_job("video", CLIP, inputs=frames, suffix=".mp4"), first)
     [prompt_id] = first.remote_jobs
