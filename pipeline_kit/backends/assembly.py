@@ -245,9 +245,11 @@ def _clip(job: Job, shot: Mapping[str, Any]) -> Path:
 
 def _clip_seconds(clips: Sequence[Path], shots: Sequence[Mapping[str, Any]],
                   timeout_s: float) -> list[float]:
-    """Each clip's real length in seconds, read from its header (PARALLEL probes at once)."""
-    return _parallel(lambda i: _probe(clips[i], f"the clip of shot {shots[i]['shot_id']}",
-                                      timeout_s).duration_s, range(len(clips)))
+    """Each clip's real length in seconds, from the headers one ffmpeg run reads; a clip it
+    could not read is probed alone, which names what is wrong with it."""
+    found = ffmpeg.probe_all(clips, timeout_s=timeout_s) if clips else []
+    return [(probe or _probe(clip, f"the clip of shot {shot['shot_id']}", timeout_s)).duration_s
+            for probe, clip, shot in zip(found, clips, shots)]
 
 
 def _probe(path: Path, what: str, timeout_s: float) -> ffmpeg.Probe:
