@@ -26,7 +26,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
               "worker_id", "attempts", "max_attempts", "cost", "created_at", "finished_at",
               "output_path"),
     "attempts": ("task_id", "attempt_no", "worker_id", "claimed_at", "finished_at", "outcome",
-                 "error_kind", "cost", "model", "output_bytes"),
+                 "error_kind", "cost", "model", "output_bytes", "provider"),
     "events": ("id", "at", "kind", "task_id", "worker_id", "detail"),
     "workers": ("worker_id", "uid", "host", "version", "lanes", "backend", "started_at",
                 "last_seen_at", "state"),
@@ -49,6 +49,9 @@ INTEGERS: dict[str, tuple[str, ...]] = {
 FLOATS = ("cost",)
 _TABLES = {"tasks": tasks, "attempts": attempts, "events": events, "workers": workers,
            "books": books}
+# Columns read from a JSON field rather than a column: the provider a backend recorded in the
+# attempt's settings (engine/spend.py says how spend is put down to providers).
+DERIVED = {"provider": attempts.c.settings["provider"].as_string()}
 # Fields of events.detail the metrics use, lifted into columns of their own.
 DETAIL_FIELDS = ("by", "count", "op")
 
@@ -109,7 +112,7 @@ def _read_snapshot(conn: sa.Connection, dialect: str) -> None:
 
 def _select(name: str, bookcode: str | None) -> sa.Select[Any]:
     table = _TABLES[name]
-    stmt = sa.select(*(table.c[c] for c in COLUMNS[name]))
+    stmt = sa.select(*(DERIVED[c].label(c) if c in DERIVED else table.c[c] for c in COLUMNS[name]))
     if "id" in table.c and name != "workers":
         stmt = stmt.order_by(table.c.id)
     elif name == "books":

@@ -89,6 +89,7 @@ class Costs:
     by_shot: pd.DataFrame
     by_pc: pd.DataFrame
     by_lane: pd.DataFrame
+    by_provider: pd.DataFrame
 
     @property
     def total(self) -> float:
@@ -104,7 +105,18 @@ def costs(log: RunLog) -> Costs:
         return query(f"""SELECT {key}, count(*) AS attempts, sum(cost) AS cost FROM ({base})
                          GROUP BY {key} ORDER BY {key}""", a=log.attempts, t=log.tasks)
 
-    return Costs(by_shot=by("shot_id"), by_pc=by("worker_id"), by_lane=by("lane"))
+    return Costs(by_shot=by("shot_id"), by_pc=by("worker_id"), by_lane=by("lane"),
+                 by_provider=cost_by_provider(log))
+
+
+def cost_by_provider(log: RunLog) -> pd.DataFrame:
+    """Spend per provider: the one an attempt's backend recorded, else its worker's backend(s),
+    else "unknown" (the rule of engine/spend.py), costliest first."""
+    return query("""SELECT coalesce(a.provider, w.backend, 'unknown') AS provider,
+                           count(*) AS attempts, sum(coalesce(a.cost, 0)) AS cost
+                    FROM a LEFT JOIN w USING (worker_id)
+                    GROUP BY 1 ORDER BY cost DESC, provider""",
+                 a=log.attempts, w=log.workers)
 
 
 def queue_depth(log: RunLog, max_points: int = QUEUE_POINTS) -> pd.DataFrame:

@@ -54,6 +54,7 @@ class Postmortem:
             "cost_by_shot": self.costs.by_shot,
             "cost_by_pc": self.costs.by_pc,
             "cost_by_lane": self.costs.by_lane,
+            "cost_by_provider": self.costs.by_provider,
             "queue_depth": self.queue,
             "eta": eta_table(self.eta),
         }

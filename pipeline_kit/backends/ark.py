@@ -42,22 +42,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import imageio_ffmpeg  # type: ignore[import-untyped]
 
 from pipeline_kit.backends import params
-from pipeline_kit.backends.base import CallContext, Job, Output
+from pipeline_kit.backends.base import CallContext, Job, Output, canceled
 from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
 from pipeline_kit.backends.classify import ProviderError, RemoteError, classified, classify
+from pipeline_kit.backends.clip import save_checked_mp4
 from pipeline_kit.backends.images import save_resized_png
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.backends.references import data_uri, image_inputs
+from pipeline_kit.backends.references import character_sheets, data_uri
 from pipeline_kit.errors import BadInput, GenerationError
 
 DEFAULT_URL = "https://ark.cn-beijing.volces.com/api/v3"
 DEFAULT_IMAGE_MODEL = "doubao-seedream-4-0-250828"
 DEFAULT_VIDEO_MODEL = "doubao-seedance-1-0-lite-i2v-250428"
 KINDS = params.IMAGE_KINDS | params.VIDEO_KINDS
-FRAME_KINDS = frozenset({"first_frame", "last_frame"})
 MIN_PIXELS, MAX_PIXELS = 1280 * 720, 4096 * 4096
 MAX_REFERENCES = 10
 RATIOS = {"16:9": 16 / 9, "4:3": 4 / 3, "1:1": 1.0, "3:4": 3 / 4, "9:16": 9 / 16, "21:9": 21 / 9}
@@ -178,7 +177,7 @@ class Ark:
             "model": self.settings.image_model, "prompt": prompt, "size": "{}x{}".format(*wanted),
             "seed": params.seed(job) & 0x7FFFFFFF, "watermark": False,
             "response_format": self.settings.response_format}
-        sheets = image_inputs(job.inputs, MAX_REFERENCES) if job.kind in FRAME_KINDS else []
+        sheets = character_sheets(job.kind, job.inputs, MAX_REFERENCES)
         if sheets:
             request["image"] = [data_uri(p, max_side=self.settings.reference_side)
                                 for p in sheets]
@@ -194,8 +193,9 @@ class Ark:
             raise
         return Output(path=job.out_path, cost=self.settings.image_price,
                       model=self.settings.image_model,
-                      settings={"size": request["size"], "seed": request["seed"],
-                                "references": len(sheets), "endpoint": self.base_url},
+                      settings={"provider": self.name, "size": request["size"],
+                                "seed": request["seed"], "references": len(sheets),
+                                "endpoint": self.base_url},
                       result={**facts, "references": [p.name for p in sheets]})
 
     @staticmethod
@@ -250,23 +250,36 @@ class Ark:
         try:
             data = self._wait_and_fetch(client, task_id, ctx, deadline)
             ctx.stage("finalizing")
-            if data[4:8] != b"ftyp":
-                raise params.permanent("bad_output", "bad_output: the video is not an MP4")
-            job.out_path.write_bytes(data)
-            try:
-                frames, real_s = imageio_ffmpeg.count_frames_and_secs(str(job.out_path))
-            except (RuntimeError, OSError) as exc:
-                raise params.permanent("bad_output", f"bad_output: the clip does not decode: "
-                                                     f"{exc}") from exc
+            facts = save_checked_mp4(data, job.out_path)
         except GenerationError as error:  # a created task is billed unless the service failed it
             error.cost = 0.0 if isinstance(error.__cause__, ProviderError) else cost
             raise
         return Output(path=job.out_path, cost=cost, model=self.settings.video_model,
                       remote_job_id=task_id,
-                      settings={"duration_s": seconds, "endpoint": self.base_url},
-                      result={"task_id": task_id, "duration_s": real_s, "frames": frames,
-                              "asked_duration_s": seconds, "bytes": len(data),
+                      settings={"provider": self.name, "duration_s": seconds,
+                                "endpoint": self.base_url},
+                      result={"task_id": task_id, **facts, "asked_duration_s": seconds,
                               "resumed": not created})
+
+    def _cancel(self, client: httpx.Client, task_id: str, status: str,
+                deadline: Deadline) -> GenerationError:
+        """The task was canceled here: cancel its remote task too while that is still queued
+        (DELETE; Ark cannot stop a running one, which is left to finish). The error to stop
+        with; one whose remote task was cancelled carries that as its cause, so it costs
+        nothing."""
+        outcome, cause = f"left {status} (only a queued task can be cancelled)", None
+        if status == "queued":
+            try:
+                send(client, "DELETE", f"/contents/generations/tasks/{task_id}",
+                     deadline=deadline)
+                outcome = "cancelled while queued"
+                cause = ProviderError("TaskCancelled", "cancelled while queued, not billed")
+            except GenerationError as error:  # started meanwhile, or gone: nothing to undo
+                outcome = f"not cancelled: {error}"
+        error = GenerationError(f"canceled: the task was canceled; Ark task {task_id} "
+                                f"{outcome}", error_kind="canceled", retryable=False)
+        error.__cause__ = cause
+        return error
 
     def _task(self, client: httpx.Client, task_id: str, deadline: Deadline) -> Any:
         """The task as the service reports it; None when it no longer knows the id."""
@@ -289,6 +302,8 @@ class Ark:
                 raise classify(RemoteError(f"Ark no longer knows task {task_id}"))
             status = task.get("status")
             ctx.stage(f"generating_video: {status} {time.monotonic() - started:.0f}s")
+            if canceled(ctx):
+                raise self._cancel(client, task_id, str(status), deadline)
             if status == "succeeded":
                 url = (task.get("content") or {}).get("video_url")
                 if not url:

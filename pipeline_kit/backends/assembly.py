@@ -1,7 +1,9 @@
 """The assembly backend: a chapter's clips become its film, the chapter films become the book's.
 
-Each shot's clip is normalised to the chapter's size and frame rate and cut or held to exactly
-the frames its estimated duration asks for, a title card goes first; BATCH parts are encoded per
+Each shot's clip is normalised to the chapter's size and frame rate and lasts its real length
+(probed, in whole frames), not the estimate it was planned with: a provider may return another
+duration than asked, and the subtitles are timed from the same frames. A title card goes
+first; BATCH parts are encoded per
 ffmpeg run, PARALLEL runs at once, and the runs' segments are joined by the concat demuxer
 without re-encoding. No frame passes through Python.
 Side files: an .srt per film (cues timed from the same frame counts) and, for a chapter, a
@@ -102,7 +104,9 @@ class AssemblyBackend:
         lead = card_frames(_card_s(p), frame.fps)
         burn = bool(p.get("burn_subtitles"))
         ctx.stage("generating_video")
-        shot_frames = [frames_for(float(s["duration_s"]), frame.fps) for s in shots]
+        shot_frames = [frames_for(seconds, frame.fps)
+                       for seconds in _clip_seconds(clips, shots, ctx.timeout_s)]
+        planned = [frames_for(float(s["duration_s"]), frame.fps) for s in shots]
         thumbs = [tmp / f"thumb-{i:05d}.png" for i in range(len(shots))]
         parts: list[tuple[ffmpeg.Part, str]] = []  # each with what it is, for error messages
         if lead:
@@ -134,7 +138,8 @@ class AssemblyBackend:
         total = lead + sum(shot_frames)
         return ({"width": frame.width, "height": frame.height, "fps": frame.fps,
                  "frames": total, "duration_s": total / frame.fps, "shots": len(shots),
-                 "cues": len(cues)}, extras)
+                 "cues": len(cues),
+                 "retimed_shots": sum(a != b for a, b in zip(shot_frames, planned))}, extras)
 
     # -- the book --------------------------------------------------------------------------
     def _book(self, job: Job, ctx: CallContext,
@@ -236,6 +241,15 @@ def _input(job: Job, task_id: str, what: str) -> Path:
 
 def _clip(job: Job, shot: Mapping[str, Any]) -> Path:
     return _input(job, shot["video_task"], f"the clip of shot {shot['shot_id']}")
+
+
+def _clip_seconds(clips: Sequence[Path], shots: Sequence[Mapping[str, Any]],
+                  timeout_s: float) -> list[float]:
+    """Each clip's real length in seconds, from the headers one ffmpeg run reads; a clip it
+    could not read is probed alone, which names what is wrong with it."""
+    found = ffmpeg.probe_all(clips, timeout_s=timeout_s) if clips else []
+    return [(probe or _probe(clip, f"the clip of shot {shot['shot_id']}", timeout_s)).duration_s
+            for probe, clip, shot in zip(found, clips, shots)]
 
 
 def _probe(path: Path, what: str, timeout_s: float) -> ffmpeg.Probe:

@@ -54,6 +54,16 @@ class CallContext(Protocol):
     def remember_remote_job(self, job_id: str) -> None:
         """Persist a remote job id at once, so a takeover can resume instead of paying again."""
 
+    # Optional: `canceled() -> bool`, whether an operator canceled the task while this call
+    # runs (read it with `canceled(ctx)`); a backend polling a remote job then stops, and
+    # cancels the remote job if the service still can.
+
+
+def canceled(ctx: CallContext) -> bool:
+    """Whether the task of this call was canceled (False for a context that cannot tell)."""
+    check = getattr(ctx, "canceled", None)
+    return bool(check()) if callable(check) else False
+
 
 @runtime_checkable
 class Backend(Protocol):
@@ -76,6 +86,7 @@ class LocalContext:
     uid: str | None = None
     stages: list[str] = field(default_factory=list)
     remote_jobs: list[str] = field(default_factory=list)
+    cancel: bool = False  # set it to cancel the task while a call runs
 
     def stage(self, name: str) -> None:
         """Record the stage name."""
@@ -84,6 +95,10 @@ class LocalContext:
     def remember_remote_job(self, job_id: str) -> None:
         """Record the remote job id."""
         self.remote_jobs.append(job_id)
+
+    def canceled(self) -> bool:
+        """Whether `cancel` was set."""
+        return self.cancel
 
 
 def quote(backend: Backend, job: Job) -> float:

@@ -51,3 +51,25 @@ def write_mp4(path: Path, pictures: Iterable[Image.Image], size: tuple[int, int]
             writer.send(picture.tobytes())
     finally:
         writer.close()
+
+
+def clip_seconds(path: Path) -> tuple[int, float]:
+    """(frames, seconds) of the video at `path`, read by decoding it; one that does not decode is
+    a permanent `bad_output`."""
+    try:
+        frames, seconds = imageio_ffmpeg.count_frames_and_secs(str(path))
+    except (RuntimeError, OSError) as exc:
+        raise permanent("bad_output", f"bad_output: the clip does not decode: {exc}") from exc
+    return int(frames), float(seconds)
+
+
+def save_checked_mp4(data: bytes, out_path: Path) -> dict[str, float]:
+    """Write `data` to `out_path` if it is an MP4 that decodes: its frames, real length, bytes.
+
+    A provider may return another length than asked for; the real one is what assembly uses.
+    """
+    if data[4:8] != b"ftyp":
+        raise permanent("bad_output", "bad_output: the video is not an MP4")
+    out_path.write_bytes(data)
+    frames, seconds = clip_seconds(out_path)
+    return {"frames": frames, "duration_s": seconds, "bytes": len(data)}

@@ -1,16 +1,33 @@
-"""OpenAI-compatible image generation: POST {base}/v1/images/generations.
+"""OpenAI images: a frame with character sheets is an edit of them, anything else a generation.
+
+What OpenAI's Images API documents, and this module relies on:
+- `POST /v1/images/generations` (JSON): `model`, `prompt`, `size`, `n`; `response_format`
+  (`b64_json` or `url`) only for the DALL-E models, as GPT image models always answer base64.
+- `POST /v1/images/edits` (multipart form): the same fields, with the input images as repeated
+  `image[]` file parts (GPT image models take up to 16 png, webp or jpg files; DALL-E 3 cannot
+  edit, DALL-E 2 takes one square PNG and no references here).
+- Sizes: `1024x1024`, `1536x1024`, `1024x1536` for GPT image models; `1024x1024`, `1792x1024`,
+  `1024x1792` for DALL-E 3; `256x256`, `512x512`, `1024x1024` for DALL-E 2. The size of the
+  model's nearest shape is asked for and the answer cut to the task's size from its centre. A
+  model not in that table (an OpenAI-compatible server) is asked for the task's size exactly.
+- The answer's `data[0]` holds `b64_json` (or `url`).
+
+So faces and costumes stay the same from shot to shot, a first or last frame sends the sheets of
+the shot's characters (its image inputs); a character sheet is drawn from its prompt alone.
 
 Configuration from the environment: PIPELINE_KIT_OPENAI_URL (default https://api.openai.com),
-OPENAI_API_KEY (required), PIPELINE_KIT_OPENAI_MODEL (default dall-e-3),
-PIPELINE_KIT_OPENAI_PRICE (cost per image, default 0), PIPELINE_KIT_OPENAI_RATE/_BURST (calls
+OPENAI_API_KEY (required), PIPELINE_KIT_OPENAI_MODEL (default gpt-image-1),
+PIPELINE_KIT_OPENAI_IMAGE_PRICE (cost per image, default 0; `_PRICE` is read when it is not
+set), PIPELINE_KIT_OPENAI_RATE/_BURST (calls
 a second per uid). The key goes into the Authorization header only: never into settings,
-results, messages or logs. An image that does not decode or has another size than asked for
-is a permanent `bad_output`.
+results, messages or logs.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from typing import Any
 
 import httpx
 
@@ -18,12 +35,45 @@ from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
 from pipeline_kit.backends.classify import classified
-from pipeline_kit.backends.images import save_checked_png
+from pipeline_kit.backends.images import save_checked_png, save_fitted_png
 from pipeline_kit.backends.ratelimit import RateLimiter
+from pipeline_kit.backends.references import character_sheets, input_bytes
 from pipeline_kit.errors import BadInput
 
 DEFAULT_URL = "https://api.openai.com"
-DEFAULT_MODEL = "dall-e-3"
+DEFAULT_MODEL = "gpt-image-1"
+MAX_REFERENCES = 16
+GPT_IMAGE_SIZES = ((1024, 1024), (1536, 1024), (1024, 1536))
+SIZES: dict[str, tuple[tuple[int, int], ...]] = {
+    "dall-e-2": ((256, 256), (512, 512), (1024, 1024)),
+    "dall-e-3": ((1024, 1024), (1792, 1024), (1024, 1792)),
+}
+MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+def is_gpt_image(model: str) -> bool:
+    """Whether `model` is one of OpenAI's GPT image models (base64 answers, references)."""
+    return model.startswith(("gpt-image", "chatgpt-image"))
+
+
+def accepted_sizes(model: str) -> tuple[tuple[int, int], ...] | None:
+    """The sizes `model` accepts; None for a model this table does not know (any size)."""
+    return GPT_IMAGE_SIZES if is_gpt_image(model) else SIZES.get(model)
+
+
+def provider_size(model: str, size: tuple[int, int]) -> tuple[int, int]:
+    """The size to ask `model` for: the task's own if the model takes any, else the accepted
+    size nearest in shape (the smallest one that covers the task among equals)."""
+    sizes = accepted_sizes(model)
+    if sizes is None:
+        return size
+    width, height = size
+
+    def distance(option: tuple[int, int]) -> tuple[float, bool, int]:
+        shape = abs(math.log(option[0] * height / (option[1] * width)))
+        covers = option[0] >= width and option[1] >= height
+        return round(shape, 6), not covers, option[0] * option[1]
+    return min(sizes, key=distance)
 
 
 class OpenAIImages:
@@ -56,24 +106,42 @@ class OpenAIImages:
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:
-        """Generate one image of the requested size and write it as PNG."""
+        """Generate (or, from the shot's character sheets, edit) one image; write it as PNG."""
         params.check_kind(job.kind, params.IMAGE_KINDS, self.name)
         prompt = str(params.require(job.params, "prompt"))
-        width, height = params.size(job.params)
+        size = params.size(job.params)
+        asked = provider_size(self.model, size)
+        sheets = character_sheets(job.kind, job.inputs, MAX_REFERENCES)
+        if sheets and self.model.startswith("dall-e"):
+            raise params.permanent("unsupported_model", f"unsupported_model: {self.model} "
+                                   "cannot draw from reference images; use a GPT image model")
+        fields: dict[str, Any] = {"model": self.model, "prompt": prompt,
+                                  "size": "{}x{}".format(*asked), "n": 1}
+        if not is_gpt_image(self.model):
+            fields["response_format"] = "b64_json"
         deadline = Deadline(ctx.timeout_s)
-        request = {"model": self.model, "prompt": prompt, "size": f"{width}x{height}", "n": 1,
-                   "response_format": "b64_json"}
         ctx.stage("generating_image")
         with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
-            response = send_paid(client, "POST", f"{self.base_url}/v1/images/generations",
-                                 json=request, deadline=deadline, limiter=self.limiter,
-                                 uid=ctx.uid)
+            if sheets:
+                files = [("image[]", (p.name, input_bytes(p), MIME.get(p.suffix.lower(),
+                                                                     "image/png")))
+                         for p in sheets]
+                response = send_paid(client, "POST", f"{self.base_url}/v1/images/edits",
+                                     data={k: str(v) for k, v in fields.items()}, files=files,
+                                     deadline=deadline, limiter=self.limiter, uid=ctx.uid)
+            else:
+                response = send_paid(client, "POST", f"{self.base_url}/v1/images/generations",
+                                     json=fields, deadline=deadline, limiter=self.limiter,
+                                     uid=ctx.uid)
         ctx.stage("finalizing")
         data = first_image(json_body(response), deadline)
-        facts = save_checked_png(data, (width, height), job.out_path)
+        facts = save_checked_png(data, size, job.out_path) if asked == size \
+            else save_fitted_png(data, asked, size, job.out_path)
         return Output(path=job.out_path, cost=self.price, model=self.model,
-                      settings={"size": request["size"], "endpoint": self.base_url},
-                      result=facts)
+                      settings={"provider": self.name, "size": fields["size"],
+                                "endpoint": self.base_url,
+                                "references": len(sheets)},
+                      result={**facts, "references": [p.name for p in sheets]})
 
 
 def make(arg: str | None) -> OpenAIImages:
@@ -84,9 +152,11 @@ def make(arg: str | None) -> OpenAIImages:
     if not api_key:
         raise BadInput("backend 'openai' needs OPENAI_API_KEY in the environment")
     try:
-        price = float(os.environ.get("PIPELINE_KIT_OPENAI_PRICE", "0"))
+        price = float(os.environ.get("PIPELINE_KIT_OPENAI_IMAGE_PRICE",
+                                     os.environ.get("PIPELINE_KIT_OPENAI_PRICE", "0")))
     except ValueError:
-        raise BadInput("PIPELINE_KIT_OPENAI_PRICE must be a number (cost per image)") from None
+        raise BadInput("PIPELINE_KIT_OPENAI_IMAGE_PRICE (or _PRICE) must be a number (cost per "
+                       "image)") from None
     return OpenAIImages(os.environ.get("PIPELINE_KIT_OPENAI_URL", DEFAULT_URL), api_key,
                         os.environ.get("PIPELINE_KIT_OPENAI_MODEL", DEFAULT_MODEL), price,
                         RateLimiter.from_env("openai"))

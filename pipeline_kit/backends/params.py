@@ -16,6 +16,7 @@ from pipeline_kit.errors import GenerationError
 
 IMAGE_KINDS = frozenset({"character_sheet", "first_frame", "last_frame"})
 VIDEO_KINDS = frozenset({"video"})
+FRAME_KINDS = frozenset({"first_frame", "last_frame"})  # drawn from the shot's character sheets
 RECORD_KINDS = frozenset({"llm", "noop"})  # kinds whose output is a small JSON record
 SUFFIXES = {**dict.fromkeys(IMAGE_KINDS, ".png"), **dict.fromkeys(VIDEO_KINDS, ".mp4"),
             **dict.fromkeys(RECORD_KINDS, ".json")}

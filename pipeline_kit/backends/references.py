@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from pipeline_kit.backends.params import permanent
+from pipeline_kit.backends.params import FRAME_KINDS, permanent
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
 
@@ -24,6 +24,20 @@ def image_inputs(inputs: Mapping[str, Path], limit: int) -> list[Path]:
     """The distinct image files among a job's inputs, in the order given, at most `limit`."""
     paths: Iterable[Path] = dict.fromkeys(Path(p) for p in inputs.values())
     return [p for p in paths if p.suffix.lower() in IMAGE_SUFFIXES][:limit]
+
+
+def character_sheets(kind: str, inputs: Mapping[str, Path], limit: int) -> list[Path]:
+    """The sheets a frame is drawn from, so faces and costumes stay the same from shot to shot:
+    a first or last frame's image inputs (its shot's characters); none for any other kind."""
+    return image_inputs(inputs, limit) if kind in FRAME_KINDS else []
+
+
+def input_bytes(path: Path) -> bytes:
+    """The bytes of an input file; one that cannot be read is the task's fault (permanent)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise permanent("bad_input", f"bad_input: {path.name} cannot be read: {exc}") from exc
 
 
 def data_uri(path: Path, *, max_side: int, min_side: int = 1, quality: int = 90) -> str:

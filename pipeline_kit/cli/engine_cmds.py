@@ -143,6 +143,8 @@ def render_status(view: Overview, *, bookcode: str | None = None) -> str:
         lines += [f"  {d.at:%Y-%m-%d %H:%M} "
                   f"{'approved' if d.decision == 'approve' else 'rejected'} {d.task_id} "
                   f"by {d.by or '-'}" + (f": {d.note}" if d.note else "") for d in view.decisions]
+    if view.spend:
+        lines += ["", *_spend_table(view)]
     for title, problems in (("stuck", view.stuck), ("blocked", view.blocked), ("failed", view.failed)):
         if problems:
             lines.append(f"\n{title}:")
@@ -178,6 +180,13 @@ def _workers_table(view: Overview) -> list[str]:
             for wid, w in sorted(view.workers.items())]
     return table(["worker", "host", "state", "last seen", "done", "running",
                   "current (stage, heartbeat age)"], rows, right=(3, 4, 5))
+
+
+def _spend_table(view: Overview) -> list[str]:
+    """Money spent per provider (paid attempts and their cost), costliest first."""
+    rows = [(provider, spent["attempts"], f"{spent['cost']:.2f}")
+            for provider, spent in view.spend.items()]
+    return table(["provider", "paid attempts", "spent"], rows, right=(1, 2))
 
 
 def _seconds(age: float | None) -> str | None:

@@ -47,6 +47,14 @@ def cancel_task(db: Database, task_id: str, *, by: str = "operator") -> list[str
         return cancel_tasks(conn, [task_id], reason="canceled by an operator", by=by)
 
 
+def was_canceled(db: Database, task_id: str) -> bool:
+    """Whether the task was canceled: a fenced worker's cue to stop and cancel its remote job
+    (a lease lost for any other reason leaves the remote job for the next holder to resume)."""
+    with db.engine.connect() as conn:
+        return conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == task_id)
+                            ).scalar() == Status.CANCELED.value
+
+
 def cancel_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by: str = "operator") -> list[str]:
     """Cancel the unfinished ones among `task_ids` in the caller's transaction (e.g. the tasks of
     shots a re-split removed); returns the dependents that became blocked."""

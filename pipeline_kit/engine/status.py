@@ -15,6 +15,7 @@ from pipeline_kit.db.schema import books, events, lanes, task_deps, tasks, worke
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import transitive_dependents
 from pipeline_kit.engine.registry import FOLD_AFTER_S, Liveness, judge
+from pipeline_kit.engine.spend import provider_spend
 from pipeline_kit.engine.states import DEAD_ENDS, Status
 from pipeline_kit.errors import NotFound
 
@@ -56,6 +57,7 @@ class Overview:
     folded_workers: int = 0  # not seen for a day, holding nothing: left out unless asked for
     awaiting_review: int = 0  # outputs waiting for a person's approval
     decisions: list[ReviewDecision] = field(default_factory=list)  # the last ones, newest first
+    spend: dict[str, dict[str, Any]] = field(default_factory=dict)  # provider -> attempts, cost
 
     @property
     def total(self) -> int:
@@ -115,10 +117,11 @@ def overview(db: Database, bookcode: str | None = None, *, all_workers: bool = F
                                    f"waits on {', '.join(blockers) or 'a dependency that cannot finish'}",
                                    "retry the failed dependency; this task is released when it can run"))
         decisions = _decisions(conn, bookcode)
+        spend = provider_spend(conn, bookcode)
     return Overview(counts=counts, lanes=per_lane, workers=shown, stuck=stuck, blocked=blocked,
                     failed=failed, db_time=now, books=books_seen, folded_workers=folded,
                     awaiting_review=counts.get(Status.AWAITING_REVIEW.value, 0),
-                    decisions=decisions)
+                    decisions=decisions, spend=spend)
 
 
 def last_decisions(db: Database, bookcode: str | None = None) -> list[ReviewDecision]:

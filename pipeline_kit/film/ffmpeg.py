@@ -60,13 +60,38 @@ def run(args: Sequence[str], *, timeout_s: float, what: str) -> None:
 
 def probe(path: Path, *, timeout_s: float) -> Probe:
     """Read the header of `path`; unreadable or without a video stream -> ValueError."""
+    return _parse(_headers([path], timeout_s))
+
+
+def probe_all(paths: Sequence[Path], *, timeout_s: float) -> list[Probe | None]:
+    """The headers of many files read by one ffmpeg run (one process start, not one a file);
+    None for a file it could not read, and for every file after it (ffmpeg stops there)."""
+    log = _headers(paths, timeout_s)
+    sections = dict(zip(*[iter(re.split(r"^Input #(\d+), ", log, flags=re.MULTILINE)[1:])] * 2))
+    found: list[Probe | None] = []
+    for index in range(len(paths)):
+        try:
+            found.append(_parse(sections.get(str(index), "")))
+        except ValueError:
+            found.append(None)
+    return found
+
+
+def _headers(paths: Sequence[Path], timeout_s: float) -> str:
+    """What ffmpeg prints about `paths` as inputs (it stops at the first it cannot read)."""
+    inputs = [arg for path in paths for arg in ("-i", str(path))]
     try:
-        done = subprocess.run([exe(), "-hide_banner", "-nostdin", "-i", str(path)],
+        done = subprocess.run([exe(), "-hide_banner", "-nostdin", *inputs],
                               capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
-        raise GenerationError(f"ffmpeg took over {timeout_s:g} s reading {path}",
+        what = paths[0] if len(paths) == 1 else f"{len(paths)} files"
+        raise GenerationError(f"ffmpeg took over {timeout_s:g} s reading {what}",
                               error_kind="timeout", retryable=True) from None
-    log = done.stderr
+    return done.stderr
+
+
+def _parse(log: str) -> Probe:
+    """One input's header lines -> Probe; without a video stream or duration -> ValueError."""
     video, duration = _VIDEO.search(log), _DURATION.search(log)
     if video is None or duration is None:
         raise ValueError(last_line(log) or "no video stream")

@@ -1,8 +1,9 @@
 """Where each shot sits in a film, counted in whole frames so pictures and subtitles agree.
 
-A shot of `duration_s` seconds takes `frames_for(duration_s, fps)` frames; the film's length is
-the sum of its parts' frames. Subtitle cues are derived from the same frame counts, so a cue
-starts on the frame its shot starts and never ends after the film.
+A shot takes `frames_for(seconds, fps)` frames, where `seconds` is its clip's real length (a
+provider may return another duration than the shot's estimate); the film's length is the sum
+of its parts' frames. Subtitle cues are derived from the same frame counts, so a cue starts on
+the frame its shot starts and never ends after the film.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ the films made) are fetched through the output store, so the screen shows them f
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,7 @@ class MonitorSnapshot:
     decisions: tuple[ReviewDecision, ...] = ()  # the last approvals and rejections, newest first
     latest: tuple[OutputRow, ...] = ()  # the last frames and character sheets made, newest first
     films: tuple[FilmRow, ...] = ()  # the last films made, newest first
+    spend: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # provider -> cost
 
     @property
     def total(self) -> int:
@@ -165,6 +166,7 @@ class MonitorModel:
             decisions=tuple(view.decisions),
             latest=self.latest(),
             films=made_films(self.db, self.store, self.bookcode),
+            spend=view.spend,
         )
 
     @property

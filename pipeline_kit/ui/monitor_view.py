@@ -48,6 +48,7 @@ class MonitorScreen:
         self.review = w.HTML()
         self.latest = w.HBox(layout=w.Layout(flex_flow="row wrap"))
         self.films = w.VBox()
+        self.spend = w.HTML()
         self._rows: dict[Hashable, w.HBox] = {}
         self._pictures: dict[Hashable, w.Widget] = {}
         self._films: dict[Hashable, w.Widget] = {}
@@ -59,6 +60,7 @@ class MonitorScreen:
             heading("Review"), self.review,
             heading("Made lately"), self.latest,
             heading("Films"), self.films,
+            heading("Spend per provider"), self.spend,
             heading("Lanes"), self.lanes,
             heading("Workers"), self.workers, w.HBox([self.fold, self.folded]),
             heading("Leases about to expire"), self.expiring,
@@ -102,6 +104,7 @@ class MonitorScreen:
         self._films = reuse(self._films, [((f.task_id, f.path), f) for f in snap.films if f.ready],
                              film_widget)
         self.films.children = tuple(self._films.values()) or (w.HTML("<i>no film made yet</i>"),)
+        self.spend.value = _spend(snap)
         self.lanes.children = self._keep(snap.lanes, lambda r: ("lane", r.lane), self._lane_row, self._lane_update)
         self.workers.value = table(
             ["worker", "host", "state", "current task", "stage", "heartbeat age", "last seen", "done"],
@@ -225,6 +228,12 @@ def _picture(out: OutputRow) -> w.Widget:
     return w.VBox([w.Image(value=path.read_bytes(), format=path.suffix.lstrip(".") or "png", width=160),
                    w.HTML(f"<small data-pk='latest'>{html.escape(describe_task(out.task_id))}</small>")],
                   layout=w.Layout(margin="0 8px 0 0"))
+def _spend(snap: MonitorSnapshot) -> str:
+    """Money spent per provider: its paid attempts and their cost, costliest first."""
+    return table(["provider", "paid attempts", "spent"],
+                 [(provider, spent["attempts"], f"{spent['cost']:.2f}")
+                  for provider, spent in snap.spend.items()],
+                 key="spend", empty="nothing paid yet")
 
 
 def monitor_screen(model: MonitorModel, *, refresh_s: float = 5.0, auto: bool = True) -> MonitorScreen:

@@ -29,6 +29,7 @@ from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.wake import Waiter
 from pipeline_kit.engine import Ack, Completion, Lease
+from pipeline_kit.engine.operator import was_canceled
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
 from pipeline_kit.store import Store, Stored, open_store
@@ -115,6 +116,12 @@ class _Context:
     def remember_remote_job(self, job_id: str) -> None:
         self._worker.db_call(lambda: engine.record_remote_job(self._worker.db, self._lease.task_id,
                                                               self._lease.token, job_id), "remote job id")
+
+    def canceled(self) -> bool:
+        """Whether an operator canceled the task: its lease was fenced and its status says so."""
+        worker, lease = self._worker, self._lease
+        return worker.heartbeat.is_fenced(lease.task_id, lease.token) and worker.db_call(
+            lambda: was_canceled(worker.db, lease.task_id), "canceled?")
 
 
 class Worker:

@@ -46,3 +46,14 @@ class RecordingContext(LocalContext):
     def remember_remote_job(self, job_id: str) -> None:
         self.seen_at_remember.append(list(self.server.requests))
         super().remember_remote_job(job_id)
+
+
+class StoppedWhilePolling(LocalContext):
+    """Gives up at the first poll of a remote video job, as a worker whose call timed out (or
+    that was killed) while the job ran."""
+
+    def stage(self, name: str) -> None:
+        super().stage(name)
+        if name.startswith("generating_video"):
+            raise GenerationError("timeout: gave up while polling", error_kind="timeout",
+                                  retryable=True)

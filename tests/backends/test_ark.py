@@ -15,7 +15,13 @@ from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import BadInput, GenerationError
 
 from .conftest import FRAME
-from .helpers import MakeJob, RecordingContext, assert_permanent, assert_transient
+from .helpers import (
+    MakeJob,
+    RecordingContext,
+    StoppedWhilePolling,
+    assert_permanent,
+    assert_transient,
+)
 
 KEY = "ark-test-key"
 VIDEO = {"bookcode": "hlm", "shot_id": "hlm-003-0012", "video_prompt": "She turns to the door",
@@ -34,16 +40,6 @@ def png(path: Path, size: tuple[int, int], colour: tuple[int, int, int] = (10, 2
     Image.new("RGB", size, colour).save(path, format="PNG")
     return path
 
-
-
-class StoppedWhilePolling(LocalContext):
-    """Gives up at the first poll, as a worker whose call timed out while the task ran."""
-
-    def stage(self, name: str) -> None:
-        super().stage(name)
-        if name.startswith("generating_video"):
-            raise GenerationError("timeout: gave up while polling", error_kind="timeout",
-                                  retryable=True)
 
 
 def frames(tmp_path: Path) -> dict[str, Path]:
@@ -267,3 +263,59 @@ def test_stand_in_refuses_a_missing_or_wrong_key(ark_server: FakeArk) -> None:
         answer = httpx.get(f"{ark_server.url}/api/v3/contents/generations/tasks", headers=headers)
         assert (answer.status_code, answer.json()["error"]["code"]) == \
             (401, "AuthenticationError")
+
+
+# -- cancel ------------------------------------------------------------------------------------
+class CanceledAt(LocalContext):
+    """An operator cancels the task once the backend reports the remote task in `status`."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__()
+        self.status = status
+
+    def stage(self, name: str) -> None:
+        super().stage(name)
+        if name.startswith(f"generating_video: {self.status}"):
+            self.cancel = True
+
+
+def test_canceling_while_queued_cancels_the_remote_task_and_costs_nothing(
+        ark_server: FakeArk, make_job: MakeJob, tmp_path: Path) -> None:
+    """A clip canceled while its Ark task is still queued sends DELETE for that task, stops with
+    a permanent `canceled`, and carries no cost (a cancelled task is not billed)."""
+    ark_server.queue.set()
+    ctx = CanceledAt("queued")
+    job = make_job("video", VIDEO, inputs=frames(tmp_path), suffix=".mp4")
+    error = assert_permanent(lambda: ark(ark_server).run(job, ctx), "canceled",
+                             "cancelled while queued")
+    [task_id] = ctx.remote_jobs
+    assert ark_server.cancelled == [task_id] and ark_server.tasks[task_id].status == "cancelled"
+    assert ("DELETE", f"/api/v3/contents/generations/tasks/{task_id}") in ark_server.requests
+    assert error.cost == 0 and not job.out_path.exists()
+
+
+def test_canceling_a_running_clip_stops_without_a_delete_and_keeps_its_cost(
+        ark_server: FakeArk, make_job: MakeJob, tmp_path: Path) -> None:
+    """Ark cannot stop a running task: the call stops (canceled), sends no DELETE, and the
+    attempt keeps the clip's cost, since the service will bill it."""
+    ark_server.hold.set()
+    ctx = CanceledAt("running")
+    error = assert_permanent(lambda: ark(ark_server).run(
+        make_job("video", VIDEO, inputs=frames(tmp_path), suffix=".mp4"), ctx), "canceled",
+        "left running")
+    assert ark_server.cancelled == [] and not [r for r in ark_server.requests if r[0] == "DELETE"]
+    assert error.cost == pytest.approx(0.3)
+
+
+def test_the_stand_in_cancels_only_queued_tasks(ark_server: FakeArk, make_job: MakeJob,
+                                                 tmp_path: Path) -> None:
+    """DELETE on a running task is refused, as the real service refuses it."""
+    ark_server.hold.set()
+    first = StoppedWhilePolling()
+    with pytest.raises(GenerationError):
+        ark(ark_server).run(make_job("video", VIDEO, inputs=frames(tmp_path), suffix=".mp4"),
+                            first)
+    with httpx.Client(base_url=ark_server.url,
+                      headers={"Authorization": f"Bearer {KEY}"}) as client:
+        answer = client.delete(f"/api/v3/contents/generations/tasks/{first.remote_jobs[0]}")
+    assert answer.status_code == 400 and ark_server.cancelled == []

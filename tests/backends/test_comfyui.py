@@ -29,7 +29,8 @@ def test_run_submits_remembers_at_once_and_fetches(comfy_server: FakeComfyUI,
     job = make_job("first_frame", FRAME)
     output = comfy(comfy_server).run(job, ctx)
     assert ctx.remote_jobs == [output.remote_job_id]
-    assert ctx.seen_at_remember == [[("POST", "/prompt")]]
+    seen = [[r for r in requests if r[1] != "/ws"] for requests in ctx.seen_at_remember]
+    assert seen == [[("POST", "/prompt")]]
     with Image.open(job.out_path) as image:
         assert image.size == (640, 360)
     assert output.cost == pytest.approx(0.01) and len(comfy_server.billing) == 1

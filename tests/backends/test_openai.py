@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 from PIL import Image
 from servers.openai_fake import FakeOpenAI
 
 from pipeline_kit.backends import LocalContext, get_backend
-from pipeline_kit.backends.openai_images import OpenAIImages
+from pipeline_kit.backends.openai_images import OpenAIImages, provider_size
+from pipeline_kit.backends.ratelimit import RateLimiter
 
 from .conftest import FRAME
 from .helpers import MakeJob, assert_permanent, assert_transient
@@ -145,3 +148,102 @@ def test_contract_errors_before_any_call(backend: OpenAIImages, openai_server: F
                      "missing_field", "prompt")
     assert_permanent(lambda: backend.run(make_job("video", FRAME), ctx()), "invalid_kind")
     assert openai_server.billing == [] and openai_server.requests == []
+
+
+@pytest.fixture
+def gpt_image(openai_server: FakeOpenAI) -> OpenAIImages:
+    """The backend with OpenAI's own GPT image model against the strict fake."""
+    return OpenAIImages(openai_server.url, KEY, "gpt-image-1", 0.04, RateLimiter(100, 100))
+
+
+@pytest.fixture
+def sheets(tmp_path: Path) -> dict[str, Path]:
+    """Two character sheets as the worker hands them (by kind and by task id)."""
+    lin, bao = tmp_path / "lin.png", tmp_path / "bao.jpg"
+    Image.new("RGB", (96, 128), (200, 20, 20)).save(lin)
+    Image.new("RGB", (96, 128), (20, 200, 20)).save(bao)
+    return {"character_sheet": lin, "sheet-lin": lin, "sheet-bao": bao}
+
+
+def test_a_frame_with_character_sheets_is_an_edit_of_them(
+        gpt_image: OpenAIImages, openai_server: FakeOpenAI, make_job: MakeJob,
+        sheets: dict[str, Path]) -> None:
+    """A first frame sends each of the shot's sheets once as an `image[]` part of a multipart
+    edit, at a size the model accepts; the answer is cut to the task's 640x360."""
+    job = make_job("first_frame", FRAME, inputs=sheets)
+    output = gpt_image.run(job, ctx())
+    bill = openai_server.billing[0]
+    assert bill["endpoint"] == "/v1/images/edits" and bill["size"] == "1536x1024"
+    assert bill["images"] == [sheets["sheet-lin"].read_bytes(), sheets["sheet-bao"].read_bytes()]
+    with Image.open(job.out_path) as image:
+        assert image.size == (640, 360)
+    assert output.result["references"] == ["lin.png", "bao.jpg"] and output.cost == 0.04
+
+
+def test_a_sheet_or_a_frame_without_characters_is_a_generation(
+        gpt_image: OpenAIImages, openai_server: FakeOpenAI, make_job: MakeJob,
+        sheets: dict[str, Path]) -> None:
+    """A character sheet is drawn from its prompt even with inputs; so is a frame without any;
+    GPT image models get no response_format (the real API refuses it)."""
+    gpt_image.run(make_job("character_sheet", {"prompt": "Lin Daiyu", "width": 512,
+                                               "height": 768}, inputs=sheets), ctx())
+    gpt_image.run(make_job("last_frame", FRAME), ctx())
+    assert [(b["endpoint"], b["size"]) for b in openai_server.billing] == [
+        ("/v1/images/generations", "1024x1536"), ("/v1/images/generations", "1536x1024")]
+
+
+@pytest.mark.parametrize(("model", "size", "asked"), [
+    ("gpt-image-1", (640, 360), (1536, 1024)),
+    ("gpt-image-1", (360, 640), (1024, 1536)),
+    ("gpt-image-1", (512, 512), (1024, 1024)),
+    ("dall-e-3", (640, 360), (1792, 1024)),
+    ("dall-e-2", (256, 256), (256, 256)),
+    ("dall-e-2", (300, 300), (512, 512)),
+    ("dall-e-2", (640, 360), (1024, 1024)),
+    ("some-local-model", (640, 360), (640, 360)),
+])
+def test_only_sizes_the_model_accepts_are_asked_for(model: str, size: tuple[int, int],
+                                                    asked: tuple[int, int]) -> None:
+    """The accepted size nearest in shape (the smallest that covers the task among equals); a
+    model outside OpenAI's table is asked for the task's size."""
+    assert provider_size(model, size) == asked
+
+
+def test_dall_e_3_draws_the_nearest_shape_and_refuses_references(
+        openai_server: FakeOpenAI, make_job: MakeJob, sheets: dict[str, Path]) -> None:
+    """DALL-E 3 is asked for 1792x1024 (with b64_json) for a 640x360 frame; a frame with sheets
+    is refused before anything is sent, since it cannot edit."""
+    backend = OpenAIImages(openai_server.url, KEY, "dall-e-3", 0.04, RateLimiter(100, 100))
+    job = make_job("first_frame", FRAME)
+    backend.run(job, ctx())
+    with Image.open(job.out_path) as image:
+        assert image.size == (640, 360)
+    assert openai_server.billing[0]["size"] == "1792x1024"
+    assert_permanent(lambda: backend.run(make_job("first_frame", FRAME, inputs=sheets), ctx()),
+                     "unsupported_model", "dall-e-3")
+    assert len(openai_server.requests) == 1
+
+
+def test_the_stand_in_refuses_what_openai_refuses(openai_server: FakeOpenAI) -> None:
+    """A size the model does not take, response_format for a GPT image model, an edit that is
+    not multipart or has no image[]: 400, nothing billed."""
+    headers = {"Authorization": f"Bearer {KEY}"}
+    with httpx.Client(base_url=openai_server.url, headers=headers) as client:
+        base = {"model": "gpt-image-1", "prompt": "p", "size": "1024x1024"}
+        for body in ({**base, "size": "640x360"}, {**base, "response_format": "b64_json"},
+                     {**base, "model": ""}):
+            assert client.post("/v1/images/generations", json=body).status_code == 400
+        assert client.post("/v1/images/edits", json=base).status_code == 400
+        assert client.post("/v1/images/edits", data=base,
+                           files=[("image", ("a.png", b"x"))]).status_code == 400
+        assert client.post("/v1/images/edits", data=base,
+                           files=[("image[]", ("a.png", b"not an image"))]).status_code == 400
+    assert openai_server.billing == []
+
+
+def test_the_image_price_comes_from_image_price_else_price(
+        backend: OpenAIImages, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profile's `image_price` (PIPELINE_KIT_OPENAI_IMAGE_PRICE) wins over the older `_PRICE`."""
+    assert backend.price == 0.04
+    monkeypatch.setenv("PIPELINE_KIT_OPENAI_IMAGE_PRICE", "0.07")
+    assert get_backend("openai").price == 0.07  # type: ignore[attr-defined]

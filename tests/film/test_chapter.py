@@ -1,4 +1,5 @@
-"""Chapter assembly: clips in order, each held or cut to its shot's duration, after a title card."""
+"""Chapter assembly: clips in order, each for its real length (not its shot's estimate), after a
+title card."""
 
 from __future__ import annotations
 
@@ -52,14 +53,16 @@ class Assembled:
     job: Job
     output: Output
     entries: list[dict[str, Any]]
-    wanted: list[float]  # each shot's duration in the params
+    wanted: list[float]  # each shot's duration in the params (its estimate)
+    real: list[float]  # each clip's real length, which the film uses
     folder: Path
 
 
 @pytest.fixture(scope="module")
 def assembled(clips: tuple[Clip, ...], tmp_path_factory: pytest.TempPathFactory) -> Assembled:
-    """One chapter of five shots: shot 1 held past its clip's end, shot 3 cut short; encoded two
-    parts per ffmpeg run so the joins between runs are covered too."""
+    """One chapter of five shots: shot 1's clip shorter than its estimate, shot 3's longer (as a
+    provider may return); encoded two parts per ffmpeg run so the joins between runs are
+    covered too."""
     wanted = [3.0, 1.5, 1.0, 1.0, 2.0]  # clip lengths are 2.0, 1.5, 2.5, 1.0, 2.0
     entries = [shot_entry(c, s) for c, s in zip(clips, wanted)]
     entries[3]["subtitles"] = []  # a silent shot: no cue
@@ -70,25 +73,27 @@ def assembled(clips: tuple[Clip, ...], tmp_path_factory: pytest.TempPathFactory)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(assembly, "BATCH", 2)  # three ffmpeg runs, joined by the concat demuxer
         output = ASSEMBLY.run(job, LocalContext())
-    return Assembled(job, output, entries, wanted, folder)
+    return Assembled(job, output, entries, wanted, [c.seconds for c in clips], folder)
 
 
-def test_duration_is_title_card_plus_every_shot(assembled: Assembled) -> None:
-    """The chapter lasts its title card plus each shot's estimated duration (held or cut), at the
-    chapter's size and rate, even when a clip has another size and frame rate."""
-    job, output, wanted = assembled.job, assembled.output, assembled.wanted
+def test_duration_is_title_card_plus_every_clip(assembled: Assembled) -> None:
+    """The chapter lasts its title card plus each clip's real length (never cut to, or held
+    for, the shot's estimate), at the chapter's size and rate, even when a clip has another
+    size and frame rate; the result says how many shots were retimed."""
+    job, output, wanted = assembled.job, assembled.output, assembled.real
     count, size, fps, _ = read_video(job.out_path, assembled.folder)
     expected = round(TITLE_CARD_S * FPS) + sum(round(s * FPS) for s in wanted)
     assert abs(count - expected) <= 2 * len(wanted)
     assert count == output.result["frames"] == expected  # exact: every part is whole frames
     assert (size, fps) == (SIZE, FPS)
     assert output.path == job.out_path and output.result["duration_s"] == expected / FPS
+    assert output.result["retimed_shots"] == 2
 
 
 def test_shots_appear_in_order_after_the_title_card(assembled: Assembled,
                                                     clips: tuple[Clip, ...]) -> None:
     """Each shot's segment starts with its clip's first picture, in shot order; the card is dark."""
-    wanted, folder = assembled.wanted, assembled.folder
+    wanted, folder = assembled.real, assembled.folder
     _, _, _, frames = read_video(assembled.job.out_path, folder)
     assert frames[0].mean() < 40  # the title card's dark background
     start = round(TITLE_CARD_S * FPS)
@@ -101,9 +106,9 @@ def test_shots_appear_in_order_after_the_title_card(assembled: Assembled,
 
 
 def test_srt_cues_are_in_order_and_inside_the_video(assembled: Assembled) -> None:
-    """The side-car .srt parses; one cue per shot with text, at its shot's start, in order, and
-    none runs past the end of the film."""
-    output, entries, wanted = assembled.output, assembled.entries, assembled.wanted
+    """The side-car .srt parses; one cue per shot with text, at its shot's start in the film
+    (after the real lengths of the clips before it), in order, and none runs past the end."""
+    output, entries, wanted = assembled.output, assembled.entries, assembled.real
     cues = srt.parse(output.extras[SRT].read_text(encoding="utf-8"))
     spoken = [e for e in entries if e["subtitles"]]
     assert [c.text for c in cues] == [e["subtitles"][0] for e in spoken]
@@ -158,7 +163,8 @@ def test_side_files_sit_next_to_the_film(assembled: Assembled) -> None:
 
 def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_job: MakeJob,
                                                  tmp_path: Path) -> None:
-    """Burning subtitles in draws them on the frames and leaves the timing alone."""
+    """Burning subtitles in draws them on the frames and leaves the timing alone (the clip's
+    2 s, though its shot was planned at 1 s)."""
     entries = [shot_entry(clips[0], 1.0, "Burned words")]
     plain = make_job("assemble_chapter", chapter_params(entries, title_card_s=0), inputs_of(clips))
     burned = make_job("assemble_chapter", chapter_params(entries, title_card_s=0,
@@ -167,7 +173,7 @@ def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_
         ASSEMBLY.run(job, LocalContext())
     n_plain, _, _, a = read_video(plain.out_path, tmp_path)
     n_burned, _, _, b = read_video(burned.out_path, tmp_path)
-    assert n_plain == n_burned == FPS
+    assert n_plain == n_burned == 2 * FPS
     band = slice(int(SIZE[1] * 0.75), SIZE[1])
     assert np.abs(a[0][band].astype(int) - b[0][band].astype(int)).mean() > 2
 

@@ -8,8 +8,9 @@ allowed sides or shape (400 InvalidParameter). Every accepted create is billed i
 log of paid creates). Scripted answers for the next creates (see scripted.py): ok, 429:S, 500,
 quota:CODE (AccountOverdueError -> 403, QuotaExceeded -> 429), fail:CODE (the task fails later
 with that code), expired_url (the first result URL handed out for the task has expired).
-A video task goes queued -> running -> succeeded over `polls` GETs; while `hold` is set, tasks
-stay running. `leaks` lists result downloads that carried the API key.
+A video task goes queued -> running -> succeeded over `polls` GETs; while `queue` is set, tasks
+stay queued, and while `hold` is set, they stay running. DELETE cancels a queued task (listed in
+`cancelled`), refuses a running one and deletes a finished one. `leaks` lists result downloads that carried the API key.
 """
 
 from __future__ import annotations
@@ -122,6 +123,8 @@ class FakeArk(FakeServer):
         self.files: dict[str, bytes] = {}
         self.leaks: list[str] = []
         self.hold = threading.Event()
+        self.queue = threading.Event()   # while set, tasks stay queued
+        self.cancelled: list[str] = []   # tasks cancelled by DELETE while queued
         self._ids = itertools.count(1)
 
     # --- routing ---------------------------------------------------------------------------
@@ -142,6 +145,8 @@ class FakeArk(FakeServer):
                 self.reply_json(request, {"total": len(self.tasks), "items": []})
             elif request.method == "GET" and request.path.startswith(base + "/"):
                 self._get_task(request, request.path.removeprefix(base + "/"))
+            elif request.method == "DELETE" and request.path.startswith(base + "/"):
+                self._delete_task(request, request.path.removeprefix(base + "/"))
             else:
                 raise Refused(404, "NotFound", f"no route {request.method} {request.path}")
         except Refused as refused:
@@ -239,7 +244,7 @@ class FakeArk(FakeServer):
         task = self.tasks.get(task_id)
         if task is None:
             raise Refused(404, "NotFound", f"task {task_id} does not exist")
-        if task.status == "queued":
+        if task.status == "queued" and not self.queue.is_set():
             task.status = "running"
         elif task.status == "running" and not self.hold.is_set():
             task.polls_left -= 1
@@ -255,6 +260,21 @@ class FakeArk(FakeServer):
                                               f"{task.url_generation}.mp4"}
             answer["duration"] = task.duration
         self.reply_json(request, answer)
+
+    def _delete_task(self, request: Request, task_id: str) -> None:
+        """A queued task is cancelled; a running one cannot be; a finished one is deleted."""
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise Refused(404, "NotFound", f"task {task_id} does not exist")
+        if task.status == "running":
+            raise Refused(400, "InvalidParameter", f"task {task_id} is running and cannot be "
+                                                   "cancelled")
+        if task.status == "queued":
+            task.status = "cancelled"
+            self.cancelled.append(task_id)
+        else:
+            del self.tasks[task_id]
+        self.reply_json(request, {})
 
     def _download(self, request: Request) -> None:
         if request.headers.get("Authorization"):

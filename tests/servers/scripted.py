@@ -8,6 +8,8 @@ calls the fake charged for, so a test can assert that nothing was paid twice.
 from __future__ import annotations
 
 import contextlib
+import email.parser
+import email.policy
 import json
 import threading
 import time
@@ -72,6 +74,25 @@ class Request:
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")
+
+
+def parse_form(request: Request) -> list[tuple[str, str | None, bytes]] | None:
+    """A multipart/form-data body as (field name, file name or None, bytes) in order; None if
+    the body is not one (a real server answers 400)."""
+    content_type = request.headers.get("Content-Type", "")
+    if not content_type.startswith("multipart/form-data") or "boundary=" not in content_type:
+        return None
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + request.body)
+    if not message.is_multipart():
+        return None
+    parts = []
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not isinstance(name, str) or not name:
+            return None
+        parts.append((name, part.get_filename(), part.get_payload(decode=True) or b""))
+    return parts
 
 
 class FakeServer:
@@ -158,6 +179,9 @@ class FakeServer:
                 self._serve()
 
             def do_POST(self) -> None:
+                self._serve()
+
+            def do_DELETE(self) -> None:
                 self._serve()
 
             def log_message(self, *args: Any) -> None:
