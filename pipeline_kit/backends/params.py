@@ -16,7 +16,7 @@ from pipeline_kit.errors import GenerationError
 
 IMAGE_KINDS = frozenset({"character_sheet", "first_frame", "last_frame"})
 VIDEO_KINDS = frozenset({"video"})
-RECORD_KINDS = frozenset({"llm", "noop"})  # kinds whose output is a small JSON record
+RECORD_KINDS = frozenset({"llm", "noop", "direct_chapter", "direct_book"})  # output: a JSON record
 SUFFIXES = {**dict.fromkeys(IMAGE_KINDS, ".png"), **dict.fromkeys(VIDEO_KINDS, ".mp4"),
             **dict.fromkeys(RECORD_KINDS, ".json")}
 
