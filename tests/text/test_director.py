@@ -16,8 +16,8 @@ import sqlalchemy as sa
 
 from pipeline_kit import engine
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import attempts, task_deps, tasks
-from pipeline_kit.text import ingest_file, sample_book_path, split_book
+from pipeline_kit.db.schema import attempts, chapters, shots, task_deps, tasks
+from pipeline_kit.text import castdb, ingest_file, sample_book_path, split_book
 from pipeline_kit.text.direct import DirectorSettings, director_task_id
 from pipeline_kit.worker.runtime import WorkerConfig, run_worker
 from tests.text.helpers import SAMPLE_TITLE
@@ -85,6 +85,7 @@ def test_frames_wait_for_their_chapters_director_and_get_its_prompts(
         work(db, tmp_path, ("image",), backend="openai", name="w2")
     prompts = [b["prompt"] for b in images.billing]
     assert direction["prompts"]["first_frame"] in prompts
+    assert any("Looks: " in p and "about forty, tall, grey coat" in p for p in prompts)  # the book's pass
     assert statuses(db, "character_sheet") == ["completed"] * len(statuses(db, "character_sheet"))
 
 
@@ -149,3 +150,34 @@ def test_a_killed_director_resumes_without_a_second_paid_call(sqlite_db: Databas
     assert [tuple(o) for o in outcomes] == [("doomed", "lost"), ("heir", "completed")]
     asked = [json.dumps(b["messages"]) for b in chat.billing]
     assert len(asked) == len(set(asked)) > paid  # every chunk paid once, the killed one included
+
+
+def test_the_book_pass_never_sends_a_character_a_person_fixed(sqlite_db: Database) -> None:
+    """A character a person described (which locks it) is left out of the book's director task;
+    the others are sent with their notes and passages from the book."""
+    bookcode = ingest_file(sqlite_db, sample_book_path(), SAMPLE_TITLE).bookcode
+    split_book(sqlite_db, bookcode)
+    castdb.describe(sqlite_db, bookcode, "Mara", "a girl of twelve in a blue oilskin")
+    with sqlite_db.engine.begin() as conn:  # split afresh, the person's description kept
+        conn.execute(sa.delete(task_deps))
+        conn.execute(sa.delete(tasks))
+        conn.execute(sa.delete(shots))
+        conn.execute(sa.update(chapters).values(split_at=None))
+    split_book(sqlite_db, bookcode, director=DirectorSettings("ollama", "qwen2.5", "zh"))
+    with sqlite_db.engine.connect() as conn:
+        params = conn.execute(sa.select(tasks.c.params).where(
+            tasks.c.task_id == director_task_id(bookcode))).scalar_one()
+    sent = [name for chunk in params["chunks"] for name in chunk["expect"]]
+    assert "Tobias" in " ".join(sent) and not any(n.startswith("Mara") for n in sent)
+    asked = params["chunks"][0]["messages"]
+    assert "Chinese" in asked[0]["content"] and "passages: " in asked[1]["content"]
+
+
+def test_a_bad_director_spec_is_one_line_and_exit_2(sqlite_db: Database) -> None:
+    """`split --director` with an unknown protocol, or openai without a model, is refused before
+    anything is written."""
+    url = str(sqlite_db.engine.url)
+    for spec in ("gpt", "openai"):
+        done = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, "split", "nobook",
+                               "--director", spec], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--director" in done.stderr
