@@ -25,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 PRICE_IN, PRICE_OUT = 0.27, 1.10
 CONTEXTS = (8192, 2048)
+COLUMNS = (("shots", "shots", ".0f"), ("director tasks", "director_tasks", ".0f"), ("calls", "calls", ".0f"),
+           ("calls /100 shots", "calls_per_100_shots", ".1f"), ("tokens /100 shots", "tokens_per_100_shots", ".0f"),
+           ("cost /100 shots", "cost_per_100_shots", ".5f"), ("first pass s", "first_s", ".2f"),
+           ("rerun calls", "rerun_calls", ".0f"), ("rerun s", "rerun_s", ".2f"))  # (header, result key, format)
 
 
 def one_run(context: int) -> dict[str, float]:
@@ -93,14 +97,10 @@ def main() -> int:
     lines = ["# Director pass on the sample book, through the chat stand-in (median of runs)", "",
              f"Runs: {args.runs}. Tokens are the stand-in's count (characters / 4); prices are illustrative, "
              f"{PRICE_IN} in and {PRICE_OUT} out per million tokens. Goal: 0 calls on a rerun.", "",
-             "| context tokens | shots | director tasks | calls | calls /100 shots | tokens /100 shots "
-             "| cost /100 shots | first pass s | rerun calls | rerun s |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for context, r in results.items():
-        lines.append(f"| {context} | {r['median_shots']:.0f} | {r['median_director_tasks']:.0f} | "
-                     f"{r['median_calls']:.0f} | {r['median_calls_per_100_shots']:.1f} | "
-                     f"{r['median_tokens_per_100_shots']:.0f} | {r['median_cost_per_100_shots']:.5f} | "
-                     f"{r['median_first_s']:.2f} | {r['median_rerun_calls']:.0f} | {r['median_rerun_s']:.2f} |")
+             "| context tokens | " + " | ".join(h for h, _, _ in COLUMNS) + " |",
+             "|---" * (len(COLUMNS) + 1) + "|"]
+    lines += [f"| {context} | " + " | ".join(format(r[f"median_{key}"], spec) for _, key, spec in COLUMNS) + " |"
+              for context, r in results.items()]
     (out / "director.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -90,8 +90,7 @@ class Director:
 
     def suffix(self, kind: str) -> str:
         """.json: the answers are written as one JSON record."""
-        params.check_kind(kind, self.kinds, self.name)
-        return ".json"
+        return params.record_suffix(kind, self.kinds, self.name)
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:

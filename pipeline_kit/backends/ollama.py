@@ -106,8 +106,7 @@ class Ollama:
 
     def suffix(self, kind: str) -> str:
         """.json: the reply is written as a JSON record."""
-        params.check_kind(kind, self.kinds, self.name)
-        return ".json"
+        return params.record_suffix(kind, self.kinds, self.name)
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:

@@ -122,6 +122,12 @@ def seed(job: Job) -> int:
                         f"params field 'seed' must be an integer, got {value!r}") from None
 
 
+def record_suffix(kind: str, supported: frozenset[str], backend: str) -> str:
+    """.json for the record kinds a chat backend makes; any other kind is refused."""
+    check_kind(kind, supported, backend)
+    return ".json"
+
+
 def image_suffix(kind: str, backend: str) -> str:
     """.png for the image kinds an image-only backend makes; any other kind is refused."""
     check_kind(kind, IMAGE_KINDS, backend)
