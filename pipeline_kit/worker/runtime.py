@@ -113,6 +113,7 @@ class _Context:
         self.timeout_s = worker.cfg.call_timeout_s
         self.uid = worker.cfg.uid
         self._worker, self._lease = worker, lease
+        self._spent = 0.0  # the cost of the answers remembered during this call
 
     def stage(self, name: str) -> None:
         self._worker.heartbeat.set_stage(self._lease.task_id, name)
@@ -125,8 +126,13 @@ class _Context:
         return self._worker.db_call(lambda: engine.recall_answer(self._worker.db, key), "answer cache")
 
     def remember(self, key: str, record: Mapping[str, Any]) -> None:
-        self._worker.db_call(lambda: engine.remember_answer(self._worker.db, key, dict(record)),
-                             "answer cache")
+        """Keep the answer, and book what the task's calls have cost so far on the attempt, so a
+        kill before the task returns leaves no paid call unbooked (its return books the total)."""
+        db, lease = self._worker.db, self._lease
+        self._worker.db_call(lambda: engine.remember_answer(db, key, dict(record)), "answer cache")
+        self._spent += float(record.get("cost") or 0.0)
+        self._worker.db_call(lambda: engine.record_cost(db, lease.task_id, lease.token, self._spent,
+                                                        model=record.get("model")), "book cost")
 
 
 class Worker:

@@ -130,7 +130,7 @@ def test_a_killed_director_resumes_without_a_second_paid_call(sqlite_db: Databas
     url = str(sqlite_db.engine.url)
     cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--lanes", "llm", "--backend", "noop",
            "--until-empty", "--quiet", "--lease", "2", "--heartbeat", "0.5"]
-    env = {**os.environ, "PIPELINE_KIT_FAULTS": "after_call:kill:1", "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PIPELINE_KIT_FAULTS": "after_call:kill:1", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     killed = subprocess.run([*cmd, "--worker-id", "doomed"], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=120)
     assert killed.returncode == -9, killed.stderr
@@ -147,7 +147,10 @@ def test_a_killed_director_resumes_without_a_second_paid_call(sqlite_db: Databas
                              .order_by(tasks.c.id)).scalars().first()
         outcomes = conn.execute(sa.select(attempts.c.worker_id, attempts.c.outcome).where(
             attempts.c.task_id == first).order_by(attempts.c.attempt_no)).all()
+        costs = dict(conn.execute(sa.select(attempts.c.worker_id, attempts.c.cost)
+                                  .where(attempts.c.task_id == first)).all())
     assert [tuple(o) for o in outcomes] == [("doomed", "lost"), ("heir", "completed")]
+    assert costs["doomed"] > 0 and not costs["heir"]  # the killed call is booked; the heir paid nothing
     asked = [json.dumps(b["messages"]) for b in chat.billing]
     assert len(asked) == len(set(asked)) > paid  # every chunk paid once, the killed one included
 
