@@ -15,6 +15,8 @@ spoken line and the captions stay in the book's language.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,11 +27,13 @@ import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import shots as shots_table
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.db.schema import task_deps, tasks
+from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.models import TaskSpec
+from pipeline_kit.engine.operator import set_dependencies
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.text.cast import Bible
-from pipeline_kit.text.graph import FRAMES
+from pipeline_kit.text.graph import FRAMES, shot_task_ids
 from pipeline_kit.text.prompts import caption, load_template
 from pipeline_kit.text.records import Book, Shot
 from pipeline_kit.text.splitter import ChapterShots
@@ -213,16 +217,45 @@ class Direction:
         return found
 
 
+def redirect(conn: sa.Connection, book: Book, shots: Sequence[Shot], bible: Bible | None) -> str | None:
+    """After a chapter was re-split: the shots that changed or were added get a director task of
+    their own, with the chapter director's settings, and wait for it; the other shots keep their
+    answers. Its id carries a hash of what it asks, so the same re-split twice adds nothing, and
+    its chunks' answers are kept like any. None when the chapter had no director."""
+    if not shots:
+        return None
+    old = conn.execute(sa.select(tasks.c.params).where(
+        tasks.c.task_id == director_task_id(book.bookcode, shots[0].chapter))).scalar()
+    if not old:
+        return None
+    settings = DirectorSettings(old["protocol"], old["model"], old["prompt_lang"], old["context_tokens"])
+    spec = Direction(book, bible, (), settings).chapter_spec(shots)
+    digest = hashlib.sha256(json.dumps(spec.params, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    spec = dataclasses.replace(spec, task_id=f"{spec.task_id}-{digest[:8]}")
+    enqueue(conn, [spec])
+    for shot in shots:
+        for kind, task_id in shot_task_ids(shot.shot_id).items():
+            params = conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == task_id)).scalar()
+            conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(
+                params={**(params or {}), "director": spec.task_id, "seq": shot.seq}))
+            deps = conn.execute(sa.select(task_deps.c.depends_on).where(task_deps.c.task_id == task_id)).scalars()
+            kept = [d for d in deps if not d.startswith(director_task_id(book.bookcode, shot.chapter))]
+            set_dependencies(conn, task_id, [*kept, spec.task_id])
+    return spec.task_id
+
+
 def shot_direction(db: Database, shot_id: str) -> dict[str, Any] | None:
-    """What the chapter's director wrote for the shot (staging, prompts, line) once its task has
-    completed with an answer for it; None without a director or before it answered."""
+    """What the shot's director wrote for it (staging, prompts, line) once its task has completed
+    with an answer for it; None without a director or before it answered."""
     with db.engine.connect() as conn:
-        shot = conn.execute(sa.select(shots_table.c.bookcode, shots_table.c.chapter, shots_table.c.seq)
-                            .where(shots_table.c.shot_id == shot_id)).first()
+        shot = conn.execute(sa.select(shots_table.c.seq).where(shots_table.c.shot_id == shot_id)).first()
         if shot is None:
             raise NotFound(f"no shot {shot_id!r}")
+        frame = conn.execute(sa.select(tasks.c.params).where(
+            tasks.c.task_id == shot_task_ids(shot_id)["first_frame"])).scalar()
+        director = (frame or {}).get("director")
         row = conn.execute(sa.select(tasks.c.status, tasks.c.result).where(
-            tasks.c.task_id == director_task_id(shot.bookcode, shot.chapter))).first()
+            tasks.c.task_id == director)).first() if director else None
     if row is None or row.status != "completed":
         return None
     item = (row.result or {}).get("shots", {}).get(str(shot.seq))

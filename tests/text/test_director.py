@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from pipeline_kit.db.schema import attempts, chapters, shots, task_deps, tasks
 from pipeline_kit.text import castdb, ingest_file, sample_book_path, split_book
 from pipeline_kit.text.direct import DirectorSettings, director_task_id
 from pipeline_kit.worker.runtime import WorkerConfig, run_worker
-from tests.text.helpers import SAMPLE_TITLE
+from tests.text.helpers import SAMPLE_TITLE, sample_chapter_files
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from servers.chat_fake import FakeChat  # noqa: E402
@@ -184,3 +185,29 @@ def test_a_bad_director_spec_is_one_line_and_exit_2(sqlite_db: Database) -> None
         done = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, "split", "nobook",
                                "--director", spec], capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--director" in done.stderr
+
+
+def test_a_resplit_chapter_asks_only_for_its_changed_shots(sqlite_db: Database, chat: FakeChat,
+                                                           tmp_path: Path) -> None:
+    """After the director ran, chapter 2 is edited and re-ingested with --force: only the shots
+    that changed get a new director task (the others keep their answers and their waiting), and
+    draining the llm lane asks the model about those shots alone."""
+    files = sample_chapter_files(tmp_path)
+    bookcode = directed_book(sqlite_db)
+    work(sqlite_db, tmp_path, ("llm",))
+    paid = len(chat.billing)
+    edited = files[1].read_text(encoding="utf-8").replace("sitting on an upturned\nbucket", "asleep on a crate")
+    files[1].write_text(edited, encoding="utf-8")
+    (outcome,) = ingest_file(sqlite_db, files[1], SAMPLE_TITLE, chapter=2, force=True).chapters
+    changed = set(outcome.changes.changed) | set(outcome.changes.added)
+    assert changed
+    with sqlite_db.engine.connect() as conn:
+        directors = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.params["director"].as_string())
+                                      .where(tasks.c.kind == "first_frame", tasks.c.task_id.like("%-c002-%"))).all())
+    fresh = {d for t, d in directors.items() if t.split("/")[0] in changed}
+    assert len(fresh) == 1 and fresh != {director_task_id(bookcode, 2)}
+    assert all(d == director_task_id(bookcode, 2) for t, d in directors.items() if t.split("/")[0] not in changed)
+    work(sqlite_db, tmp_path, ("llm",), name="w2")
+    asked = "".join(m["content"] for b in chat.billing[paid:] for m in b["messages"])
+    seqs = {int(s) for s in re.findall(r"\[shot (\d+)\]", asked)}
+    assert len(chat.billing) > paid and seqs == {int(sid.rsplit("-s", 1)[1]) for sid in changed}
