@@ -135,7 +135,7 @@ class Director:
             tally.cached += 1
             return check_answer(str(kept["answer"]), schema, job.kind, expect)
         for _ in range(tries):
-            reply = self._ask(protocol, model, messages, schema, job.params, ctx)
+            reply = self._ask(protocol, model, messages, schema, job.params, ctx, chunk.get("max_tokens"))
             cost = (reply.tokens_in * self.price_in + reply.tokens_out * self.price_out) / 1e6
             tally.calls += 1
             tally.tokens_in += reply.tokens_in
@@ -154,16 +154,18 @@ class Director:
         return None
 
     def _ask(self, protocol: str, model: str, messages: list[dict[str, str]], schema: Any,
-             job_params: Mapping[str, Any], ctx: CallContext) -> Reply:
+             job_params: Mapping[str, Any], ctx: CallContext, max_tokens: int | None) -> Reply:
+        """One call on the task's protocol; the answer may be as long as the chunk allows."""
         if protocol == "ollama":
             return ollama.reply(messages, model=model, timeout_s=ctx.timeout_s, uid=ctx.uid,
-                                limiter=self.limiter, schema=schema,
+                                limiter=self.limiter, schema=schema, max_tokens=max_tokens,
                                 num_ctx=job_params.get("context_tokens"))
         if not self.chat_url:
             raise params.permanent("not_configured", "not_configured: set PIPELINE_KIT_CHAT_URL to the "
                                                      "OpenAI-compatible base URL (ending in /v1)")
         return chat.complete(messages, model=model, url=self.chat_url, api_key=self.api_key,
-                             timeout_s=ctx.timeout_s, limiter=self.limiter, uid=ctx.uid)
+                             timeout_s=ctx.timeout_s, limiter=self.limiter, uid=ctx.uid,
+                             max_tokens=max_tokens)
 
 
 def _price(name: str) -> float:

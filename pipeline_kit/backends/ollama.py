@@ -55,16 +55,19 @@ def chat(messages: Sequence[Mapping[str, str]], *, model: str | None = None,
 @classified
 def reply(messages: Sequence[Mapping[str, str]], *, model: str | None = None, timeout_s: float = 60,
           uid: str | None = None, limiter: RateLimiter | None = None, url: str | None = None,
-          schema: Mapping[str, Any] | None = None, num_ctx: int | None = None) -> Reply:
+          schema: Mapping[str, Any] | None = None, num_ctx: int | None = None,
+          max_tokens: int | None = None) -> Reply:
     """`chat` with its token counts: `format` is the JSON schema the answer must follow (Ollama
-    constrains its sampling to it), `options.num_ctx` the context window to load the model with.
-    The answer is marked truncated when Ollama says it stopped for length."""
+    constrains its sampling to it), `options.num_ctx` the context window to load the model with,
+    `options.num_predict` the most tokens to answer with. The answer is marked truncated when
+    Ollama says it stopped for length."""
     request: dict[str, Any] = {"model": model or default_model(), "messages": list(messages),
                                "stream": False}
     if schema is not None:
         request["format"] = dict(schema)
-    if num_ctx:
-        request["options"] = {"num_ctx": int(num_ctx)}
+    options = {k: int(v) for k, v in (("num_ctx", num_ctx), ("num_predict", max_tokens)) if v}
+    if options:
+        request["options"] = options
     endpoint, deadline = f"{url or base_url()}/api/chat", Deadline(timeout_s)
     with httpx.Client() as client:
         if limiter is None:

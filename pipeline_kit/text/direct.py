@@ -167,7 +167,7 @@ class Direction:
 
     def _chunks(self, kind: str, system: str, header: str, entries: list[tuple[Any, str]]) -> list[dict[str, Any]]:
         budget = self.settings.context_tokens - estimate_tokens(system + header) - 256
-        return [{"expect": [key for key, _ in group],
+        return [{"expect": [key for key, _ in group], "max_tokens": ANSWER_TOKENS[kind] * len(group) + 256,
                  "messages": [{"role": "system", "content": system},
                               {"role": "user", "content": header + "\n\n" + "\n\n".join(t for _, t in group)}]}
                 for group in chunked(entries, budget, ANSWER_TOKENS[kind])]

@@ -63,6 +63,9 @@ def test_valid_answer_gives_every_shot_its_prompts(chat_server: FakeChat, make_j
     assert first["line"] == f"line of shot {seqs[0]}"
     billed = chat_server.billing
     assert len(billed) == 1 and billed[0]["native"] is (protocol == "ollama")
+    room = params["chunks"][0]["max_tokens"]
+    assert billed[0]["limits"] == ({"num_ctx": 8192, "num_predict": room} if protocol == "ollama"
+                                   else {"max_tokens": room})
     expected = (billed[0]["tokens_in"] * 2 + billed[0]["tokens_out"] * 8) / 1e6
     assert out.cost == pytest.approx(expected) and record["tokens_out"] == billed[0]["tokens_out"]
 

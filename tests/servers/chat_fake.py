@@ -72,6 +72,7 @@ class FakeChat(FakeServer):
         tokens_in = sum(len(m["content"]) for m in body["messages"]) // 4 + 1
         tokens_out = len(text) // 4 + 1
         self.bill(model=body["model"], native=native, messages=body["messages"],
+                  limits=body.get("options") if native else {"max_tokens": body.get("max_tokens")},
                   tokens_in=tokens_in, tokens_out=tokens_out, special=action.special)
         if native:
             self.reply_json(request, {"model": body["model"], "created_at": "2024-01-01T00:00:00Z",
@@ -101,6 +102,10 @@ class FakeChat(FakeServer):
         if native:
             if "format" in body and not isinstance(body["format"], dict):
                 return "format must be a JSON schema object here"
+            if not all(isinstance(v, int) and v > 0 for v in body.get("options", {}).values()):
+                return "options must be positive integers here (num_ctx, num_predict)"
+        elif "max_tokens" in body and not (isinstance(body["max_tokens"], int) and body["max_tokens"] > 0):
+            return "max_tokens must be a positive integer"
         elif body.get("response_format", {"type": "json_object"}) != {"type": "json_object"}:
             return "response_format must be {\"type\": \"json_object\"}"
         return None
