@@ -161,8 +161,8 @@ class Director:
                                 limiter=self.limiter, schema=schema, max_tokens=max_tokens,
                                 num_ctx=job_params.get("context_tokens"))
         if not self.chat_url:
-            raise params.permanent("not_configured", "not_configured: set PIPELINE_KIT_CHAT_URL to the "
-                                                     "OpenAI-compatible base URL (ending in /v1)")
+            raise params.permanent("not_configured", "set PIPELINE_KIT_CHAT_URL to the OpenAI-compatible "
+                                                     "base URL (ending in /v1), then `pipeline-kit retry` the task")
         return chat.complete(messages, model=model, url=self.chat_url, api_key=self.api_key,
                              timeout_s=ctx.timeout_s, limiter=self.limiter, uid=ctx.uid,
                              max_tokens=max_tokens)

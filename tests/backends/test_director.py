@@ -19,7 +19,7 @@ from pipeline_kit.text.records import Book
 from pipeline_kit.text.split import chapter_shots
 from pipeline_kit.text.splitter import RuleSplitter
 
-from .helpers import MakeJob, assert_transient
+from .helpers import MakeJob, assert_permanent, assert_transient
 
 TEXT = ("Mara ran down to the harbour. The wind was sharp. “The lamp is out,” Mara said.\n\n"
         "Tobias looked at the water. He sighed and untied his boat. “Get in,” said Tobias.\n\n"
@@ -124,3 +124,9 @@ def test_kept_answers_are_not_paid_again(chat_server: FakeChat, make_job: MakeJo
     out, again = run(make_job, params, ctx)
     assert len(chat_server.billing) == calls and out.cost == 0
     assert again["shots"] == first["shots"] and again["cached"] == calls
+
+
+def test_no_chat_url_is_permanent_and_names_the_setting(make_job: MakeJob, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An OpenAI-compatible director without PIPELINE_KIT_CHAT_URL fails at once, saying what to set."""
+    monkeypatch.delenv("PIPELINE_KIT_CHAT_URL")
+    assert_permanent(lambda: run(make_job, chapter_params()), "not_configured", "PIPELINE_KIT_CHAT_URL")
