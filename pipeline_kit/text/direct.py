@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -134,7 +134,6 @@ class Direction:
     texts: Sequence[str]
     settings: DirectorSettings
     templates: Path | str | None = None
-    _book_spec: TaskSpec | None = field(default=None, init=False)
 
     def specs(self, made: Iterable[ChapterShots], shot_specs: list[TaskSpec]) -> list[TaskSpec]:
         """The book's director task, each chapter's, then `shot_specs` depending on theirs."""
@@ -165,21 +164,31 @@ class Direction:
                 "schema": CHAPTER_SCHEMA if kind == "direct_chapter" else BOOK_SCHEMA,
                 "system": system}
 
-    def _chunks(self, kind: str, system: str, header: str, entries: list[tuple[Any, str]]) -> list[dict[str, Any]]:
-        budget = self.settings.context_tokens - estimate_tokens(system + header) - 256
-        return [{"expect": [key for key, _ in group], "max_tokens": ANSWER_TOKENS[kind] * len(group) + 256,
-                 "messages": [{"role": "system", "content": system},
-                              {"role": "user", "content": header + "\n\n" + "\n\n".join(t for _, t in group)}]}
-                for group in chunked(entries, budget, ANSWER_TOKENS[kind])]
+    def _chunks(self, kind: str, system: str, header: Callable[[list[Any]], str],
+                entries: list[tuple[Any, str]]) -> list[dict[str, Any]]:
+        """Entries in groups that fit the context, each sent after the system prompt and its own
+        header (`header(ids)`: what that group needs, so an unchanged group asks the same again)."""
+        budget = self.settings.context_tokens - estimate_tokens(system + header([k for k, _ in entries])) - 256
+        chunks = []
+        for group in chunked(entries, budget, ANSWER_TOKENS[kind]):
+            ids = [key for key, _ in group]
+            user = header(ids) + "\n\n" + "\n\n".join(text for _, text in group)
+            chunks.append({"expect": ids, "max_tokens": ANSWER_TOKENS[kind] * len(group) + 256,
+                           "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]})
+        return chunks
 
     def chapter_spec(self, shots: Sequence[Shot]) -> TaskSpec:
-        """The chapter's director task: its shots, with the cast's looks, in chunks that fit."""
+        """The chapter's director task: its shots in chunks that fit, each with its cast's looks."""
         chapter = shots[0].chapter
         params = self._base("direct_chapter", "director_chapter")
         looks = {c.name: c.description for c in self.bible.characters} if self.bible else {}
-        named = dict.fromkeys(n for s in shots for n in s.characters)
-        cast = "\n".join(f"- {n}: {looks.get(n) or 'not described'}" for n in named) or "- none named"
-        header = f'Chapter {chapter} of "{self.book.title}". Cast:\n{cast}'
+        named = {s.seq: s.characters for s in shots}
+
+        def header(seqs: list[Any]) -> str:
+            cast = dict.fromkeys(n for seq in seqs for n in named[seq])
+            lines = "\n".join(f"- {n}: {looks.get(n) or 'not described'}" for n in cast) or "- none named"
+            return f'Chapter {chapter} of "{self.book.title}". Cast:\n{lines}'
+
         entries = [(s.seq, f"[shot {s.seq}] scene {s.scene}; place: {s.location or 'unspecified'}; "
                            f"time: {s.time_of_day or 'unspecified'}; characters: "
                            f"{', '.join(s.characters) or 'none named'}\n{caption(s.text, self.book.lang)}")
@@ -197,8 +206,8 @@ class Direction:
         entries = [(c.name, f"[{c.name}] also called: {', '.join(c.aliases) or '-'}; notes: "
                             f"{c.description or '-'}; passages: " + " / ".join(passages.get(c.name, [])))
                    for c in todo]
-        header = f'Characters of "{self.book.title}":'
-        params["chunks"] = self._chunks("direct_book", params.pop("system"), header, entries)
+        title = f'Characters of "{self.book.title}":'
+        params["chunks"] = self._chunks("direct_book", params.pop("system"), lambda _: title, entries)
         return TaskSpec(task_id=director_task_id(self.book.bookcode), kind="direct_book", lane=LANE,
                         params=params, bookcode=self.book.bookcode)
 

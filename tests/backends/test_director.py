@@ -27,10 +27,11 @@ TEXT = ("Mara ran down to the harbour. The wind was sharp. â€œThe lamp is out,â€
         "At the rock Tobias tied the boat. Mara climbed the steps. The door was open.")
 
 
-def chapter_params(protocol: str = "openai", model: str = "director-1", context: int = 8192) -> dict[str, Any]:
+def chapter_params(protocol: str = "openai", model: str = "director-1", context: int = 8192,
+                   text: str = TEXT) -> dict[str, Any]:
     book = Book("lamp-1", "The Lamp", "en")
-    made = chapter_shots(book, 1, TEXT, RuleSplitter(), Templates.load())
-    spec = Direction(book, None, [TEXT], DirectorSettings(protocol, model, "en", context)).chapter_spec(made.shots)
+    made = chapter_shots(book, 1, text, RuleSplitter(), Templates.load())
+    spec = Direction(book, None, [text], DirectorSettings(protocol, model, "en", context)).chapter_spec(made.shots)
     return dict(spec.params or {})
 
 
@@ -130,3 +131,13 @@ def test_no_chat_url_is_permanent_and_names_the_setting(make_job: MakeJob, monke
     """An OpenAI-compatible director without PIPELINE_KIT_CHAT_URL fails at once, saying what to set."""
     monkeypatch.delenv("PIPELINE_KIT_CHAT_URL")
     assert_permanent(lambda: run(make_job, chapter_params()), "not_configured", "PIPELINE_KIT_CHAT_URL")
+
+
+def test_an_edit_late_in_a_chapter_leaves_its_earlier_chunks_asking_the_same() -> None:
+    """Each chunk carries only its own shots and their cast, so editing the last paragraph changes
+    the last chunk's request alone: the earlier chunks' kept answers still apply."""
+    before = chapter_params(context=2048)["chunks"]
+    after = chapter_params(context=2048, text=TEXT.replace("The door was open.", "The door was locked."))["chunks"]
+    assert len(before) == len(after) >= 2
+    assert [c["messages"] for c in before[:-1]] == [c["messages"] for c in after[:-1]]
+    assert before[-1]["messages"] != after[-1]["messages"]
