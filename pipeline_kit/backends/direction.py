@@ -1,4 +1,5 @@
-"""The director's answers put to use: the prompts a shot's tasks get from them.
+"""The director's answers put to use: the prompts a shot's tasks get from them, and the cast's
+looks from the book's pass in each chapter's request.
 
 Kept apart from the director backend (no HTTP, no schema library) because every worker applies
 them to the frames, videos and sheets it makes, whatever backend it runs.
@@ -20,10 +21,28 @@ def frame_prompts(item: Mapping[str, Any], style: str) -> dict[str, str]:
     }
 
 
+def recast(message: str, looks: Mapping[str, str]) -> str:
+    """A chapter request with the cast lines of its header (`- NAME: looks`, before the first
+    blank line) describing each character as `looks` says, where it says anything."""
+    header, sep, rest = message.partition("\n\n")
+    lines = []
+    for line in header.split("\n"):
+        name = line[2:].split(": ", 1)[0] if line.startswith("- ") else None
+        lines.append(f"- {name}: {looks[name]}" if name in looks else line)
+    return "\n".join(lines) + sep + rest
+
+
 def directed(task_params: Mapping[str, Any], kind: str, result: Mapping[str, Any]) -> dict[str, Any]:
     """A frame's, video's or sheet's params with the director's prompt in place of the rules' one,
-    when the director's `result` has one for it; the params unchanged otherwise."""
+    when the director's `result` has one for it; a chapter director's requests with the looks the
+    book's pass wrote; the params unchanged otherwise."""
     out = dict(task_params)
+    if kind == "direct_chapter":
+        looks = result.get("characters") or {}
+        out["chunks"] = [{**chunk, "messages": [*chunk["messages"][:-1], {
+            **chunk["messages"][-1], "content": recast(chunk["messages"][-1]["content"], looks)}]}
+            for chunk in task_params.get("chunks") or []]
+        return out
     if kind == "character_sheet":
         looks = (result.get("characters") or {}).get(str(task_params.get("name")))
         if looks:

@@ -7,7 +7,9 @@ that fit the model's context, the JSON schema an answer must fit), and one `dire
 asking for the looks of every character no person fixed (`templates/director_book.txt`; locked
 characters, which include the ones a person described, are never sent). Each shot task names its
 director in `params.director` and depends on it; the worker puts the director's prompt in place
-of the rules' one when the director answered for that shot (`backends/direction.py`). The
+of the rules' one when the director answered for that shot (`backends/direction.py`). Chapter
+directors wait for the book's in turn and describe the cast as it wrote, so every shot of a
+character is staged from one description. The
 prompts are written in `prompt_lang` (English by default, what image models read best); the
 spoken line and the captions stay in the book's language.
 """
@@ -193,9 +195,10 @@ class Direction:
                            f"time: {s.time_of_day or 'unspecified'}; characters: "
                            f"{', '.join(s.characters) or 'none named'}\n{caption(s.text, self.book.lang)}")
                    for s in shots]
-        params.update(chapter=chapter, chunks=self._chunks("direct_chapter", params.pop("system"), header, entries))
+        params.update(chapter=chapter, chunks=self._chunks("direct_chapter", params.pop("system"), header, entries),
+                      director=director_task_id(self.book.bookcode))  # the cast's looks come from there
         return TaskSpec(task_id=director_task_id(self.book.bookcode, chapter), kind="direct_chapter", lane=LANE,
-                        params=params, bookcode=self.book.bookcode)
+                        params=params, bookcode=self.book.bookcode, depends_on=(params["director"],))
 
     @cached_property
     def book_spec(self) -> TaskSpec:

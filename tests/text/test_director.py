@@ -58,8 +58,9 @@ def statuses(db: Database, kind: str) -> list[str]:
 def test_frames_wait_for_their_chapters_director_and_get_its_prompts(
         db: Database, chat: FakeChat, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Per chapter one direct_chapter task, per book one direct_book, in the llm lane; each frame
-    and video depends on its chapter's director, each sheet on the book's. After the llm lane ran,
-    the image provider is sent the director's first-frame prompt, not the rules' one."""
+    and video depends on its chapter's director, each sheet and chapter director on the book's, so
+    the chapter requests describe the cast as the book's pass did. After the llm lane ran, the
+    image provider is sent the director's first-frame prompt, not the rules' one."""
     bookcode = directed_book(db)
     assert statuses(db, "direct_chapter") == ["pending"] * 3 and statuses(db, "direct_book") == ["pending"]
     frame_id = f"{bookcode}-c002-s0001/first_frame"
@@ -76,6 +77,9 @@ def test_frames_wait_for_their_chapters_director_and_get_its_prompts(
             tasks.c.task_id == director_task_id(bookcode, 2))).scalar_one()
     direction = result["shots"]["1"]
     assert direction["prompts"]["first_frame"].startswith("Shot 1 opens")
+    chapter_asks = [b["messages"][-1]["content"] for b in chat.billing if "[shot " in b["messages"][-1]["content"]]
+    assert chapter_asks and all("not described" not in a.split("\n\n")[0] for a in chapter_asks)
+    assert all("about forty, tall, grey coat" in a for a in chapter_asks if "- " in a.split("\n\n")[0])
 
     with FakeOpenAI() as images:
         monkeypatch.setenv("PIPELINE_KIT_OPENAI_URL", images.url)
