@@ -260,7 +260,7 @@ def test_print_shows_what_is_applied_and_needs_no_password(
     assert cli_main(["--db", offline, "grant-worker", name, "--print"]) == 0
     printed = capsys.readouterr()
     mariadb = db_url.startswith("mysql")
-    assert f"GRANT SELECT, UPDATE (status, " in printed.out
+    assert "GRANT SELECT, UPDATE (status, " in printed.out
     assert ("IDENTIFIED BY '<password>'" in printed.out and "'<password>'" in printed.err) if mariadb \
         else "PASSWORD" not in printed.out
     assert "priority" not in printed.out and "DELETE" not in printed.out
