@@ -58,6 +58,7 @@ GRANTS: dict[str, tuple[str, ...]] = {
     # finding one already stored refreshes its stored_at, so a sweep spares it.
     "store_blobs": ("SELECT", "INSERT", _cols("UPDATE", ("stored_at",))),
     "store_chunks": ("SELECT", "INSERT"),
+    "llm_answers": ("SELECT", "INSERT"),  # director tasks keep each paid chat answer, once
 }
 SEQUENCES = ("attempts_id_seq", "events_id_seq")  # PostgreSQL: ids of the rows a worker inserts
 PLACEHOLDER = "<password>"  # what --print shows instead of a password

@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "ollama": "pipeline_kit.backends.ollama:make",
     "assembly": "pipeline_kit.backends.assembly:make",
     "ark": "pipeline_kit.backends.ark:make",
+    "director": "pipeline_kit.backends.director:make",
 }
 
 

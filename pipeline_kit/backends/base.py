@@ -54,6 +54,12 @@ class CallContext(Protocol):
     def remember_remote_job(self, job_id: str) -> None:
         """Persist a remote job id at once, so a takeover can resume instead of paying again."""
 
+    def recall(self, key: str) -> Mapping[str, Any] | None:
+        """A chat answer kept under `key` ({answer, model, tokens_in, tokens_out, cost}), or None."""
+
+    def remember(self, key: str, record: Mapping[str, Any]) -> None:
+        """Keep a paid chat answer under `key` at once, so no rerun or takeover pays for it again."""
+
     # Optional: `canceled() -> bool`, whether an operator canceled the task while this call
     # runs (read it with `canceled(ctx)`); a backend polling a remote job then stops, and
     # cancels the remote job if the service still can.
@@ -80,13 +86,15 @@ class Backend(Protocol):
 
 @dataclass
 class LocalContext:
-    """A CallContext for tests and notebooks: records stages and remote ids in lists."""
+    """A CallContext for tests and notebooks: records stages and remote ids in lists, answers in
+    a dict."""
 
     timeout_s: float = 60.0
     uid: str | None = None
     stages: list[str] = field(default_factory=list)
     remote_jobs: list[str] = field(default_factory=list)
     cancel: bool = False  # set it to cancel the task while a call runs
+    answers: dict[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def stage(self, name: str) -> None:
         """Record the stage name."""
@@ -99,6 +107,14 @@ class LocalContext:
     def canceled(self) -> bool:
         """Whether `cancel` was set."""
         return self.cancel
+
+    def recall(self, key: str) -> Mapping[str, Any] | None:
+        """The answer kept in `answers`."""
+        return self.answers.get(key)
+
+    def remember(self, key: str, record: Mapping[str, Any]) -> None:
+        """Keep the answer in `answers` (the first one stays)."""
+        self.answers.setdefault(key, dict(record))
 
 
 def quote(backend: Backend, job: Job) -> float:

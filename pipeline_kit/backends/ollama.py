@@ -1,5 +1,8 @@
 """Ollama chat: POST /api/chat {"model", "messages", "stream": false} -> message.content.
 
+`reply()` also sends `format` (a JSON schema) and `options.num_ctx`, and reads the token counts
+(`prompt_eval_count`, `eval_count`) and `done_reason`; director tasks use it.
+
 `chat()` is the plain function (the text splitter's optional model splitter reuses it); the
 backend wraps it for `llm` tasks and writes {"model", "text"} as JSON. Configuration:
 PIPELINE_KIT_OLLAMA_URL (default http://127.0.0.1:11434), PIPELINE_KIT_OLLAMA_MODEL (default
@@ -18,6 +21,7 @@ import httpx
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.calls import Deadline, json_body, send, send_paid
+from pipeline_kit.backends.chat import Reply
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import BadInput
@@ -45,7 +49,25 @@ def chat(messages: Sequence[Mapping[str, str]], *, model: str | None = None,
     The whole call, connection included, ends within `timeout_s`; with a `limiter` the call
     first takes a token of `uid`'s bucket.
     """
-    request = {"model": model or default_model(), "messages": list(messages), "stream": False}
+    return reply(messages, model=model, timeout_s=timeout_s, uid=uid, limiter=limiter, url=url).text
+
+
+@classified
+def reply(messages: Sequence[Mapping[str, str]], *, model: str | None = None, timeout_s: float = 60,
+          uid: str | None = None, limiter: RateLimiter | None = None, url: str | None = None,
+          schema: Mapping[str, Any] | None = None, num_ctx: int | None = None,
+          max_tokens: int | None = None) -> Reply:
+    """`chat` with its token counts: `format` is the JSON schema the answer must follow (Ollama
+    constrains its sampling to it), `options.num_ctx` the context window to load the model with,
+    `options.num_predict` the most tokens to answer with. The answer is marked truncated when
+    Ollama says it stopped for length."""
+    request: dict[str, Any] = {"model": model or default_model(), "messages": list(messages),
+                               "stream": False}
+    if schema is not None:
+        request["format"] = dict(schema)
+    options = {k: int(v) for k, v in (("num_ctx", num_ctx), ("num_predict", max_tokens)) if v}
+    if options:
+        request["options"] = options
     endpoint, deadline = f"{url or base_url()}/api/chat", Deadline(timeout_s)
     with httpx.Client() as client:
         if limiter is None:
@@ -57,7 +79,10 @@ def chat(messages: Sequence[Mapping[str, str]], *, model: str | None = None,
     content = body.get("message", {}).get("content") if isinstance(body, dict) else None
     if not isinstance(content, str):
         raise params.permanent("bad_output", "bad_output: the answer has no message.content")
-    return content
+    return Reply(text=content, model=str(body.get("model") or request["model"]),
+                 tokens_in=int(body.get("prompt_eval_count") or 0),
+                 tokens_out=int(body.get("eval_count") or 0),
+                 truncated=body.get("done_reason") == "length")
 
 
 def messages_of(job_params: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -84,8 +109,7 @@ class Ollama:
 
     def suffix(self, kind: str) -> str:
         """.json: the reply is written as a JSON record."""
-        params.check_kind(kind, self.kinds, self.name)
-        return ".json"
+        return params.record_suffix(kind, self.kinds, self.name)
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:

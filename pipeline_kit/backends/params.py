@@ -17,7 +17,7 @@ from pipeline_kit.errors import GenerationError
 IMAGE_KINDS = frozenset({"character_sheet", "first_frame", "last_frame"})
 VIDEO_KINDS = frozenset({"video"})
 FRAME_KINDS = frozenset({"first_frame", "last_frame"})  # drawn from the shot's character sheets
-RECORD_KINDS = frozenset({"llm", "noop"})  # kinds whose output is a small JSON record
+RECORD_KINDS = frozenset({"llm", "noop", "direct_chapter", "direct_book"})  # output: a JSON record
 SUFFIXES = {**dict.fromkeys(IMAGE_KINDS, ".png"), **dict.fromkeys(VIDEO_KINDS, ".mp4"),
             **dict.fromkeys(RECORD_KINDS, ".json")}
 
@@ -121,6 +121,12 @@ def seed(job: Job) -> int:
     except (TypeError, ValueError):
         raise permanent("bad_param",
                         f"params field 'seed' must be an integer, got {value!r}") from None
+
+
+def record_suffix(kind: str, supported: frozenset[str], backend: str) -> str:
+    """.json for the record kinds a chat backend makes; any other kind is refused."""
+    check_kind(kind, supported, backend)
+    return ".json"
 
 
 def image_suffix(kind: str, backend: str) -> str:

@@ -7,6 +7,7 @@ import sys
 
 from pipeline_kit import text
 from pipeline_kit.text import castdb
+from pipeline_kit.text.direct import CONTEXT_TOKENS, LANGUAGES, DirectorSettings, shot_direction
 from pipeline_kit.cli.common import open_db, positive_int, print_json
 from pipeline_kit.errors import BadInput
 
@@ -25,6 +26,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("bookcode")
     p.add_argument("--model", metavar="ollama[:MODEL]",
                    help="group sentences with a chat model (checked; the rules decide when it answers badly)")
+    p.add_argument("--director", nargs="?", const="ollama", metavar="ollama[:MODEL]|openai:MODEL",
+                   help="a chat model stages each chapter's shots and describes the cast, as llm-lane tasks "
+                        "the frames wait for (its prompts replace the rules' ones where it answered)")
+    p.add_argument("--prompt-lang", default="en", choices=sorted(LANGUAGES),
+                   help="language of the director's image and video prompts (default en; captions and "
+                        "spoken lines keep the book's language)")
+    p.add_argument("--director-context", type=positive_int, default=CONTEXT_TOKENS, metavar="TOKENS",
+                   help=f"the director model's context window; longer chapters go in chunks (default {CONTEXT_TOKENS})")
     p.set_defaults(func=cmd_split)
 
     p = sub.add_parser("cast", help="list the book's character bible, or edit it (re-queues what changes)",
@@ -39,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("shot", help="show, edit or re-run one shot")
     shot_sub = p.add_subparsers(dest="shot_command", metavar="ACTION", parser_class=type(p))
     shot_sub.required = True
-    q = shot_sub.add_parser("show", help="print the shot: text, characters, location, prompt")
+    q = shot_sub.add_parser("show", help="print the shot: text, characters, location, prompts (the director's too)")
     q.add_argument("shot_id")
     q.set_defaults(func=cmd_shot_show)
     q = shot_sub.add_parser("edit", help="change the prompt, characters or location; resets the shot's tasks")
@@ -74,7 +83,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_split(args: argparse.Namespace) -> int:
     db = open_db(args, owner=True)
     splitter = _model_splitter(args.model) if args.model else None
-    report = text.split_book(db, args.bookcode, splitter=splitter)
+    director = None if args.director is None else DirectorSettings.parse(
+        args.director, prompt_lang=args.prompt_lang, context_tokens=args.director_context)
+    report = text.split_book(db, args.bookcode, splitter=splitter, director=director)
     if splitter is not None and splitter.fallbacks:
         sys.stderr.write(f"pipeline-kit: warning: {len(splitter.fallbacks)} chapters fell back to the rules "
                          f"(first: {splitter.fallbacks[0]})\n")
@@ -123,8 +134,9 @@ def cmd_cast(args: argparse.Namespace) -> int:
 
 
 def cmd_shot_show(args: argparse.Namespace) -> int:
-    shot = text.show_shot(open_db(args), args.shot_id)
-    print_json(shot.__dict__)
+    db = open_db(args)
+    shot = text.show_shot(db, args.shot_id)
+    print_json({**shot.__dict__, "direction": shot_direction(db, args.shot_id)})
     return 0
 
 

@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import wake
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import OUTPUT_INDEX, SCHEMA_VERSION, characters, meta, metadata, shots, workers
+from pipeline_kit.db.schema import (OUTPUT_INDEX, SCHEMA_VERSION, characters, llm_answers, meta,
+                                    metadata, shots, workers)
 from pipeline_kit.errors import BadInput, NotInitialised, SchemaTooNew
 
 
@@ -49,12 +50,18 @@ def _index_outputs(conn: sa.Connection) -> None:
         OUTPUT_INDEX.create(conn)
 
 
+def _add_answer_cache(conn: sa.Connection) -> None:
+    """v7: the `llm_answers` table, chat answers kept by a hash of their input (director tasks)."""
+    llm_answers.create(conn, checkfirst=True)
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
 # v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
 # v4: workers.lease_s (liveness). v5: the character bible. v6: tasks.output_path indexed.
+# v7: the chat answer cache.
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {2: _drop_attempt_indexes, 3: wake.install,
                                                           4: _add_worker_lease, 5: _add_character_bible,
-                                                          6: _index_outputs}
+                                                          6: _index_outputs, 7: _add_answer_cache}
 
 
 def schema_version(db: Database) -> int | None:

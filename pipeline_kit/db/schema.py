@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 metadata = MetaData()
 
@@ -270,5 +270,21 @@ store_chunks = Table(
     Column("sha256", String(64), primary_key=True),
     Column("seq", Integer, primary_key=True, autoincrement=False),
     Column("data", Bytes, nullable=False),
+    **_mysql,
+)
+
+# Chat answers by a hash of their input (model, messages, schema): a director task that is
+# rerun, resumed after a kill, or given an unchanged chapter reads its answer here instead of
+# paying for it again. Only answers that passed validation are kept.
+llm_answers = Table(
+    "llm_answers",
+    metadata,
+    Column("key", String(64), primary_key=True),  # sha256 hex of the request's input
+    Column("model", String(200), nullable=False),
+    Column("answer", LongText, nullable=False),  # the reply's text, as the model sent it
+    Column("tokens_in", Integer),
+    Column("tokens_out", Integer),
+    Column("cost", Float, nullable=False, default=0.0),  # what the call cost when it was made
+    Column("created_at", Time, nullable=False),
     **_mysql,
 )

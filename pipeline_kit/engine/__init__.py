@@ -4,6 +4,7 @@ It knows the database layer only: no backend, notebook, pandas or widgets. The f
 notebook or the worker runtime calls are re-exported here.
 """
 
+from pipeline_kit.engine.answers import recall_answer, remember_answer
 from pipeline_kit.engine.claim import LaneCache, claim
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.lanes import (
@@ -44,5 +45,5 @@ __all__ = [
     "complete_many", "dependency_outputs", "output_owner", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
     "open_work", "pause_with_alert", "overview", "pending_elsewhere", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
     "review_count", "ReviewDecision", "last_decisions", "open_book_langs",
-    "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
+    "recall_answer", "remember_answer", "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
 ]

@@ -24,6 +24,7 @@ from pipeline_kit.text.chapters import Found, find_chapters, one_chapter
 from pipeline_kit.text.decode import read_book
 from pipeline_kit.text.lang import LANGS, detect_lang
 from pipeline_kit.text.prompts import Templates
+from pipeline_kit.text.direct import redirect
 from pipeline_kit.text.records import Book
 from pipeline_kit.text.split import PROGRESS_MIN_CHAPTERS, chapter_shots
 from pipeline_kit.text.splitter import ChapterShots, RuleSplitter, Splitter
@@ -160,6 +161,9 @@ def _write(conn: sa.Connection, book: Book, number: int, title: str, body: str, 
     elif action == "resplit" and made is not None:
         conn.execute(sa.update(chapters).where(*key).values(title=title[:500], text=body, checksum=checksum,
                                                             split_at=db_now(), splitter_version=version))
-        return replace_chapter(conn, made, book.lang, bookcode=book.bookcode, chapter=number,
-                               reason=f"chapter {number} re-ingested with --force")
+        changes = replace_chapter(conn, made, book.lang, bookcode=book.bookcode, chapter=number,
+                                  reason=f"chapter {number} re-ingested with --force")
+        redo = {*changes.changed, *changes.added}
+        redirect(conn, book, [s for s in made.shots if s.shot_id in redo], load_bible(conn, book))
+        return changes
     return None

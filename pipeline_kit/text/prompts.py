@@ -38,17 +38,20 @@ class Templates:
     @classmethod
     def load(cls, directory: str | Path | None = None) -> Templates:
         """Built-in templates, each replaced by `<directory>/<name>.txt` when that file exists."""
-        override = Path(directory or os.environ.get(TEMPLATE_ENV) or _BUILTIN)
-        texts = {}
-        for name in TEMPLATE_NAMES:
-            path = override / f"{name}.txt"
-            if not path.is_file():
-                path = _BUILTIN / f"{name}.txt"
-            texts[name] = Template(path.read_text(encoding="utf-8").strip())
-        for name, template in texts.items():
-            if not template.is_valid():
-                raise BadInput(f"prompt template {name}.txt has a bad $placeholder")
+        texts = {name: load_template(name, directory) for name in TEMPLATE_NAMES}
         return cls(texts["image_prompt"], texts["video_prompt"], texts["character_sheet"])
+
+
+def load_template(name: str, directory: str | Path | None = None) -> Template:
+    """The template `<name>.txt` from `directory` (else $PIPELINE_KIT_TEMPLATES) when it has one,
+    else the built-in one; a bad $placeholder is BadInput."""
+    path = Path(directory or os.environ.get(TEMPLATE_ENV) or _BUILTIN) / f"{name}.txt"
+    if not path.is_file():
+        path = _BUILTIN / f"{name}.txt"
+    template = Template(path.read_text(encoding="utf-8").strip())
+    if not template.is_valid():
+        raise BadInput(f"prompt template {name}.txt has a bad $placeholder")
+    return template
 
 
 def caption(text: str, lang: str) -> str:

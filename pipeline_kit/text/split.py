@@ -19,6 +19,7 @@ from pipeline_kit.db.schema import chapters
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.text.cast import Bible, build_bible, cast_drafts
 from pipeline_kit.text.castdb import load_characters, refresh_appearances, save_bible
+from pipeline_kit.text.direct import Direction, DirectorSettings
 from pipeline_kit.text.names import find_mentions
 from pipeline_kit.text.prompts import Templates
 from pipeline_kit.text.records import Book, get_book
@@ -42,8 +43,10 @@ class SplitReport:
 
 
 def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
-               templates: Templates | None = None, progress: bool | None = None) -> SplitReport:
-    """Split every unsplit chapter of the book into shots and enqueue their tasks."""
+               templates: Templates | None = None, progress: bool | None = None,
+               director: DirectorSettings | None = None) -> SplitReport:
+    """Split every unsplit chapter of the book into shots and enqueue their tasks (after a chat
+    model's director tasks, with `director`)."""
     splitter = splitter or RuleSplitter()
     templates = templates or Templates.load()
     with db.engine.connect() as conn:
@@ -55,6 +58,7 @@ def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
         conn.rollback()
     todo = [r for r in rows if r.split_at is None]
     bible = book_bible(db, book, [r.text for r in rows]) if todo else None
+    direction = Direction(book, bible, [r.text for r in rows], director) if director and todo else None
     done = shots_created = tasks_created = 0
     show = progress if progress is not None else len(todo) >= PROGRESS_MIN_CHAPTERS
     batch: list[tuple[sa.Row[Any], ChapterShots]] = []
@@ -65,7 +69,7 @@ def split_book(db: Database, bookcode: str, *, splitter: Splitter | None = None,
         with db.engine.begin() as conn:
             # A chapter split meanwhile by another run, or re-ingested since it was read, is left alone.
             claimed = [m for r, m in batch if claim_chapter(conn, bookcode, r.number, r.checksum, splitter.version)]
-            tasks_created += insert_chapters(conn, claimed, book.lang)
+            tasks_created += insert_chapters(conn, claimed, book.lang, direction)
         done += len(claimed)
         shots_created += sum(len(m.shots) for m in claimed)
         batch = []

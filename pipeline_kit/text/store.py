@@ -18,6 +18,7 @@ from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks, set_dependencies
 from pipeline_kit.film.graph import plan_assembly
 from pipeline_kit.text.graph import FRAMES, sheet_spec, sheet_task_id, shot_params, shot_specs, shot_task_ids
+from pipeline_kit.text.direct import Direction
 from pipeline_kit.text.records import Shot
 from pipeline_kit.text.splitter import ChapterShots
 
@@ -34,16 +35,19 @@ class ShotChanges:
     reset_tasks: tuple[str, ...]
 
 
-def insert_chapters(conn: sa.Connection, made: list[ChapterShots], lang: str) -> int:
+def insert_chapters(conn: sa.Connection, made: list[ChapterShots], lang: str,
+                    direction: Direction | None = None) -> int:
     """Insert the chapters' shots and enqueue their tasks in one call; returns the tasks created."""
     rows = [s.to_row() for m in made for s in m.shots]
     if rows:
         conn.execute(sa.insert(shots_table), rows)
-    return enqueue_tasks(conn, made, lang, [s for m in made for s in m.shots])
+    return enqueue_tasks(conn, made, lang, [s for m in made for s in m.shots], direction)
 
 
-def enqueue_tasks(conn: sa.Connection, made: list[ChapterShots], lang: str, selected: Iterable[Shot]) -> int:
-    """Enqueue sheets for the chapters' characters (first description wins) and the `selected` shots' tasks."""
+def enqueue_tasks(conn: sa.Connection, made: list[ChapterShots], lang: str, selected: Iterable[Shot],
+                  direction: Direction | None = None) -> int:
+    """Enqueue sheets for the chapters' characters (first description wins) and the `selected` shots' tasks
+    (after their director tasks, with a `direction`)."""
     prompts: dict[tuple[str, str], str] = {}
     for m in made:
         for name, prompt in m.sheet_prompts.items():
@@ -51,6 +55,8 @@ def enqueue_tasks(conn: sa.Connection, made: list[ChapterShots], lang: str, sele
     specs = [sheet_spec(bookcode, name, prompt) for (bookcode, name), prompt in prompts.items()]
     for shot in selected:
         specs.extend(shot_specs(shot, lang))
+    if direction is not None:
+        specs = direction.specs(made, specs)
     return enqueue(conn, specs).created
 
 

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from pipeline_kit import engine, fonts
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.base import quote
 from pipeline_kit.backends.classify import classify
+from pipeline_kit.backends.direction import directed
 from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.wake import Waiter
@@ -42,8 +44,10 @@ from pipeline_kit.worker.windows import Window
 
 IDLE_CHECK_S = 10.0  # how often an idle worker re-reads what it waits for
 
-# Kinds any worker performs itself, whatever backend it runs: kind -> backend name.
-LOCAL_KINDS = {"assemble_chapter": "assembly", "assemble_book": "assembly"}
+# Kinds any worker performs itself, whatever backend it runs: kind -> backend name (a director
+# task names its own chat protocol and model).
+LOCAL_KINDS = {"assemble_chapter": "assembly", "assemble_book": "assembly",
+               "direct_chapter": "director", "direct_book": "director"}
 # The lanes a worker serves unless told otherwise (CLI and notebook alike): frames, clips, films.
 DEFAULT_LANES = ("image", "video", "assembly")
 
@@ -103,12 +107,14 @@ class Summary:
 
 
 class _Context:
-    """The CallContext a backend gets: its stages and remote job ids reach the database."""
+    """The CallContext a backend gets: its stages, remote job ids and chat answers reach the
+    database."""
 
     def __init__(self, worker: Worker, lease: Lease) -> None:
         self.timeout_s = worker.cfg.call_timeout_s
         self.uid = worker.cfg.uid
         self._worker, self._lease = worker, lease
+        self._spent = 0.0  # the cost of the answers remembered during this call
 
     def stage(self, name: str) -> None:
         self._worker.heartbeat.set_stage(self._lease.task_id, name)
@@ -122,6 +128,18 @@ class _Context:
         worker, lease = self._worker, self._lease
         return worker.heartbeat.is_fenced(lease.task_id, lease.token) and worker.db_call(
             lambda: was_canceled(worker.db, lease.task_id), "canceled?")
+
+    def recall(self, key: str) -> dict[str, Any] | None:
+        return self._worker.db_call(lambda: engine.recall_answer(self._worker.db, key), "answer cache")
+
+    def remember(self, key: str, record: Mapping[str, Any]) -> None:
+        """Keep the answer, and book what the task's calls have cost so far on the attempt, so a
+        kill before the task returns leaves no paid call unbooked (its return books the total)."""
+        db, lease = self._worker.db, self._lease
+        self._worker.db_call(lambda: engine.remember_answer(db, key, dict(record)), "answer cache")
+        self._spent += float(record.get("cost") or 0.0)
+        self._worker.db_call(lambda: engine.record_cost(db, lease.task_id, lease.token, self._spent,
+                                                        model=record.get("model")), "book cost")
 
 
 class Worker:
@@ -242,7 +260,8 @@ class Worker:
                                          bookcode=lease.bookcode, shot_id=lease.shot_id,
                                          suffix=backend.suffix(lease.kind), token=lease.token,
                                          publish_as=lease.params.get("publish_as"))
-            out = self._generate(backend, lease, paths, f"{params_hash(dict(lease.params))}-g{lease.generation}")
+            params = self._directed(lease)
+            out = self._generate(backend, lease, paths, params, f"{params_hash(params)}-g{lease.generation}")
         except GenerationError as exc:
             return self._failed(lease, exc)
         except DatabaseUnavailable:  # the database, not the backend, failed: nothing to record
@@ -263,13 +282,24 @@ class Worker:
             self._local[name] = get_backend(name)
         return self._local[name]
 
-    def _generate(self, backend: Backend, lease: Lease, paths: OutputPaths, key: str) -> Output:
+    def _directed(self, lease: Lease) -> dict[str, Any]:
+        """The task's params, with its director's prompt in place of the rules' one once the
+        director task it names (`params.director`) has completed with one for it."""
+        params = dict(lease.params)
+        name = params.get("director")
+        if not name:
+            return params
+        made = self.db_call(lambda: engine.dependency_outputs(self.db, lease.task_id), "director")
+        return directed(params, lease.kind, made[name].result) if name in made else params
+
+    def _generate(self, backend: Backend, lease: Lease, paths: OutputPaths, params: dict[str, Any],
+                  key: str) -> Output:
         reused = paths.reusable(key)
         if reused is not None:  # an earlier attempt paid for this file: no second call
             return Output(path=paths.ready, cost=0.0, model=reused.get("model"),
                           result={**reused.get("result", {}), "reused": True})
         paths.part.parent.mkdir(parents=True, exist_ok=True)
-        job = Job(task_id=lease.task_id, kind=lease.kind, lane=lease.lane, params=lease.params,
+        job = Job(task_id=lease.task_id, kind=lease.kind, lane=lease.lane, params=params,
                   inputs=self._inputs(lease.task_id), out_path=paths.part,
                   remote_job_id=lease.remote_job_id)
         self.heartbeat.set_stage(lease.task_id, "generating")

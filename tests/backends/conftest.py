@@ -14,6 +14,7 @@ from pipeline_kit.backends import Job
 # tests/ on sys.path, so `servers` imports alike under `pytest` and `python -m pytest`.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from servers.ark_fake import FakeArk
+from servers.chat_fake import FakeChat
 from servers.comfyui_fake import FakeComfyUI
 from servers.ollama_fake import FakeOllama
 from servers.openai_fake import FakeOpenAI
@@ -60,4 +61,10 @@ def ollama_server() -> Iterator[FakeOllama]:
 @pytest.fixture
 def ark_server() -> Iterator[FakeArk]:
     with FakeArk() as server:
+        yield server
+
+
+@pytest.fixture
+def chat_server() -> Iterator[FakeChat]:
+    with FakeChat() as server:
         yield server

@@ -15,7 +15,8 @@ from .helpers import MakeJob, assert_permanent
 
 def test_available_backends_lists_every_registered_name() -> None:
     """The CLI's --backend choices are exactly the registered backends."""
-    assert available_backends() == ["ark", "assembly", "comfyui", "noop", "ollama", "openai", "sketch", "sleep"]
+    assert available_backends() == ["ark", "assembly", "comfyui", "director", "noop", "ollama", "openai", "sketch",
+                                    "sleep"]
 
 
 @pytest.mark.parametrize("spec", ["sketch", "noop", "sleep:0", "sleep:0.25", " noop "])

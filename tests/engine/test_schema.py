@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from pipeline_kit import engine
 from pipeline_kit.db import Database
 from pipeline_kit.db.migrate import init, require_schema, schema_version
-from pipeline_kit.db.schema import SCHEMA_VERSION, meta, workers
+from pipeline_kit.db.schema import SCHEMA_VERSION, llm_answers, meta, workers
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
 
@@ -64,3 +64,17 @@ def test_version_2_gains_the_workers_lease(db: Database) -> None:
     with db.engine.connect() as conn:
         rows = dict(conn.execute(sa.select(workers.c.worker_id, workers.c.lease_s)).all())
     assert rows == {"old": None, "new": 45}
+
+
+def test_version_6_gains_the_answer_cache(db: Database) -> None:
+    """A v6 database (no llm_answers table) is upgraded by init: the chat answer cache appears
+    empty, and the rows already there are kept."""
+    with db.engine.begin() as conn:
+        engine.enqueue(conn, [engine.TaskSpec(task_id="kept6", kind="noop", lane="default")])
+        conn.execute(sa.text("DROP TABLE llm_answers"))
+    _set_version(db, 6)
+    assert init(db) == (6, SCHEMA_VERSION)
+    assert sa.inspect(db.engine).has_table("llm_answers")
+    with db.engine.connect() as conn:
+        assert conn.execute(sa.select(sa.func.count()).select_from(llm_answers)).scalar() == 0
+        assert conn.execute(sa.text("SELECT task_id FROM tasks")).scalars().all() == ["kept6"]

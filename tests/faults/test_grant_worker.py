@@ -86,7 +86,7 @@ def test_worker_account_makes_every_write_of_a_worker(db: Database, worker_url: 
     """As the worker account: a worker run (limited lane, dependents counted off, watchdog), then
     each fault path a worker meets: stale heartbeat, completion (with its cost) and failure,
     reclaims that retry and that fail for good (alert, blocked dependent), a permanent failure,
-    a released lease and a spooled completion."""
+    a released lease, a spooled completion and a director's chat answer kept and read back."""
     worker = create(worker_url)
     try:
         enqueue_frames(db, 2)
@@ -131,6 +131,9 @@ def test_worker_account_makes_every_write_of_a_worker(db: Database, worker_url: 
         spool.put(Completion(task_id=f1.task_id, token=f1.token, result={"late": True}))
         assert spool.flush(worker, "pc2") == {"f1": Ack.FENCED}
         engine.touch_worker(worker, "pc2", "stopped")
+        engine.remember_answer(worker, "a" * 64, {"answer": "{}", "model": "m", "cost": 0.01})  # director
+        engine.remember_answer(worker, "a" * 64, {"answer": "again", "model": "m"})  # kept once
+        assert engine.recall_answer(worker, "a" * 64)["answer"] == "{}"
 
         with db.engine.connect() as conn:
             status = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.status)).all())
@@ -257,7 +260,7 @@ def test_print_shows_what_is_applied_and_needs_no_password(
     assert cli_main(["--db", offline, "grant-worker", name, "--print"]) == 0
     printed = capsys.readouterr()
     mariadb = db_url.startswith("mysql")
-    assert f"GRANT SELECT, UPDATE (status, " in printed.out
+    assert "GRANT SELECT, UPDATE (status, " in printed.out
     assert ("IDENTIFIED BY '<password>'" in printed.out and "'<password>'" in printed.err) if mariadb \
         else "PASSWORD" not in printed.out
     assert "priority" not in printed.out and "DELETE" not in printed.out

@@ -1,0 +1,38 @@
+"""The chat answer cache: an answer a model was paid for, kept by a hash of its input.
+
+A director task asks `recall` before each chat call and `remember`s each valid answer as soon as
+it arrives, so a task resumed after a kill, rerun, or given an unchanged chapter pays nothing
+twice. Keys are computed by the caller (model, messages and schema); a second writer of the same
+key changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+
+from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import llm_answers
+from pipeline_kit.db.sqltime import db_now
+
+FIELDS = ("answer", "model", "tokens_in", "tokens_out", "cost")
+
+
+def recall_answer(db: Database, key: str) -> dict[str, Any] | None:
+    """The kept answer for `key` ({answer, model, tokens_in, tokens_out, cost}), or None."""
+    with db.engine.connect() as conn:
+        row = conn.execute(sa.select(*(llm_answers.c[f] for f in FIELDS))
+                           .where(llm_answers.c.key == key)).mappings().first()
+    return dict(row) if row else None
+
+
+def remember_answer(db: Database, key: str, record: dict[str, Any]) -> None:
+    """Keep `record` under `key` unless an answer is kept there already (the first one stays)."""
+    values = {f: record.get(f) for f in FIELDS}
+    values["cost"] = float(values["cost"] or 0.0)
+    try:
+        with db.engine.begin() as conn:
+            conn.execute(sa.insert(llm_answers).values(key=key, created_at=db_now(), **values))
+    except sa.exc.IntegrityError:  # kept meanwhile by another worker: theirs is as good
+        pass
