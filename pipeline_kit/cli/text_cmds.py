@@ -114,14 +114,14 @@ def cmd_cast(args: argparse.Namespace) -> int:
             raise BadInput(f"unknown cast action {args.names[0]!r}: use {', '.join(sorted(CAST_ACTIONS))}")
         entries = castdb.list_cast(db, args.bookcode)
         if args.json:
-            print_json([{**e.character.__dict__, "first_shot": e.first_shot, "last_shot": e.last_shot}
-                        for e in entries])
+            print_json([{**e.character.__dict__, "first_shot": e.first_shot, "last_shot": e.last_shot,
+                         "director_looks": e.director_looks} for e in entries])
             return 0
         for e in entries:
             c = e.character
             flags = "".join(f" [{f}]" for f, on in (("locked", c.locked), ("dropped", c.dropped)) if on)
             print(f"{c.name}{flags}\t{c.gender or '-'}\t{c.mentions}\t{e.first_shot or '-'}..{e.last_shot or '-'}"
-                  f"\t{', '.join(c.aliases)}\t{c.description}")
+                  f"\t{', '.join(c.aliases)}\t{e.looks}")
         return 0
     wanted = CAST_ACTIONS[args.action]
     if len(args.names) != len(wanted):

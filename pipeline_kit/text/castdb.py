@@ -19,6 +19,7 @@ from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.text.cast import Bible, Character
+from pipeline_kit.text.direct import director_looks
 from pipeline_kit.text.graph import sheet_spec, sheet_task_id
 from pipeline_kit.text.prompts import Templates, caption, sheet_prompt
 from pipeline_kit.text.records import Book, Shot, get_book
@@ -36,6 +37,16 @@ class CastEntry:
     character: Character
     first_shot: str | None
     last_shot: str | None
+    director_looks: str = ""  # what the book's director pass wrote (the frames' prompts use it)
+
+    @property
+    def looks(self) -> str:
+        """The looks the prompts use: a person's description (it locks the entry), else the
+        director's, marked as such, else what the rules gathered from the book."""
+        c = self.character
+        if self.director_looks and not c.locked:
+            return f"(director) {self.director_looks}"
+        return c.description
 
 
 @dataclass(frozen=True)
@@ -265,6 +276,7 @@ def _rewrite(
 
 
 def _entries(conn: sa.Connection, bookcode: str) -> list[CastEntry]:
+    looks = director_looks(conn, bookcode)
     rows = conn.execute(
         sa.select(characters)
         .where(characters.c.bookcode == bookcode)
@@ -283,6 +295,7 @@ def _entries(conn: sa.Connection, bookcode: str) -> list[CastEntry]:
             ),
             r["first_shot"],
             r["last_shot"],
+            looks.get(r["name"], ""),
         )
         for r in rows
     ]

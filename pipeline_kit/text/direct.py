@@ -256,6 +256,16 @@ def redirect(conn: sa.Connection, book: Book, shots: Sequence[Shot], bible: Bibl
     return spec.task_id
 
 
+def director_looks(conn: sa.Connection, bookcode: str) -> dict[str, str]:
+    """The looks the book's director pass wrote for each character, once its task completed
+    ({} before, or without a director); a person's description still wins where there is one."""
+    row = conn.execute(sa.select(tasks.c.status, tasks.c.result).where(
+        tasks.c.task_id == director_task_id(bookcode))).first()
+    if row is None or row.status != "completed":
+        return {}
+    return {str(k): str(v) for k, v in ((row.result or {}).get("characters") or {}).items() if v}
+
+
 def shot_direction(db: Database, shot_id: str) -> dict[str, Any] | None:
     """What the shot's director wrote for it (staging, prompts, line) once its task has completed
     with an answer for it; None without a director or before it answered."""

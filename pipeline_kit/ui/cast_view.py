@@ -54,6 +54,7 @@ class CastRow:
     sheet_path: str | None  # the sheet image fetched through the store, once drawn
     waiting_shots: tuple[str, ...]  # "chapter.seq" of shots whose frames wait for this sheet
     appears: str = ""  # where it appears, as "chapter.seq to chapter.seq"
+    looks: str = ""  # what the prompts use: a person's words, else the director's, else the rules'
 
     @property
     def to_review(self) -> bool:
@@ -95,7 +96,8 @@ class CastModel:
                 else "no sheet: no shot names this character",
                 _local(self.store, sheet.output_path, sheet.result) if drawn and sheet else None,
                 waiting.get(ids[c.name], ()),
-                " to ".join(dict.fromkeys(places[s] for s in (e.first_shot, e.last_shot) if s in places))))
+                " to ".join(dict.fromkeys(places[s] for s in (e.first_shot, e.last_shot) if s in places)),
+                e.looks))
         return tuple(rows)
 
     def to_review(self) -> tuple[CastRow, ...]:
@@ -307,7 +309,7 @@ class CastScreen:
         self.table.value = table(
             ["name", "also called", "looks", "appears in shots", "fixed by you", "sheet",
              "shots waiting on the sheet"],
-            [(r.name, r.aliases, r.description, r.appears, "yes" if r.locked else "",
+            [(r.name, r.aliases, r.looks, r.appears, "yes" if r.locked else "",
               r.sheet_state, len(r.waiting_shots) or "") for r in self._rows],
             key="cast", empty="no characters yet: split the book first")
         self._sheets = reuse(self._sheets, [((r.name, r.sheet_path, r.sheet_state), r)

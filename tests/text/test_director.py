@@ -181,6 +181,25 @@ def test_the_book_pass_never_sends_a_character_a_person_fixed(sqlite_db: Databas
     assert "Chinese" in asked[0]["content"] and "passages: " in asked[1]["content"]
 
 
+def test_the_book_pass_completes_the_bible_where_nobody_described(sqlite_db: Database, chat: FakeChat,
+                                                                   tmp_path: Path) -> None:
+    """Once the book's director task completed, `cast` shows its looks (the ones the prompts use)
+    for each character no person described, marked as the director's; a person's words still win."""
+    bookcode = directed_book(sqlite_db)
+    castdb.describe(sqlite_db, bookcode, "Mara", "a girl of twelve in a blue oilskin")
+    assert not any(e.director_looks for e in castdb.list_cast(sqlite_db, bookcode))  # not yet run
+    work(sqlite_db, tmp_path, ("llm",))
+    entries = {e.character.name: e for e in castdb.list_cast(sqlite_db, bookcode)}
+    tobias = next(e for name, e in entries.items() if name.startswith("Tobias"))
+    assert tobias.looks == f"(director) {tobias.director_looks}" and "grey coat" in tobias.looks
+    assert entries["Mara"].looks == "a girl of twelve in a blue oilskin"
+    listed = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", str(sqlite_db.engine.url), "cast",
+                             bookcode], capture_output=True, text=True, timeout=120).stdout
+    line = next(row for row in listed.splitlines() if row.startswith("Tobias"))
+    assert "(director) " in line and "about forty" in line
+    assert "(director)" not in next(row for row in listed.splitlines() if row.startswith("Mara"))
+
+
 def test_a_bad_director_spec_is_one_line_and_exit_2(sqlite_db: Database) -> None:
     """`split --director` with an unknown protocol, or openai without a model, is refused before
     anything is written."""
