@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import ipywidgets as w
 
@@ -15,6 +16,9 @@ STYLE = """<style>
 .pk-table th, .pk-table td {border: 1px solid #ccc; padding: 2px 8px; text-align: left; vertical-align: top}
 .pk-table th {background: #f2f2f2}
 .pk-ok {color: #1a7f37} .pk-bad {color: #c62828}
+.pk-card {border: 1px solid #ccc; border-radius: 4px; background: #fafafa}
+.pk-none {display: flex; align-items: center; justify-content: center; text-align: center;
+          background: #eee; color: #555; font-size: 12px}
 </style>"""
 
 
@@ -75,3 +79,18 @@ class Message:
 
     def error(self, text: str) -> None:
         self.show(ActionResult(False, text))
+
+
+def picture(path: Path, mime: str, width: int) -> w.Widget | None:
+    """An image or a video widget showing the file (None for other kinds of file)."""
+    kind, _, fmt = mime.partition("/")
+    if kind == "image":
+        return w.Image(value=path.read_bytes(), format=fmt, width=width)
+    if kind == "video":
+        return w.Video(value=path.read_bytes(), format=fmt, width=width, autoplay=False, controls=True)
+    return None
+
+
+def placeholder(text: str, width: int, height: int) -> w.HTML:
+    """A grey box of a picture's size saying why there is no picture (yet)."""
+    return w.HTML(f"<div class='pk-none' style='width:{width}px;height:{height}px'>{html.escape(text)}</div>")
