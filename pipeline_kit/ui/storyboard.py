@@ -374,6 +374,14 @@ def _local(store: Store, output_path: str | None, result: Any) -> str | None:
         return output_path
 
 
+def pc_cache(db: Database) -> Path:
+    """This PC's cache for a screen: beside a SQLite file (data/production.db -> data/cache, as
+    workers keep theirs), else in the user's cache folder; never where the notebook happens to run."""
+    if db.dialect == "sqlite" and db.engine.url.database not in (None, "", ":memory:"):
+        return Path(str(db.engine.url.database)).resolve().parent / "cache"
+    return Path.home() / ".cache" / "pipeline_kit"
+
+
 def describe_task(task_id: str) -> str:
     """A task id as a creator reads it: 'the first frame of shot X', 'the character sheet (Y)'."""
     head, _, last = task_id.rpartition("/")

@@ -22,15 +22,16 @@ from pipeline_kit.ui.storyboard import (
     StoryboardModel,
     Tile,
     describe_task,
+    pc_cache,
 )
 from pipeline_kit.ui.widgets import STYLE, Message, heading, picture, placeholder
 from pipeline_kit.ui.words import state_in_words
 
 ANY = "(any)"
 TEXT_SHOWN = 160  # characters of a shot's source text on its card
-THUMB_W, THUMB_H = 160, 90  # a thumbnail as shown on a card
+THUMB_W, THUMB_H = 176, 99  # a thumbnail as shown on a card
 LARGE = 640  # the width of the frame under review
-CARD = w.Layout(width="352px", padding="4px", margin="3px")
+CARD = w.Layout(width="384px", padding="4px", margin="3px")
 
 
 class StoryboardScreen:
@@ -52,7 +53,7 @@ class StoryboardScreen:
         self.page_label = w.HTML()
         self.grid_note = w.Text(description="Note", placeholder="what to change, for Reject in the grid",
                                 layout=w.Layout(width="600px"))
-        self.grid = w.GridBox(layout=w.Layout(grid_template_columns="repeat(auto-fill, 362px)"))
+        self.grid = w.GridBox(layout=w.Layout(grid_template_columns="repeat(auto-fill, 394px)"))
         self.shot = w.Dropdown(description="Shot", layout=w.Layout(width="600px"))
         self.prompt = w.Textarea(description="Prompt", layout=w.Layout(width="100%", height="90px"))
         self.characters = w.Text(description="Characters", placeholder="comma-separated names",
@@ -73,6 +74,8 @@ class StoryboardScreen:
                            layout=w.Layout(width="600px"))
         self.approve, self.reject = (w.Button(description="Approve", icon="check", button_style="success"),
                                      w.Button(description="Reject", icon="times", button_style="danger"))
+        self.approve.add_class("pk-approve")
+        self.reject.add_class("pk-reject")
         self._wire()
         self.widget = w.VBox([
             w.HTML(STYLE), w.HTML(f"<b>Book</b> <span data-pk='bookcode'>{html.escape(model.bookcode)}</span>"),
@@ -140,14 +143,14 @@ class StoryboardScreen:
         return grid
 
     def _chosen(self) -> dict[str, object]:
-        return {"chapter": self.chapter.value, "character": self.character.value,
+        return {"chapter": self.chapter.value or None, "character": self.character.value,
                 "location": self.location.value, "state": self.state.value}
 
     def _offer(self, grid: Grid) -> bool:
         """Offer the filter values there are now; True if a chosen one had to be dropped."""
         before = self._chosen()
         f = grid.filters
-        _options(self.chapter, [(ANY, None)] + [(str(c), c) for c in f.chapters])
+        _options(self.chapter, [(ANY, 0)] + [(str(c), c) for c in f.chapters])
         _options(self.character, [(ANY, "")] + [(c, c) for c in f.characters])
         _options(self.location, [(ANY, "")] + [(x, x) for x in f.locations])
         _options(self.state, [(ANY, "")] + [(x, x) for x in f.states])
@@ -187,10 +190,9 @@ class StoryboardScreen:
             shown = placeholder(tile.state if tile else "no task", THUMB_W, THUMB_H)
         parts = [shown, w.HTML(f"<small>{html.escape(caption)}</small>")]
         if tile is not None and tile.status == "awaiting_review":
-            ok = w.Button(description="Approve", icon="check", button_style="success",
-                          layout=w.Layout(width="78px"), tooltip=f"approve {describe_task(tile.task_id)}")
-            no = w.Button(description="Reject", icon="times", button_style="danger",
-                          layout=w.Layout(width="78px"),
+            ok = w.Button(description="Approve", button_style="success", layout=w.Layout(width="auto"),
+                          tooltip=f"approve {describe_task(tile.task_id)}")
+            no = w.Button(description="Reject", button_style="danger", layout=w.Layout(width="auto"),
                           tooltip=f"reject {describe_task(tile.task_id)} with the note above the grid")
             ok.add_class("pk-grid-approve")
             no.add_class("pk-grid-reject")
@@ -371,7 +373,8 @@ class BookPicker:
     def open(self) -> StoryboardScreen | None:
         """Show the chosen book's storyboard (nothing while no book is chosen)."""
         code = self.book.value
-        self.screen = (storyboard_screen(StoryboardModel(self.db, code), page_size=self.page_size)
+        self.screen = (storyboard_screen(StoryboardModel(self.db, code, cache=pc_cache(self.db)),
+                                         page_size=self.page_size)
                        if code else None)
         self.board.children = (self.screen.widget,) if self.screen else ()
         return self.screen

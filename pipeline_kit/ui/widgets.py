@@ -17,6 +17,7 @@ STYLE = """<style>
 .pk-table th {background: #f2f2f2}
 .pk-ok {color: #1a7f37} .pk-bad {color: #c62828}
 .pk-card {border: 1px solid #ccc; border-radius: 4px; background: #fafafa}
+.pk-card .widget-html-content {line-height: 1.35}
 .pk-none {display: flex; align-items: center; justify-content: center; text-align: center;
           background: #eee; color: #555; font-size: 12px}
 </style>"""
