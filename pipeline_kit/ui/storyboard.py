@@ -89,6 +89,13 @@ class Tile:
     state: str  # in words
     thumbnail: Path | None = None
     has_output: bool = False
+    output_path: str | None = None  # where the output is recorded, and its checksums:
+    result: Mapping[str, Any] | None = None  # what `draw_thumbnail` fetches it by
+
+    @property
+    def to_draw(self) -> bool:
+        """A drawn frame whose thumbnail this PC has not made yet."""
+        return self.kind in FRAMES and self.has_output and self.thumbnail is None
 
 
 @dataclass(frozen=True)
@@ -181,15 +188,16 @@ class StoryboardModel:
                      state=state)
 
     def grid(self, page: int = 1, size: int = 20, *, chapter: int | None = None, character: str | None = None,
-             location: str | None = None, state: str | None = None) -> Grid:
+             location: str | None = None, state: str | None = None, draw: bool = True) -> Grid:
         """The filters' choices and one page with its tiles, from one read of the book's shots;
-        thumbnails are made (or found) for that page's frames only."""
+        thumbnails are made (`draw`, else only found) for that page's frames only."""
         rows = self._shots()
         shown = _page(rows, page, size, chapter=chapter, character=character, location=location, state=state)
-        return Grid(_filters(rows), shown, self.tiles(shown.rows))
+        return Grid(_filters(rows), shown, self.tiles(shown.rows, draw=draw))
 
-    def tiles(self, rows: tuple[ShotRow, ...]) -> dict[str, dict[str, Tile]]:
-        """The tiles of these shots: one query for their tasks, thumbnails of their drawn frames."""
+    def tiles(self, rows: tuple[ShotRow, ...], *, draw: bool = True) -> dict[str, dict[str, Tile]]:
+        """The tiles of these shots: one query for their tasks, thumbnails of their drawn frames
+        (those this PC lacks are made when `draw`, else left for `draw_thumbnail`)."""
         ids = {shot_task_ids(r.shot_id)[k]: r.shot_id for r in rows for k in SHOT_KINDS}
         if not ids:
             return {}
@@ -201,13 +209,19 @@ class StoryboardModel:
         store = open_store(self.db, cache=self.cache) if any(r.output_path for r in found) else None
         tiles: dict[str, dict[str, Tile]] = defaultdict(dict)
         for r in found:
-            thumb = (self.thumbnails.of(store, r.output_path, r.result)
-                     if store is not None and r.kind in FRAMES and r.status in SHOWN else None)
+            thumb = None
+            if store is not None and r.kind in FRAMES and r.status in SHOWN:
+                thumb = (self.thumbnails.of(store, r.output_path, r.result) if draw
+                         else self.thumbnails.cached(r.result))
             tiles[ids[r.task_id]][r.kind] = Tile(
                 r.task_id, r.kind, r.status,
                 state_in_words(r.status, r.kind, waiting=bool(r.deps_remaining), error=r.last_error),
-                thumb, bool(r.output_path) and r.status in SHOWN)
+                thumb, bool(r.output_path) and r.status in SHOWN, r.output_path, r.result)
         return dict(tiles)
+
+    def draw_thumbnail(self, tile: Tile) -> Path | None:
+        """Make (or find) a tile's thumbnail, its frame fetched through the store."""
+        return self.thumbnails.of(open_store(self.db, cache=self.cache), tile.output_path, tile.result)
 
     def clip(self, task_id: str) -> MediaItem | None:
         """One output fetched through the store (a clip, when the person asks to play it)."""

@@ -3,6 +3,7 @@ click, approve and reject), the shot editor and the frame review (large, with pr
 
 from __future__ import annotations
 
+import asyncio
 import html
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +42,8 @@ class StoryboardScreen:
         self.model, self.page_size, self.page_no = model, page_size, 1
         self._drawing = False  # True while redraw sets values: those are not a person's choices
         self.shown: Grid | None = None  # what the grid shows now
+        self.filler: asyncio.Task[None] | None = None  # drawing the page's missing thumbnails
+        self._pending: list[tuple[Tile, w.Box]] = []  # (tile, its picture's slot) still to draw
         self.message = Message()
         self.split_button = w.Button(description="Split into shots", icon="cut", button_style="primary")
         self.refresh = w.Button(description="Show what workers made since", icon="refresh",
@@ -123,12 +126,13 @@ class StoryboardScreen:
         self._queue()
 
     def go(self, page: int) -> Grid:
-        """Show a page of the shots the filters choose: their cards, and the editor's choice."""
-        grid = self.model.grid(page, self.page_size, **self._chosen())
+        """Show a page of the shots the filters choose: their cards, and the editor's choice.
+        Thumbnails this PC lacks are drawn after the page shows (see `fill`)."""
+        grid = self.model.grid(page, self.page_size, draw=False, **self._chosen())
         drawing, self._drawing = self._drawing, True
         try:
             if self._offer(grid):  # a chosen value is gone (e.g. the last shot left that state)
-                grid = self.model.grid(page, self.page_size, **self._chosen())
+                grid = self.model.grid(page, self.page_size, draw=False, **self._chosen())
             _options(self.shot, [(f"{r.chapter}.{r.seq} · {_cut(r.text or r.prompt, 70)}", r.shot_id)
                                  for r in grid.page.rows])
         finally:
@@ -136,15 +140,42 @@ class StoryboardScreen:
         self.shown, self.page_no = grid, grid.page.page
         self.page_label.value = (f"&nbsp;page {grid.page.page} of {grid.page.pages} · "
                                  f"{grid.page.total} shot(s)&nbsp;")
+        self._pending = []
         self.grid.children = tuple(self._card(r, grid.tiles.get(r.shot_id, {})) for r in grid.page.rows) or (
             w.HTML("<i data-pk='shots'>" + ("none match" if grid.filters.chapters
                                              else "no shots: split the book first") + "</i>"),)
+        self.fill()
         self.load_shot()
         return grid
 
+    def fill(self) -> None:
+        """Draw the page's missing thumbnails into their slots: in a task off the kernel's event
+        loop, so the page shows (and its buttons work) at once; right here when there is no loop
+        (plain Python, tests). A page left meanwhile is no longer filled."""
+        if self.filler is not None:
+            self.filler.cancel()
+            self.filler = None
+        pending, self._pending = self._pending, []
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            for tile, slot in pending:
+                _thumb(slot, self.model.draw_thumbnail(tile))
+            return
+
+        async def draw() -> None:
+            for tile, slot in pending:
+                try:
+                    path = await asyncio.to_thread(self.model.draw_thumbnail, tile)
+                except Exception:  # a database or store away for a moment: the slot says so
+                    path = None
+                _thumb(slot, path)
+        if pending:
+            self.filler = loop.create_task(draw())
+
     def _chosen(self) -> dict[str, object]:
-        return {"chapter": self.chapter.value or None, "character": self.character.value,
-                "location": self.location.value, "state": self.state.value}
+        return {"chapter": self.chapter.value or None, "character": self.character.value or None,
+                "location": self.location.value or None, "state": self.state.value or None}
 
     def _offer(self, grid: Grid) -> bool:
         """Offer the filter values there are now; True if a chosen one had to be dropped."""
@@ -183,12 +214,15 @@ class StoryboardScreen:
 
     def _frame(self, tile: Tile | None, kind: str) -> w.Widget:
         caption = f"{kind.replace('_', ' ')}: {tile.state if tile else '-'}"
-        if tile is not None and tile.thumbnail is not None:
-            shown: w.Widget = w.Image(value=tile.thumbnail.read_bytes(), format="jpeg", width=THUMB_W)
-            shown.add_class("pk-thumb")
+        slot = w.Box()
+        if tile is not None and tile.to_draw:
+            slot.children = (placeholder("drawing its thumbnail…", THUMB_W, THUMB_H),)
+            self._pending.append((tile, slot))
+        elif tile is not None and tile.thumbnail is not None:
+            _thumb(slot, tile.thumbnail)
         else:
-            shown = placeholder(tile.state if tile else "no task", THUMB_W, THUMB_H)
-        parts = [shown, w.HTML(f"<small>{html.escape(caption)}</small>")]
+            slot.children = (placeholder(tile.state if tile else "no task", THUMB_W, THUMB_H),)
+        parts = [slot, w.HTML(f"<small>{html.escape(caption)}</small>")]
         if tile is not None and tile.status == "awaiting_review":
             ok = w.Button(description="Approve", button_style="success", layout=w.Layout(width="auto"),
                           tooltip=f"approve {describe_task(tile.task_id)}")
@@ -319,6 +353,16 @@ def _options(box: w.Dropdown, options: list[tuple[str, object]]) -> None:
         box.value = keep if keep in values else values[0]
 
 
+def _thumb(slot: w.Box, path: Path | None) -> None:
+    """Put a thumbnail into its slot on a card (or say the frame cannot be shown now)."""
+    if path is None:
+        slot.children = (placeholder("the frame cannot be shown now", THUMB_W, THUMB_H),)
+        return
+    image = w.Image(value=path.read_bytes(), format="jpeg", width=THUMB_W)
+    image.add_class("pk-thumb")
+    slot.children = (image,)
+
+
 def _frame_html(item: ReviewFrame) -> str:
     """What a frame under review is judged against: which shot, its source text, the prompt."""
     return (f"<div data-pk='review-frame'><b>{html.escape(describe_task(item.task_id))}</b>"
@@ -351,8 +395,9 @@ class BookPicker:
     """Choose the book from the books stored; its storyboard opens below. No parameter needed:
     a bookcode given (papermill's `bookcode`, or `?bookcode=` in Voilà's address) is preselected."""
 
-    def __init__(self, db: Database, bookcode: str = "", *, page_size: int = 20) -> None:
-        self.db, self.page_size = db, page_size
+    def __init__(self, db: Database, bookcode: str = "", *, page_size: int = 20, cache: Path | None = None) -> None:
+        """`cache`: this PC's folder for fetched frames and thumbnails (default: `pc_cache`)."""
+        self.db, self.page_size, self.cache = db, page_size, cache or pc_cache(db)
         self.screen: StoryboardScreen | None = None
         books = NewBookModel(db).books()
         known = {b.bookcode for b in books}
@@ -373,7 +418,7 @@ class BookPicker:
     def open(self) -> StoryboardScreen | None:
         """Show the chosen book's storyboard (nothing while no book is chosen)."""
         code = self.book.value
-        self.screen = (storyboard_screen(StoryboardModel(self.db, code, cache=pc_cache(self.db)),
+        self.screen = (storyboard_screen(StoryboardModel(self.db, code, cache=self.cache),
                                          page_size=self.page_size)
                        if code else None)
         self.board.children = (self.screen.widget,) if self.screen else ()

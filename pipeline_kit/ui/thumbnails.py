@@ -9,6 +9,7 @@ made in another folder or on another PC show too.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,18 +30,26 @@ class Thumbnails:
     def __init__(self, folder: Path, box: tuple[int, int] = BOX) -> None:
         self.folder, self.box = folder, box
         self.made = 0
+        self._lock = threading.Lock()
+
+    def cached(self, result: Mapping[str, Any] | None) -> Path | None:
+        """The thumbnail this PC already has for an output of that checksum (no fetch)."""
+        sha = (result or {}).get("sha256")
+        if not isinstance(sha, str):
+            return None
+        target = self._path(sha)
+        return target if target.is_file() else None
 
     def of(self, store: Store, output_path: str | None, result: Mapping[str, Any] | None) -> Path | None:
         """The thumbnail of a recorded output, made now if this PC has none; None when the frame
         cannot be had (not drawn yet, store unreachable, not a picture)."""
         if not output_path:
             return None
+        found = self.cached(result)
+        if found is not None:
+            return found
         result = dict(result or {})
         sha = result.get("sha256")
-        if isinstance(sha, str):
-            target = self._path(sha)
-            if target.is_file():
-                return target
         try:
             frame = store.fetch(output_path, result)
         except (GenerationError, StoreUnavailable, OSError):
@@ -49,17 +58,15 @@ class Thumbnails:
             return None
         if not isinstance(sha, str):  # an output recorded without its checksum
             sha = file_digest(frame)[1]
-            target = self._path(sha)
-            if target.is_file():
-                return target
-        return self._draw(frame, target)
+        target = self._path(sha)
+        return target if target.is_file() else self._draw(frame, target)
 
     def _path(self, sha: str) -> Path:
         return self.folder / sha[:2] / f"{sha}-{self.box[0]}x{self.box[1]}.jpg"
 
     def _draw(self, frame: Path, target: Path) -> Path | None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             with Image.open(frame) as im:
                 im.draft("RGB", self.box)  # JPEG sources decode at a smaller scale
@@ -70,5 +77,6 @@ class Thumbnails:
             return None
         finally:
             tmp.unlink(missing_ok=True)
-        self.made += 1
+        with self._lock:  # screens draw off their event loop, in threads
+            self.made += 1
         return target

@@ -5,8 +5,10 @@ only, each shown with its shot's text and the prompt it was drawn from."""
 
 from __future__ import annotations
 
+import asyncio
 import html
 from pathlib import Path
+from typing import TypeVar
 
 import ipywidgets as w
 import pytest
@@ -22,6 +24,8 @@ from pipeline_kit.ui.storyboard import StoryboardModel
 from pipeline_kit.ui.storyboard_view import storyboard_screen
 
 from .conftest import enter_book
+
+W = TypeVar("W", bound=w.Widget)
 
 
 def draw(db: Database, tmp_path: Path, *, limit: int = 1000, lanes: tuple[str, ...] = ("image",)) -> list[str]:
@@ -194,7 +198,7 @@ def test_grid_buttons_review_panel_and_clip_on_click(sqlite_db: Database, tmp_pa
 
     cards = board.grid.children
     assert len(cards) == 6 and all("data-pk='shot-card'" in c.children[0].value for c in cards)
-    thumbs = [x for c in cards for f in c.children[1].children for x in f.children if isinstance(x, w.Image)]
+    thumbs = _inside(board.grid, w.Image)
     assert thumbs and all(t.format == "jpeg" for t in thumbs)
     approve = [b for b in _buttons(board.grid) if "pk-grid-approve" in b._dom_classes]
     reject = [b for b in _buttons(board.grid) if "pk-grid-reject" in b._dom_classes]
@@ -237,8 +241,44 @@ def test_grid_buttons_review_panel_and_clip_on_click(sqlite_db: Database, tmp_pa
     assert isinstance(video, w.Video) and bytes(video.value).endswith(b"clip")
 
 
-def _buttons(widget: w.Widget) -> list[w.Button]:
-    """Every button inside a widget tree."""
-    if isinstance(widget, w.Button):
+def _inside(widget: w.Widget, kind: type[W]) -> list[W]:
+    """Every widget of that kind inside a widget tree."""
+    if isinstance(widget, kind):
         return [widget]
-    return [b for child in getattr(widget, "children", ()) for b in _buttons(child)]
+    return [x for child in getattr(widget, "children", ()) for x in _inside(child, kind)]
+
+
+def _buttons(widget: w.Widget) -> list[w.Button]:
+    return _inside(widget, w.Button)
+
+
+def test_page_shows_at_once_and_thumbnails_follow(sqlite_db: Database, tmp_path: Path, here: Path) -> None:
+    """In a kernel (an event loop running) the page shows before its missing thumbnails are
+    made: their slots say so, then fill from a task off the loop; leaving the page stops the
+    filling of the page left."""
+    db = sqlite_db
+    store.set_url(db, store.DATABASE_URL)
+    model = StoryboardModel(db, enter_book(db, 2))
+    assert model.split().ok
+    draw(db, tmp_path)
+
+    async def in_kernel() -> None:
+        board = storyboard_screen(model, page_size=4)
+        assert model.thumbnails.made == 0 and not _inside(board.grid, w.Image)
+        assert sum("drawing its thumbnail" in h.value for h in _inside(board.grid, w.HTML)) == len(
+            [t for tiles in board.shown.tiles.values() for k, t in tiles.items() if k != "video"])
+        assert board.filler is not None
+        first = board.filler
+        board.next.click()  # left before its thumbnails were drawn
+        assert first.cancelled() or first.cancelling()
+        assert board.filler is not None
+        await board.filler
+        thumbs = _inside(board.grid, w.Image)
+        frames = [t for tiles in board.shown.tiles.values() for k, t in tiles.items() if k != "video"]
+        assert len(thumbs) == len(frames) == model.thumbnails.made
+        board.prev.click()  # page 1 again: its thumbnails are drawn now, none drawn twice
+        if board.filler is not None:
+            await board.filler
+
+    asyncio.run(in_kernel())
+    assert model.thumbnails.made == len(set(p.name for p in (here / "data" / "cache").rglob("*.jpg")))
