@@ -9,7 +9,7 @@ does (the book list, then the book's screen: filters, the first page's cards, th
 and the review queue) in a fresh process inside an event loop, as a kernel runs it: timed from
 connecting to the database to the page shown, and to its last thumbnail drawn (thumbnails this
 PC lacks are drawn after the page shows); then presses Next, timed alike. Reports the median of
-the runs to reports/bench/storyboard.json and storyboard.md.
+the runs to reports/bench/storyboard_DATABASE.json and .md (sqlite, postgresql, mysql).
 
     python bench/storyboard_bench.py                 # 1,000 shots, SQLite, 5 runs each
     python bench/storyboard_bench.py --shots 200 --runs 3
@@ -212,9 +212,10 @@ def main() -> None:
                   "python": platform.python_version(),
                   "load_average": [load_before, f"{os.getloadavg()[0]:.2f}"]}
     REPORTS.mkdir(parents=True, exist_ok=True)
-    (REPORTS / "storyboard.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    name = f"storyboard_{report['database']}"  # one pair of files per database
+    (REPORTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     text = markdown(report)
-    (REPORTS / "storyboard.md").write_text(text, encoding="utf-8")
+    (REPORTS / f"{name}.md").write_text(text, encoding="utf-8")
     print(text)
 
 
