@@ -34,6 +34,7 @@ KIND_WORDS = {"first_frame": "first frame", "last_frame": "last frame", "video":
 SHOT_KINDS = (*FRAMES, "video")
 # A shot's state is that of its most pressing task: the first of these statuses any task has.
 PRESSING = ("failed", "awaiting_review", "processing", "blocked", "pending", "canceled", "completed")
+SHOWN = frozenset({"completed", "awaiting_review"})  # statuses whose output is there to show
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
         ".mp4": "video/mp4", ".webm": "video/webm", ".json": "application/json"}
 
@@ -343,8 +344,6 @@ class StoryboardModel:
     def _read(self) -> sa.Connection:
         return self.db.engine.connect().execution_options(sqlite_begin="DEFERRED")
 
-
-SHOWN = frozenset({"completed", "awaiting_review"})  # statuses whose output is there to show
 
 
 def _filters(rows: list[ShotRow]) -> Filters:

@@ -238,8 +238,9 @@ class StoryboardScreen:
     def play(self, task_id: str, box: w.Box) -> None:
         """Fetch one clip through the store and play it in its card (clips load only on click)."""
         item = self.model.clip(task_id)
-        shown = picture(Path(item.path), item.mime, THUMB_W * 2) if item and item.ready and item.path and \
-            item.mime else None
+        shown = None
+        if item is not None and item.ready and item.path and item.mime:
+            shown = picture(Path(item.path), item.mime, THUMB_W * 2)
         if shown is None:
             self.message.error(f"the clip of {describe_task(task_id)} cannot be fetched now")
             return
