@@ -10,6 +10,7 @@ the next attempt's params (what the worker sends to its backend) carry both.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +43,16 @@ def set_review(db: Database, bookcode: str, on: bool) -> None:
             raise NotFound(f"unknown book {bookcode!r}")
 
 
-def awaiting_review(db: Database, bookcode: str | None = None) -> list[ReviewItem]:
+def awaiting_review(db: Database, bookcode: str | None = None, *,
+                    kinds: Iterable[str] | None = None) -> list[ReviewItem]:
+    """Outputs waiting for a person, oldest first; `kinds` keeps only those kinds (the frame
+    review shows frames, the cast step character sheets)."""
     query = sa.select(tasks.c.task_id, tasks.c.shot_id, tasks.c.kind, tasks.c.output_path).where(
         tasks.c.status == Status.AWAITING_REVIEW.value).order_by(tasks.c.id)
     if bookcode:
         query = query.where(tasks.c.bookcode == bookcode)
+    if kinds is not None:
+        query = query.where(tasks.c.kind.in_(list(kinds)))
     with db.engine.connect() as conn:
         return [ReviewItem(r.task_id, r.shot_id, r.kind, r.output_path) for r in conn.execute(query)]
 

@@ -38,7 +38,13 @@ def url_parameter(name: str, environ: Mapping[str, str] = os.environ) -> str:
     return values[-1].strip() if values else ""
 
 
-def screen_store(db: Database) -> Store:
-    """The output store in effect, as a screen reads it: fetched files cached per user (e.g.
-    ~/.cache/pipeline_kit/outputs), whichever folder the notebook runs in."""
-    return open_store(db, cache=Path(platformdirs.user_cache_dir("pipeline_kit")) / "outputs")
+def screen_cache() -> Path:
+    """This PC's cache for what screens fetch and draw (e.g. ~/.cache/pipeline_kit), per user and
+    never where the notebook happens to run (Voilà runs its kernels in notebooks/)."""
+    return Path(platformdirs.user_cache_dir("pipeline_kit"))
+
+
+def screen_store(db: Database, cache: Path | None = None) -> Store:
+    """The output store in effect, as a screen reads it: fetched files cached under `cache`
+    (default `screen_cache()`), whichever folder the notebook runs in."""
+    return open_store(db, cache=(cache or screen_cache()) / "outputs")

@@ -1,9 +1,12 @@
 """The storyboard screen's view-model: split a book, page through its shots, edit, re-run, review.
 
-Shots are filtered by chapter, character and location in Python over one query's light columns
-(a book holds about a thousand shots, and `characters` is a JSON list that the three databases
-query differently). Each row carries its tasks' statuses; a shot's media are its tasks'
-outputs, fetched through the output store (so from any PC). The review gate is the engine's (`set_review`, `approve`, `reject`).
+Shots are filtered by chapter, character, location and state in Python over one query's light
+columns (a book holds about a thousand shots, and `characters` is a JSON list that the three
+databases query differently). Each row carries its tasks' statuses; a shot's media are its tasks'
+outputs, fetched through the output store (so from any PC). The grid fetches only what its page
+shows: the page's frames as thumbnails (made once per checksum, `thumbnails.py`), a clip when it
+is asked for. The review gate is the engine's (`set_review`, `approve`, `reject`); the frame
+review here shows frames only, character sheets have their own step.
 """
 
 from __future__ import annotations
@@ -21,12 +24,18 @@ from pipeline_kit import engine, text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, shots, task_deps, tasks
 from pipeline_kit.errors import GenerationError, StoreUnavailable
-from pipeline_kit.store import Store, open_store
+from pipeline_kit.store import Store
 from pipeline_kit.text.graph import FRAMES, shot_task_ids
 from pipeline_kit.ui.actions import ActionResult, attempt
+from pipeline_kit.ui.session import screen_cache, screen_store
+from pipeline_kit.ui.thumbnails import Thumbnails
 from pipeline_kit.ui.words import frames, state_in_words
 
 KIND_WORDS = {"first_frame": "first frame", "last_frame": "last frame", "video": "clip"}
+SHOT_KINDS = (*FRAMES, "video")
+# A shot's state is that of its most pressing task: the first of these statuses any task has.
+PRESSING = ("failed", "awaiting_review", "processing", "blocked", "pending", "canceled", "completed")
+SHOWN = frozenset({"completed", "awaiting_review"})  # statuses whose output is there to show
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp",
         ".mp4": "video/mp4", ".webm": "video/webm", ".json": "application/json"}
 
@@ -42,6 +51,15 @@ class ShotRow:
     statuses: Mapping[str, str]  # task kind (first_frame, last_frame, video) -> status
     states: Mapping[str, str]  # task kind -> its state in words ("waiting for your review")
     text: str = ""  # the shot's source text
+
+    @property
+    def state(self) -> str:
+        """The shot's state in words, from its most pressing task ("failed" without the why)."""
+        for status in PRESSING:
+            kind = next((k for k in SHOT_KINDS if self.statuses.get(k) == status), None)
+            if kind is not None:
+                return "failed" if status == "failed" else self.states[kind]
+        return "no tasks"
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,49 @@ class Filters:
     chapters: tuple[int, ...]
     characters: tuple[str, ...]
     locations: tuple[str, ...]
+    states: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tile:
+    """One of a shot's tasks as the grid shows it: its state, the frame's thumbnail when drawn,
+    whether there is a clip to play (fetched only when asked)."""
+
+    task_id: str
+    kind: str
+    status: str
+    state: str  # in words
+    thumbnail: Path | None = None
+    has_output: bool = False
+    output_path: str | None = None  # where the output is recorded, and its checksums:
+    result: Mapping[str, Any] | None = None  # what `draw_thumbnail` fetches it by
+
+    @property
+    def to_draw(self) -> bool:
+        """A drawn frame whose thumbnail this PC has not made yet."""
+        return self.kind in FRAMES and self.has_output and self.thumbnail is None
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What the storyboard grid shows: the filters' choices, one page, and that page's tiles."""
+
+    filters: Filters
+    page: ShotPage
+    tiles: Mapping[str, Mapping[str, Tile]]  # shot_id -> kind -> tile
+
+
+@dataclass(frozen=True)
+class ReviewFrame:
+    """A frame waiting for review, with what the reviewer judges it against."""
+
+    task_id: str
+    kind: str
+    shot_id: str | None
+    where: str  # "chapter 2, shot 14"
+    text: str  # the shot's source text
+    prompt: str  # what the frame was drawn from (earlier notes included)
+    media: MediaItem
 
 
 @dataclass(frozen=True)
@@ -105,8 +166,10 @@ class ReviewCounts:
 class StoryboardModel:
     """One book's storyboard: its shots, their tasks and the review gate."""
 
-    def __init__(self, db: Database, bookcode: str) -> None:
-        self.db, self.bookcode = db, bookcode
+    def __init__(self, db: Database, bookcode: str, *, cache: Path | None = None) -> None:
+        """`cache`: this PC's folder for fetched outputs and thumbnails (default `screen_cache()`)."""
+        self.db, self.bookcode, self.cache = db, bookcode, cache or screen_cache()
+        self.thumbnails = Thumbnails(self.cache / "thumbnails")
 
     def split(self) -> ActionResult:
         """Split the chapters not yet split into shots and tasks (a second run creates nothing)."""
@@ -118,24 +181,56 @@ class StoryboardModel:
         return attempt(lambda: text.split_book(self.db, self.bookcode, progress=False), said)
 
     def filters(self) -> Filters:
-        rows = self._shots()
-        return Filters(
-            chapters=tuple(sorted({r.chapter for r in rows})),
-            characters=tuple(sorted({c for r in rows for c in r.characters})),
-            locations=tuple(sorted({r.location for r in rows if r.location})),
-        )
+        return _filters(self._shots())
 
     def page(self, page: int = 1, size: int = 20, *, chapter: int | None = None, character: str | None = None,
-             location: str | None = None) -> ShotPage:
+             location: str | None = None, state: str | None = None) -> ShotPage:
         """One page of the shots that match every filter given (None or "" means any)."""
-        size = max(1, size)
-        matching = [r for r in self._shots()
-                    if (chapter is None or r.chapter == chapter)
-                    and (not character or character in r.characters)
-                    and (not location or r.location == location)]
-        pages = max(1, math.ceil(len(matching) / size))
-        page = min(max(1, page), pages)
-        return ShotPage(tuple(matching[(page - 1) * size : page * size]), len(matching), page, pages)
+        return _page(self._shots(), page, size, chapter=chapter, character=character, location=location,
+                     state=state)
+
+    def grid(self, page: int = 1, size: int = 20, *, chapter: int | None = None, character: str | None = None,
+             location: str | None = None, state: str | None = None, draw: bool = True) -> Grid:
+        """The filters' choices and one page with its tiles, from one read of the book's shots;
+        thumbnails are made (`draw`, else only found) for that page's frames only."""
+        rows = self._shots()
+        shown = _page(rows, page, size, chapter=chapter, character=character, location=location, state=state)
+        return Grid(_filters(rows), shown, self.tiles(shown.rows, draw=draw))
+
+    def tiles(self, rows: tuple[ShotRow, ...], *, draw: bool = True) -> dict[str, dict[str, Tile]]:
+        """The tiles of these shots: one query for their tasks, thumbnails of their drawn frames
+        (those this PC lacks are made when `draw`, else left for `draw_thumbnail`)."""
+        ids = {shot_task_ids(r.shot_id)[k]: r.shot_id for r in rows for k in SHOT_KINDS}
+        if not ids:
+            return {}
+        with self._read() as conn:
+            found = conn.execute(
+                sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path, tasks.c.result,
+                          tasks.c.deps_remaining, tasks.c.last_error)
+                .where(tasks.c.task_id.in_(list(ids)))).all()
+        store = screen_store(self.db, self.cache) if any(r.output_path for r in found) else None
+        tiles: dict[str, dict[str, Tile]] = defaultdict(dict)
+        for r in found:
+            thumb = None
+            if store is not None and r.kind in FRAMES and r.status in SHOWN:
+                thumb = (self.thumbnails.of(store, r.output_path, r.result) if draw
+                         else self.thumbnails.cached(r.result))
+            tiles[ids[r.task_id]][r.kind] = Tile(
+                r.task_id, r.kind, r.status,
+                state_in_words(r.status, r.kind, waiting=bool(r.deps_remaining), error=r.last_error),
+                thumb, bool(r.output_path) and r.status in SHOWN, r.output_path, r.result)
+        return dict(tiles)
+
+    def draw_thumbnail(self, tile: Tile) -> Path | None:
+        """Make (or find) a tile's thumbnail, its frame fetched through the store."""
+        return self.thumbnails.of(screen_store(self.db, self.cache), tile.output_path, tile.result)
+
+    def clip(self, task_id: str) -> MediaItem | None:
+        """One output fetched through the store (a clip, when the person asks to play it)."""
+        with self._read() as conn:
+            row = conn.execute(sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path,
+                                         tasks.c.result).where(tasks.c.task_id == task_id)).first()
+        return None if row is None else _item(screen_store(self.db, self.cache), row)
 
     def shot(self, shot_id: str) -> text.Shot:
         return text.show_shot(self.db, shot_id)
@@ -165,17 +260,8 @@ class StoryboardModel:
             found = {r.task_id: r for r in conn.execute(
                 sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path, tasks.c.result)
                 .where(tasks.c.task_id.in_(list(ids.values()))))}
-        store = open_store(self.db)
-        items = []
-        for kind in (*FRAMES, "video"):
-            row = found.get(ids[kind])
-            if row is None:
-                continue
-            path = _local(store, row.output_path, row.result)
-            items.append(MediaItem(row.task_id, kind, row.status, path,
-                                   MIME.get(Path(path).suffix.lower()) if path else None,
-                                   bool(path) and Path(path).is_file()))
-        return tuple(items)
+        store = screen_store(self.db, self.cache)
+        return tuple(_item(store, found[ids[kind]]) for kind in SHOT_KINDS if ids[kind] in found)
 
     def review_on(self) -> bool:
         with self._read() as conn:
@@ -186,9 +272,27 @@ class StoryboardModel:
                        lambda _: ("review on: new frames wait for approval before their clip is made" if on
                                   else "review off: new frames go straight on"))
 
-    def awaiting(self) -> tuple[ReviewRow, ...]:
+    def awaiting(self, kinds: tuple[str, ...] | None = None) -> tuple[ReviewRow, ...]:
+        """What waits for review, oldest first (only `kinds` when given)."""
         return tuple(ReviewRow(i.task_id, i.shot_id, i.kind, i.output_path)
-                     for i in engine.awaiting_review(self.db, self.bookcode))
+                     for i in engine.awaiting_review(self.db, self.bookcode, kinds=kinds))
+
+    def review_frame(self, task_id: str) -> ReviewFrame | None:
+        """A frame waiting for review, fetched through the store, with its shot's text and the
+        prompt it was drawn from; None once it no longer waits."""
+        with self._read() as conn:
+            row = conn.execute(
+                sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path, tasks.c.result,
+                          tasks.c.params, tasks.c.shot_id, shots.c.chapter, shots.c.seq, shots.c.text,
+                          shots.c.prompt)
+                .select_from(tasks.outerjoin(shots, shots.c.shot_id == tasks.c.shot_id))
+                .where(tasks.c.task_id == task_id, tasks.c.status == "awaiting_review")).first()
+        if row is None:
+            return None
+        prompt = str((row.params or {}).get("prompt") or row.prompt or "")
+        where = f"chapter {row.chapter}, shot {row.seq}" if row.chapter is not None else ""
+        return ReviewFrame(row.task_id, row.kind, row.shot_id, where, row.text or "", prompt,
+                           _item(screen_store(self.db, self.cache), row))
 
     def review_counts(self) -> ReviewCounts:
         """How many frames and character sheets wait for the creator, and the last decisions."""
@@ -240,6 +344,37 @@ class StoryboardModel:
 
     def _read(self) -> sa.Connection:
         return self.db.engine.connect().execution_options(sqlite_begin="DEFERRED")
+
+
+
+def _filters(rows: list[ShotRow]) -> Filters:
+    """The values each filter can take among these shots."""
+    return Filters(
+        chapters=tuple(sorted({r.chapter for r in rows})),
+        characters=tuple(sorted({c for r in rows for c in r.characters})),
+        locations=tuple(sorted({r.location for r in rows if r.location})),
+        states=tuple(sorted({r.state for r in rows})),
+    )
+
+
+def _page(rows: list[ShotRow], page: int, size: int, *, chapter: int | None, character: str | None,
+          location: str | None, state: str | None) -> ShotPage:
+    size = max(1, size)
+    matching = [r for r in rows
+                if (chapter is None or r.chapter == chapter)
+                and (not character or character in r.characters)
+                and (not location or r.location == location)
+                and (not state or r.state == state)]
+    pages = max(1, math.ceil(len(matching) / size))
+    page = min(max(1, page), pages)
+    return ShotPage(tuple(matching[(page - 1) * size : page * size]), len(matching), page, pages)
+
+
+def _item(store: Store, row: Any) -> MediaItem:
+    """A task's output as a MediaItem, fetched through the store."""
+    path = _local(store, row.output_path, row.result)
+    return MediaItem(row.task_id, row.kind, row.status, path,
+                     MIME.get(Path(path).suffix.lower()) if path else None, bool(path) and Path(path).is_file())
 
 
 def _local(store: Store, output_path: str | None, result: Any) -> str | None:

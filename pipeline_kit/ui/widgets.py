@@ -6,6 +6,7 @@ import html
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
+from pathlib import Path
 
 import ipywidgets as w
 
@@ -16,6 +17,10 @@ STYLE = """<style>
 .pk-table th, .pk-table td {border: 1px solid #ccc; padding: 2px 8px; text-align: left; vertical-align: top}
 .pk-table th {background: #f2f2f2}
 .pk-ok {color: #1a7f37} .pk-bad {color: #c62828}
+.pk-card {border: 1px solid #ccc; border-radius: 4px; background: #fafafa}
+.pk-card .widget-html-content {line-height: 1.35}
+.pk-none {display: flex; align-items: center; justify-content: center; text-align: center;
+          background: #eee; color: #555; font-size: 12px}
 </style>"""
 
 
@@ -125,3 +130,16 @@ class BookSection(Generic[S]):
         self.widget.children = ((self.screen.widget,) if self.screen is not None
                                 else (w.HTML("<i>choose a book above</i>"),))
         return self.screen
+def picture(path: Path, mime: str, width: int) -> w.Widget | None:
+    """An image or a video widget showing the file (None for other kinds of file)."""
+    kind, _, fmt = mime.partition("/")
+    if kind == "image":
+        return w.Image(value=path.read_bytes(), format=fmt, width=width)
+    if kind == "video":
+        return w.Video(value=path.read_bytes(), format=fmt, width=width, autoplay=False, controls=True)
+    return None
+
+
+def placeholder(text: str, width: int, height: int) -> w.HTML:
+    """A grey box of a picture's size saying why there is no picture (yet)."""
+    return w.HTML(f"<div class='pk-none' style='width:{width}px;height:{height}px'>{html.escape(text)}</div>")

@@ -113,7 +113,7 @@ def test_media_are_fetched_through_the_store(db: Database, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """A frame kept only in the database store (made on another PC) shows: the storyboard
     fetches it into this PC's cache instead of looking for another PC's path."""
-    monkeypatch.chdir(tmp_path)  # this PC's data/cache
+    monkeypatch.chdir(tmp_path)  # the notebook runs here; its cache is the user cache
     store.set_url(db, store.DATABASE_URL)
     model = StoryboardModel(db, enter_book(db, 1))
     assert model.split().ok

@@ -1,0 +1,82 @@
+"""Small pictures of frames for the storyboard grid, made once per output and kept on this PC.
+
+A thumbnail is named by its frame's checksum (`result.sha256`, recorded at completion), so a
+page seen again costs one file check per frame and no fetch at all; a redrawn frame has another
+checksum and so gets a new thumbnail. The frame itself comes through the output store, so frames
+made in another folder or on another PC show too.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+from pipeline_kit.errors import GenerationError, StoreUnavailable
+from pipeline_kit.store import Store
+from pipeline_kit.store.cache import file_digest
+
+BOX = (256, 144)  # a 16:9 frame fits exactly; other shapes keep theirs inside it
+QUALITY = 80
+
+
+class Thumbnails:
+    """JPEG thumbnails under `folder`, keyed by checksum; `made` counts those this object drew."""
+
+    def __init__(self, folder: Path, box: tuple[int, int] = BOX) -> None:
+        self.folder, self.box = folder, box
+        self.made = 0
+        self._lock = threading.Lock()
+
+    def cached(self, result: Mapping[str, Any] | None) -> Path | None:
+        """The thumbnail this PC already has for an output of that checksum (no fetch)."""
+        sha = (result or {}).get("sha256")
+        if not isinstance(sha, str):
+            return None
+        target = self._path(sha)
+        return target if target.is_file() else None
+
+    def of(self, store: Store, output_path: str | None, result: Mapping[str, Any] | None) -> Path | None:
+        """The thumbnail of a recorded output, made now if this PC has none; None when the frame
+        cannot be had (not drawn yet, store unreachable, not a picture)."""
+        if not output_path:
+            return None
+        found = self.cached(result)
+        if found is not None:
+            return found
+        result = dict(result or {})
+        sha = result.get("sha256")
+        try:
+            frame = store.fetch(output_path, result)
+        except (GenerationError, StoreUnavailable, OSError):
+            return None
+        if not frame.is_file():
+            return None
+        if not isinstance(sha, str):  # an output recorded without its checksum
+            sha = file_digest(frame)[1]
+        target = self._path(sha)
+        return target if target.is_file() else self._draw(frame, target)
+
+    def _path(self, sha: str) -> Path:
+        return self.folder / sha[:2] / f"{sha}-{self.box[0]}x{self.box[1]}.jpg"
+
+    def _draw(self, frame: Path, target: Path) -> Path | None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with Image.open(frame) as im:
+                im.draft("RGB", self.box)  # JPEG sources decode at a smaller scale
+                im.thumbnail(self.box)
+                im.convert("RGB").save(tmp, "JPEG", quality=QUALITY)
+            os.replace(tmp, target)  # whole or absent: a reader never sees half a thumbnail
+        except (UnidentifiedImageError, OSError):
+            return None
+        finally:
+            tmp.unlink(missing_ok=True)
+        with self._lock:  # screens draw off their event loop, in threads
+            self.made += 1
+        return target
