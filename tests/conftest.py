@@ -128,3 +128,8 @@ def first_value(db: Database, query: sa.Select, what: str, *, timeout: float = 6
             return str(found)
         time.sleep(every)
     raise AssertionError(f"never saw {what}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/engine/golden/ from what the code sends (then read the diff)")

@@ -14,6 +14,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database, json_text
+from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import transaction, within
 from pipeline_kit.db.finishes import Finish, finish
 from pipeline_kit.db.schema import attempts, events, task_deps, tasks
@@ -137,7 +138,7 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     try:
-        with transaction(db, single=db.dialect == "postgresql" and len(groups) == 1) as tx:
+        with transaction(db, single=DIALECTS[db.dialect].finish_one_statement and len(groups) == 1) as tx:
             for how, ids in groups.items():
                 done = finish(tx, ids, how, REVIEW_LANES)
                 if done is None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.schema import attempts, events, lanes, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import block_dependents
@@ -38,7 +39,7 @@ def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaime
             .order_by(tasks.c.lease_expires_at)
             .limit(limit)
         )
-        if conn.dialect.name != "sqlite":  # SQLite's IMMEDIATE transaction is exclusive already
+        if DIALECTS[conn.dialect.name].row_locks:
             query = query.with_for_update(skip_locked=True, of=tasks)
         for row in conn.execute(query).all():
             give_up = row.on_expire == "fail" or row.attempts - row.retry_base >= row.max_attempts
