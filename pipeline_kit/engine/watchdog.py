@@ -13,10 +13,10 @@ import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.dialects import DIALECTS
-from pipeline_kit.db.schema import attempts, events, lanes, tasks
+from pipeline_kit.db.schema import attempts, lanes, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import block_dependents
-from pipeline_kit.engine.lease import alert
+from pipeline_kit.engine.events import alert, record
 from pipeline_kit.engine.states import Outcome, Status
 
 
@@ -65,9 +65,8 @@ def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaime
                 .values(outcome=Outcome.LOST.value, finished_at=db_now(), error_kind="lease_expired",
                         error="lease expired before the worker finished")
             )
-            conn.execute(sa.insert(events).values(at=db_now(), kind="reclaim", task_id=row.task_id,
-                                                  worker_id=row.worker_id, lease_token=row.lease_token,
-                                                  detail={"by": by, "status": status.value}))
+            record(conn, "reclaim", {"by": by, "status": status.value}, task_id=row.task_id,
+                   worker_id=row.worker_id, lease_token=row.lease_token)
             if give_up:
                 reason = ("lane fails on expiry" if row.on_expire == "fail"
                           else f"lease lost on the last of {row.max_attempts} attempts")
