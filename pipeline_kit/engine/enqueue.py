@@ -69,11 +69,12 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
             }
         )
     if rows:
-        stmt = DIALECTS[conn.dialect.name].insert_ignoring_duplicates(tasks).values(run_after=db_now(), created_at=db_now())
+        dialect = DIALECTS[conn.dialect.name]
+        stmt = dialect.insert_ignoring_duplicates(tasks).values(run_after=db_now(), created_at=db_now())
         conn.execute(stmt, rows)
         deps = [{"task_id": s.task_id, "depends_on": d} for s in new for d in s.depends_on]
         if deps:
-            conn.execute(DIALECTS[conn.dialect.name].insert_ignoring_duplicates(task_deps), deps)
+            conn.execute(dialect.insert_ignoring_duplicates(task_deps), deps)
     return EnqueueResult(created=len(rows), existing=len(batch) - len(rows))
 
 

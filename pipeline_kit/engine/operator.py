@@ -137,4 +137,3 @@ def _status(conn: sa.Connection, task_id: str) -> str:
     if status is None:
         raise NotFound(f"unknown task {task_id!r}")
     return str(status)
-

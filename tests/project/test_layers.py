@@ -56,6 +56,7 @@ def unit_of(module: str) -> str:
     return "pipeline_kit"
 
 
+@cache
 def modules() -> dict[str, Path]:
     """Every module of the package by dotted name."""
     found = {}
@@ -86,6 +87,7 @@ def imports(module: str, path: Path) -> set[str]:
     return {m for m in found if m == "pipeline_kit" or m.startswith("pipeline_kit.")}
 
 
+@cache
 def unit_edges() -> dict[tuple[str, str], list[str]]:
     """(importing unit, imported unit) -> the modules that make that import."""
     edges: dict[tuple[str, str], list[str]] = {}
