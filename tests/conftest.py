@@ -8,6 +8,7 @@ green run that never touched a real server proves nothing.
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 import uuid
@@ -128,3 +129,31 @@ def first_value(db: Database, query: sa.Select, what: str, *, timeout: float = 6
             return str(found)
         time.sleep(every)
     raise AssertionError(f"never saw {what}")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/engine/golden/ from what the code sends (then read the diff)")
+
+
+# A test that uses any of these fixtures (directly or through another fixture), or names a
+# database URL or --db in its own body, is marked `db`: `pytest -m "not db"` runs the
+# database-free tests alone, in seconds.
+DB_FIXTURES = frozenset({"db", "db_url", "sqlite_db", "pg_url", "mariadb_url"})
+DB_WORDS = ("sqlite:///", "postgresql://", "mysql://", "PIPELINE_KIT_DB", '"--db"')
+
+
+def _uses_database(item: pytest.Item) -> bool:
+    if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    try:
+        source = inspect.getsource(item.function)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, TypeError):
+        return False
+    return any(word in source for word in DB_WORDS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _uses_database(item):
+            item.add_marker(pytest.mark.db)

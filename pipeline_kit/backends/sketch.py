@@ -11,10 +11,11 @@ import json
 from typing import Any
 
 from pipeline_kit import fonts
-from pipeline_kit.backends import clip, drawing, params
+from pipeline_kit.backends import clip, params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.errors import BadInput
+from pipeline_kit.film import drawing
 
 KINDS = params.IMAGE_KINDS | params.VIDEO_KINDS | params.RECORD_KINDS
 

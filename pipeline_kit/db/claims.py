@@ -108,6 +108,23 @@ LOCK_LANE = {
 }
 
 
+# What a claim reads besides the claim itself: the lanes' settings (cached by the worker), a
+# limited lane's running count (under its lock), the books whose budget is spent, and the remote
+# jobs earlier attempts of re-claimed tasks left to resume.
+
+LANE_SETTINGS = "SELECT lane, max_running, paused, paid FROM lanes WHERE lane IN :lanes"
+RUNNING = "SELECT COUNT(*) FROM tasks WHERE status = 'processing' AND lane = :lane"
+SPENT_BOOKS = (
+    "SELECT bookcode FROM books WHERE budget IS NOT NULL AND budget <= ("
+    "SELECT COALESCE(SUM(a.cost), 0.0) FROM attempts a JOIN tasks t ON t.task_id = a.task_id "
+    "WHERE t.bookcode = books.bookcode)"
+)
+REMOTE_JOBS = (
+    "SELECT task_id, remote_job_id FROM attempts WHERE task_id IN :ids AND remote_job_id IS NOT NULL "
+    "ORDER BY attempt_no"
+)
+
+
 def claim_rows(
     tx: Tx,
     *,

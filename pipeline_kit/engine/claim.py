@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline_kit.db.claims import claim_rows, decoded, lock_lane
+from pipeline_kit.db.claims import LANE_SETTINGS, REMOTE_JOBS, RUNNING, SPENT_BOOKS, claim_rows, decoded, lock_lane
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import Tx, transaction
 from pipeline_kit.engine.models import Lease
-from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput
 
 MAX_BATCH = 1000
@@ -65,7 +65,7 @@ class LaneCache:
     def get(self, db: Database, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         if time.monotonic() - self._read_at > self.ttl_s or not set(names) <= self._rows.keys():
             with transaction(db, single=True) as tx:
-                rows = tx.rows(_LANES, {"lanes": list(names)})
+                rows = tx.rows(LANE_SETTINGS, {"lanes": list(names)})
             self._rows = {r["lane"]: r for r in rows}
             self._read_at = time.monotonic()
             self._plans = {}
@@ -83,7 +83,7 @@ class LaneCache:
         """Books whose paid attempts (all of them, fenced or lost included) reached their budget."""
         if time.monotonic() - self._spent_at > self.ttl_s:
             with transaction(db, single=True) as tx:
-                self._spent = tx.values(_SPENT)
+                self._spent = tx.values(SPENT_BOOKS)
             self._spent_at = time.monotonic()
         return self._spent
 
@@ -115,7 +115,7 @@ def claim(
     spent = cache.spent_books(db) if plan.paid else []
     token = uuid.uuid4().hex
     rows: list[dict[str, Any]] = []
-    one_statement = db.dialect == "postgresql" and not plan.limited and len(plan.free) == 1  # claim_and_open
+    one_statement = DIALECTS[db.dialect].claim_one_statement and not plan.limited and len(plan.free) == 1
     with transaction(db, single=one_statement) as tx:
         for lane, paid in plan.limited:
             rows += _claim_limited(tx, lane, worker_id, limit - len(rows), lease_s, token, spent if paid else [])
@@ -137,7 +137,7 @@ def _claim_limited(tx: Tx, lane: str, worker_id: str, want: int, lease_s: float,
     row = lock_lane(tx, lane)
     if row is None or row["paused"]:
         return []
-    running = tx.values(_RUNNING, {"lane": lane})[0]
+    running = tx.values(RUNNING, {"lane": lane})[0]
     slots = want if row["max_running"] is None else min(want, row["max_running"] - running)
     return claim_rows(tx, worker_id=worker_id, lanes=[lane], limit=slots, lease_s=lease_s, token=token,
                       spent_books=spent)
@@ -146,17 +146,4 @@ def _claim_limited(tx: Tx, lane: str, worker_id: str, want: int, lease_s: float,
 def _remote_jobs(db: Database, task_ids: list[str]) -> dict[str, str]:
     """The latest remote job id an earlier attempt of each task recorded, if any."""
     with transaction(db, single=True) as tx:
-        return {r["task_id"]: r["remote_job_id"] for r in tx.rows(_REMOTE_JOBS, {"ids": task_ids})}
-
-
-_LANES = "SELECT lane, max_running, paused, paid FROM lanes WHERE lane IN :lanes"
-_RUNNING = f"SELECT COUNT(*) FROM tasks WHERE status = '{Status.PROCESSING.value}' AND lane = :lane"
-_SPENT = (
-    "SELECT bookcode FROM books WHERE budget IS NOT NULL AND budget <= ("
-    "SELECT COALESCE(SUM(a.cost), 0.0) FROM attempts a JOIN tasks t ON t.task_id = a.task_id "
-    "WHERE t.bookcode = books.bookcode)"
-)
-_REMOTE_JOBS = (
-    "SELECT task_id, remote_job_id FROM attempts WHERE task_id IN :ids AND remote_job_id IS NOT NULL "
-    "ORDER BY attempt_no"
-)
+        return {r["task_id"]: r["remote_job_id"] for r in tx.rows(REMOTE_JOBS, {"ids": task_ids})}

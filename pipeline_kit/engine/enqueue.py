@@ -7,8 +7,8 @@ from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 
+from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.schema import lanes, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.models import EnqueueResult, TaskSpec
@@ -69,11 +69,12 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
             }
         )
     if rows:
-        stmt = _insert_ignoring_duplicates(conn, tasks).values(run_after=db_now(), created_at=db_now())
+        dialect = DIALECTS[conn.dialect.name]
+        stmt = dialect.insert_ignoring_duplicates(tasks).values(run_after=db_now(), created_at=db_now())
         conn.execute(stmt, rows)
         deps = [{"task_id": s.task_id, "depends_on": d} for s in new for d in s.depends_on]
         if deps:
-            conn.execute(_insert_ignoring_duplicates(conn, task_deps), deps)
+            conn.execute(dialect.insert_ignoring_duplicates(task_deps), deps)
     return EnqueueResult(created=len(rows), existing=len(batch) - len(rows))
 
 
@@ -110,12 +111,3 @@ def _statuses(conn: sa.Connection, keys: Sequence[str]) -> dict[str, str]:
         found.update({r.task_id: r.status for r in conn.execute(query)})
     return found
 
-
-def _insert_ignoring_duplicates(conn: sa.Connection, table: sa.Table) -> Any:
-    """INSERT that skips rows whose key a concurrent enqueue stored first."""
-    name = conn.dialect.name
-    if name == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing()
-    if name == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing()
-    return mysql.insert(table).prefix_with("IGNORE")

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import lanes
-from pipeline_kit.engine.lease import alert
+from pipeline_kit.engine.events import alert
 from pipeline_kit.errors import BadInput, NotFound
 
 # Seeded by `init`. llm is "one worker, one brain": one model call at a time across the fleet.

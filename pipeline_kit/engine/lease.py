@@ -14,11 +14,13 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database, json_text
+from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import transaction, within
 from pipeline_kit.db.finishes import Finish, finish
-from pipeline_kit.db.schema import attempts, events, task_deps, tasks
+from pipeline_kit.db.schema import attempts, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now, now_plus
 from pipeline_kit.engine.dependents import block_dependents
+from pipeline_kit.engine.events import alert, record
 from pipeline_kit.engine.review import REVIEW_LANES
 from pipeline_kit.engine.retry import DEFAULT_POLICY, RetryPolicy
 from pipeline_kit.engine.states import Ack, Outcome, Status
@@ -85,8 +87,7 @@ def heartbeat_many(db: Database, worker_id: str, leases: Mapping[str, str], *, l
         for task_id, ack in acks.items():
             if ack is Ack.FENCED:
                 _stale(conn, task_id, leases[task_id], worker_id, "heartbeat")
-        conn.execute(sa.insert(events).values(at=db_now(), kind="heartbeat", worker_id=worker_id,
-                                              detail={"count": len(pairs)}))
+        record(conn, "heartbeat", {"count": len(pairs)}, worker_id=worker_id)
     return acks
 
 
@@ -137,7 +138,7 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     try:
-        with transaction(db, single=db.dialect == "postgresql" and len(groups) == 1) as tx:
+        with transaction(db, single=DIALECTS[db.dialect].finish_one_statement and len(groups) == 1) as tx:
             for how, ids in groups.items():
                 done = finish(tx, ids, how, REVIEW_LANES)
                 if done is None:
@@ -289,12 +290,6 @@ def output_owner(db: Database, output_path: str, task_id: str) -> str | None:
                                                              tasks.c.task_id != task_id).limit(1)).scalar()
 
 
-def alert(conn: sa.Connection, task_id: str | None, worker_id: str | None, message: str) -> None:
-    """Record an alert event: something a person should look at."""
-    conn.execute(sa.insert(events).values(at=db_now(), kind="alert", task_id=task_id,
-                                          worker_id=worker_id, detail={"message": message}))
-
-
 def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
     return sa.and_(tasks.c.task_id == task_id, tasks.c.lease_token == token,
                    tasks.c.status == Status.PROCESSING.value)
@@ -323,8 +318,7 @@ _BOOK_FENCED_COST = (
 
 
 def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None, op: str) -> None:
-    conn.execute(sa.insert(events).values(at=db_now(), kind="stale", task_id=task_id, worker_id=worker_id,
-                                          lease_token=token, detail={"op": op}))
+    record(conn, "stale", {"op": op}, task_id=task_id, worker_id=worker_id, lease_token=token)
 
 
 __all__ = ["Completion", "Produced", "alert", "complete", "complete_many", "dependency_outputs", "fail",

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import attempts, events, task_deps, tasks
+from pipeline_kit.db.schema import attempts, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import (
     block_dependents,
@@ -15,6 +15,7 @@ from pipeline_kit.engine.dependents import (
     transitive_dependents,
     unblock_dependents,
 )
+from pipeline_kit.engine.events import record, record_each
 from pipeline_kit.engine.states import DEAD_ENDS, Outcome, Status
 from pipeline_kit.errors import BadInput, NotFound
 
@@ -34,7 +35,7 @@ def retry_task(db: Database, task_id: str, *, by: str = "operator") -> list[str]
             .values(status=Status.PENDING.value, retry_base=tasks.c.attempts, run_after=db_now(),
                     finished_at=None, worker_id=None)
         )
-        _event(conn, "retry", task_id, by)
+        record(conn, "retry", {}, task_id=task_id, worker_id=by)
         return unblock_dependents(conn, [task_id])
 
 
@@ -67,8 +68,7 @@ def cancel_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, b
     _revoke_leases(conn, ids)
     conn.execute(sa.update(tasks).where(tasks.c.task_id.in_(ids))
                  .values(status=Status.CANCELED.value, lease_expires_at=None, finished_at=db_now()))
-    conn.execute(sa.insert(events).values(at=db_now()),
-                 [{"kind": "cancel", "task_id": t, "worker_id": by, "detail": {"reason": reason}} for t in ids])
+    record_each(conn, "cancel", ids, by, {"reason": reason})
     return block_dependents(conn, ids)
 
 
@@ -113,8 +113,7 @@ def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by
                     stage=None, progress=None, last_error=None)
         )
     recount_dependencies(conn, every)
-    conn.execute(sa.insert(events).values(at=db_now()),
-                 [{"kind": "reset", "task_id": t, "worker_id": by, "detail": {"reason": reason}} for t in every])
+    record_each(conn, "reset", every, by, {"reason": reason})
     return every
 
 
@@ -146,8 +145,3 @@ def _status(conn: sa.Connection, task_id: str) -> str:
     if status is None:
         raise NotFound(f"unknown task {task_id!r}")
     return str(status)
-
-
-def _event(conn: sa.Connection, kind: str, task_id: str, by: str, detail: dict[str, str] | None = None) -> None:
-    conn.execute(sa.insert(events).values(at=db_now(), kind=kind, task_id=task_id, worker_id=by,
-                                          detail=detail or {}))

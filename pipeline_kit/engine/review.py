@@ -19,8 +19,8 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import within
 from pipeline_kit.db.finishes import count_off
-from pipeline_kit.db.schema import books, events, tasks
-from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.db.schema import books, tasks
+from pipeline_kit.engine.events import record
 from pipeline_kit.engine.operator import reset_tasks
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput, NotFound
@@ -64,7 +64,7 @@ def approve(db: Database, task_id: str, *, by: str = "reviewer") -> None:
         conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(status=Status.COMPLETED.value))
         with within(conn, db.dialect) as tx:
             count_off(tx, [task_id])
-        conn.execute(sa.insert(events).values(at=db_now(), kind="approve", task_id=task_id, worker_id=by, detail={}))
+        record(conn, "approve", {}, task_id=task_id, worker_id=by)
 
 
 def reject(db: Database, task_id: str, note: str, *, by: str = "reviewer") -> list[str]:
@@ -76,8 +76,7 @@ def reject(db: Database, task_id: str, note: str, *, by: str = "reviewer") -> li
         params = conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == task_id)).scalar()
         redraw = redraw_params(params or {}, note)
         conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(params=redraw))
-        conn.execute(sa.insert(events).values(at=db_now(), kind="reject", task_id=task_id, worker_id=by,
-                                              detail={"note": note, "seed": redraw["seed"]}))
+        record(conn, "reject", {"note": note, "seed": redraw["seed"]}, task_id=task_id, worker_id=by)
         return reset_tasks(conn, [task_id], reason=f"rejected: {note}", by=by)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
 
@@ -33,17 +34,42 @@ class Ack(str, Enum):
     FENCED = "fenced"  # the token is no longer current: rejected, recorded, nothing changed
 
 
-# from -> the states an engine verb may move a task to
+@dataclass(frozen=True)
+class Move:
+    """One engine verb: the states it takes a task from, the states it may leave it in, the
+    function (in pipeline_kit.engine) that does it, and the verbs that function runs in turn."""
+
+    verb: str
+    sources: frozenset[Status]
+    targets: frozenset[Status]
+    does: str  # "module:function" under pipeline_kit.engine
+    then: tuple[str, ...] = ()
+
+
+_ANY = frozenset(Status)
+_P, _R, _C, _F = Status.PENDING, Status.PROCESSING, Status.COMPLETED, Status.FAILED
+_X, _B, _W = Status.CANCELED, Status.BLOCKED, Status.AWAITING_REVIEW
+
+# The state machine, whole: every status change the engine's SQL makes is one of these.
+MOVES: tuple[Move, ...] = (
+    Move("claim", frozenset({_P}), frozenset({_R}), "claim:claim"),
+    Move("complete", frozenset({_R}), frozenset({_C, _W}), "lease:complete_many"),
+    Move("fail", frozenset({_R}), frozenset({_P, _F}), "lease:fail", then=("block",)),
+    Move("release", frozenset({_R}), frozenset({_P}), "lease:release_many"),
+    Move("reclaim", frozenset({_R}), frozenset({_P, _F}), "watchdog:reclaim_expired", then=("block",)),
+    Move("cancel", _ANY - {_C, _X}, frozenset({_X}), "operator:cancel_tasks", then=("block",)),
+    Move("retry", frozenset({_F, _X}), frozenset({_P}), "operator:retry_task", then=("unblock",)),
+    Move("reset", _ANY, frozenset({_P}), "operator:reset_tasks"),  # an edited shot, a re-split, a rejection
+    Move("block", frozenset({_P}), frozenset({_B}), "dependents:block_dependents"),
+    Move("unblock", frozenset({_B}), frozenset({_P}), "dependents:unblock_dependents"),
+    Move("approve", frozenset({_W}), frozenset({_C}), "review:approve"),
+    Move("reject", frozenset({_W}), frozenset({_P}), "review:reject", then=("reset",)),
+)
+VERBS = {m.verb: m for m in MOVES}
+
+# from -> the states an engine verb may move a task to (MOVES read by state)
 TRANSITIONS: dict[Status, frozenset[Status]] = {
-    Status.PENDING: frozenset({Status.PROCESSING, Status.CANCELED, Status.BLOCKED}),
-    Status.PROCESSING: frozenset(
-        {Status.COMPLETED, Status.PENDING, Status.FAILED, Status.CANCELED, Status.AWAITING_REVIEW}
-    ),
-    Status.COMPLETED: frozenset({Status.PENDING}),  # an edited shot is reset for a re-run
-    Status.FAILED: frozenset({Status.PENDING, Status.CANCELED}),
-    Status.CANCELED: frozenset({Status.PENDING}),
-    Status.BLOCKED: frozenset({Status.PENDING, Status.CANCELED}),
-    Status.AWAITING_REVIEW: frozenset({Status.COMPLETED, Status.PENDING, Status.CANCELED}),
+    state: frozenset(t for m in MOVES if state in m.sources for t in m.targets) - {state} for state in Status
 }
 
 # A dependent of a task in one of these states can never run until an operator acts.

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import attempts, events, lanes, tasks
+from pipeline_kit.db.dialects import DIALECTS
+from pipeline_kit.db.schema import attempts, lanes, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import block_dependents
-from pipeline_kit.engine.lease import alert
+from pipeline_kit.engine.events import alert, record
 from pipeline_kit.engine.states import Outcome, Status
 
 
@@ -38,7 +39,7 @@ def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaime
             .order_by(tasks.c.lease_expires_at)
             .limit(limit)
         )
-        if conn.dialect.name != "sqlite":  # SQLite's IMMEDIATE transaction is exclusive already
+        if DIALECTS[conn.dialect.name].row_locks:
             query = query.with_for_update(skip_locked=True, of=tasks)
         for row in conn.execute(query).all():
             give_up = row.on_expire == "fail" or row.attempts - row.retry_base >= row.max_attempts
@@ -64,9 +65,8 @@ def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaime
                 .values(outcome=Outcome.LOST.value, finished_at=db_now(), error_kind="lease_expired",
                         error="lease expired before the worker finished")
             )
-            conn.execute(sa.insert(events).values(at=db_now(), kind="reclaim", task_id=row.task_id,
-                                                  worker_id=row.worker_id, lease_token=row.lease_token,
-                                                  detail={"by": by, "status": status.value}))
+            record(conn, "reclaim", {"by": by, "status": status.value}, task_id=row.task_id,
+                   worker_id=row.worker_id, lease_token=row.lease_token)
             if give_up:
                 reason = ("lane fails on expiry" if row.on_expire == "fail"
                           else f"lease lost on the last of {row.max_attempts} attempts")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from pipeline_kit.backends.drawing import wrap
+from pipeline_kit.film.drawing import wrap
 from pipeline_kit.fonts import Font, font
 
 BACKGROUND = (12, 12, 18)

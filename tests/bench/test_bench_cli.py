@@ -18,6 +18,7 @@ def bench(*args: str, cwd: Path, timeout: float = 55) -> subprocess.CompletedPro
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.db  # it makes and runs databases of its own
 def test_quick_sqlite_run_prints_json_and_checks_exactly_once(tmp_path: Path) -> None:
     out = tmp_path / "reports"
     done = bench("--quick", "--json", "--databases", "sqlite", "--tasks", "300", "--out", str(out), cwd=tmp_path)

@@ -30,6 +30,7 @@ def _counts(db: Path) -> tuple[int, int, int]:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.db  # it makes and runs databases of its own
 def test_demo_finishes_the_sample_book_and_a_second_run_adds_nothing(tmp_path: Path) -> None:
     first = _demo(tmp_path)
     assert first.returncode == 0, first.stderr

@@ -26,6 +26,7 @@ def _repository_files() -> list[str]:
     return [name for name in listed.stdout.decode().split("\0") if name and (ROOT / name).is_file()]
 
 
+@pytest.mark.db  # it makes and runs databases of its own
 def test_a_lone_copy_of_the_repository_runs_the_text_suite(tmp_path: Path) -> None:
     """Nothing a test reads lives outside the repository: the text suite passes in a copy of its
     files placed in an empty folder, with nothing beside it."""
