@@ -90,7 +90,8 @@ def main() -> int:
     results = {}
     for context in CONTEXTS:
         runs = [one_run(context) for _ in range(args.runs)]
-        results[str(context)] = {"runs": runs, **{f"median_{k}": statistics.median(r[k] for r in runs) for k in runs[0]}}
+        medians = {f"median_{k}": statistics.median(r[k] for r in runs) for k in runs[0]}
+        results[str(context)] = {"runs": runs, **medians}
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "director.json").write_text(json.dumps(results, indent=2) + "\n")

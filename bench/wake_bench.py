@@ -205,7 +205,8 @@ def main() -> int:
     lines = ["| database | idle p50 ms | idle p95 ms | busy p50 ms | busy p95 ms | backlog left | idle CPU | goal |",
              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['database']} | {r['idle_p50_ms']:.0f} | {r['idle_p95_ms']:.0f} | {r['busy_p50_ms']:.0f} | "
-              f"{r['busy_p95_ms']:.0f} | {r['busy_backlog_left']:.0%} | {r['idle_cpu']:.2%} | {'met' if r['goal_met'] else 'missed'} |" for r in rows]
+              f"{r['busy_p95_ms']:.0f} | {r['busy_backlog_left']:.0%} | {r['idle_cpu']:.2%} | "
+              f"{'met' if r['goal_met'] else 'missed'} |" for r in rows]
     (out / "wake.md").write_text("\n".join(lines) + "\n")
     return 0 if all(r["goal_met"] for r in rows) else 1
 

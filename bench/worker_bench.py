@@ -106,7 +106,8 @@ def main() -> None:
               f"ratio {ratio:.3f}", flush=True)
     rates = [sketch_rates(10 if args.quick else 30, 3 if args.quick else 10) for _ in range(runs)]
     sketch = {k: statistics.median(r[k] for r in rates) for k in rates[0]}
-    print(f"sketch: {sketch['frames_per_s_per_core']:.1f} frames/s, {sketch['clips_per_s_per_core']:.2f} clips/s per core")
+    print(f"sketch: {sketch['frames_per_s_per_core']:.1f} frames/s, "
+          f"{sketch['clips_per_s_per_core']:.2f} clips/s per core")
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "worker.json").write_text(json.dumps({"makespan": rows, "sketch": sketch, "latency_s": args.latency},

@@ -4,7 +4,8 @@ A worker claims, heartbeats, completes, fails, releases and reclaims tasks, open
 attempts (with their cost and remote job id), records events and keeps its workers row. The
 account gets exactly that, column by column (`GRANTS`): it may set a task's lease, state and
 result, never its priority, params, kind, lane, book or shot; it may read (not write) lanes,
-task_deps, books and pk_meta; it may add blobs to the database output store, never replace one; nothing of chapters or shots; no DELETE, no TRUNCATE, no DDL.
+task_deps, books and pk_meta; it may add blobs to the database output store, never replace one;
+nothing of chapters or shots; no DELETE, no TRUNCATE, no DDL.
 Column grants cannot tell one status value from another: the account could still mark any task
 canceled or completed by hand; the CLI refuses the owner's verbs to it up front (`require_owner`).
 SQLite has no roles: protect its file instead.

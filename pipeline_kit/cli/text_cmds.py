@@ -67,7 +67,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     report = text.ingest_file(db, args.file, args.title, lang=args.lang, chapter=args.chapter, force=args.force)
     for warning in report.warnings:
         sys.stderr.write(f"pipeline-kit: warning: {warning}\n")
-    counts = ", ".join(f"{report.count(a)} {a}" for a in ("added", "updated", "unchanged", "resplit") if report.count(a))
+    actions = ("added", "updated", "unchanged", "resplit")
+    counts = ", ".join(f"{report.count(a)} {a}" for a in actions if report.count(a))
     sys.stderr.write(f"{report.title} ({report.lang}, {report.encoding}): {counts}\n")
     for ch in report.chapters:
         if ch.changes is not None:

@@ -41,9 +41,12 @@ from pipeline_kit.engine.watchdog import Reclaimed, reclaim_expired
 
 __all__ = [
     "Ack", "Completion", "Decision", "EnqueueResult", "LaneCache", "Lease", "Outcome", "Overview",
-    "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review", "Status", "TaskSpec", "add_lane", "cancel_task", "cancel_tasks", "set_dependencies", "claim", "complete",
-    "complete_many", "dependency_outputs", "output_owner", "enqueue", "fail", "get_lane", "heartbeat", "heartbeat_many", "list_lanes",
-    "open_work", "pause_with_alert", "overview", "pending_elsewhere", "reclaim_expired", "record_cost", "record_remote_job", "register_worker", "release_many", "require_lanes", "reset_tasks",
-    "review_count", "ReviewDecision", "last_decisions", "open_book_langs",
-    "recall_answer", "remember_answer", "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
+    "Reclaimed", "RetryPolicy", "ReviewItem", "approve", "awaiting_review", "reject", "set_review",
+    "Status", "TaskSpec", "add_lane", "cancel_task", "cancel_tasks", "set_dependencies", "claim",
+    "complete", "complete_many", "dependency_outputs", "output_owner", "enqueue", "fail",
+    "get_lane", "heartbeat", "heartbeat_many", "list_lanes", "open_work", "pause_with_alert",
+    "overview", "pending_elsewhere", "reclaim_expired", "record_cost", "record_remote_job",
+    "register_worker", "release_many", "require_lanes", "reset_tasks", "review_count",
+    "ReviewDecision", "last_decisions", "open_book_langs", "recall_answer", "remember_answer",
+    "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
 ]

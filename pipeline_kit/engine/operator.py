@@ -109,8 +109,8 @@ def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by
         conn.execute(
             sa.update(tasks).where(tasks.c.task_id.in_(every[i : i + 500]))
             .values(status=Status.PENDING.value, retry_base=tasks.c.attempts, run_after=db_now(),
-                    generation=tasks.c.generation + 1, result=None, output_path=None, finished_at=None, lease_expires_at=None,
-                    stage=None, progress=None, last_error=None)
+                    generation=tasks.c.generation + 1, result=None, output_path=None, finished_at=None,
+                    lease_expires_at=None, stage=None, progress=None, last_error=None)
         )
     recount_dependencies(conn, every)
     record_each(conn, "reset", every, by, {"reason": reason})

@@ -93,7 +93,8 @@ def overview(db: Database, bookcode: str | None = None, *, all_workers: bool = F
             per_lane.setdefault(row.lane, {"counts": {}})["counts"][row.status] = row.n
         shown, folded = _workers(conn, now, scope, all_workers)
         stuck = [
-            Problem(r.task_id, r.status, r.lane, r.worker_id, f"lease expired {_age(now, r.lease_expires_at):.0f} s ago",
+            Problem(r.task_id, r.status, r.lane, r.worker_id,
+                    f"lease expired {_age(now, r.lease_expires_at):.0f} s ago",
                     "run `pipeline-kit watchdog --once` (workers do it on their own within a minute)")
             for r in conn.execute(sa.select(tasks).where(tasks.c.status == Status.PROCESSING.value,
                                                          tasks.c.lease_expires_at < now, *scope)

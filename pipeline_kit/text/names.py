@@ -49,7 +49,8 @@ _EN_PLACE_WORDS = "|".join(
     "Pier Quay Abbey Manor Castle Farm Woods? Forest River Harbour Harbor Market Tower Gate Hill Mill Lodge "
     "Yard Cottage Grange Temple Church Chapel Wharf Row Crescent Gardens".split()
 )
-_EN_PLACE_PHRASE = re.compile(rf"\b(?!(?:The|A|An|In|At|To|From|Of|Our|My|His|Her|Their|This|That) )(?:[A-Z][a-z’']+ )+(?:{_EN_PLACE_WORDS})\b")
+_EN_NOT_A_PLACE = "The|A|An|In|At|To|From|Of|Our|My|His|Her|Their|This|That"  # words a place name never opens with
+_EN_PLACE_PHRASE = re.compile(rf"\b(?!(?:{_EN_NOT_A_PLACE}) )(?:[A-Z][a-z’']+ )+(?:{_EN_PLACE_WORDS})\b")
 _EN_WORD = re.compile(r"\b[A-Z][a-z’']*[a-z]\b")
 _EN_PLACE_BEFORE = frozenset("in at to from near towards toward into through reached".split())
 _EN_SPEECH_AFTER = frozenset("said cried asked answered replied remarked observed whispered shouted".split())
@@ -158,7 +159,8 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
                     i += size - 1
                     break
         i += 1
-    speaks: Counter[str] = Counter(name for o, name, _ in found if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH)
+    speaks: Counter[str] = Counter(name for o, name, _ in found
+                                   if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH)
     # An `ns` word without a place ending is a person if it speaks (三藏道), else it is dropped.
     found = [f for f in found if f[2] or not lexicon.get(f[1], False) or speaks[f[1]] >= 2]
     where: dict[str, list[int]] = defaultdict(list)

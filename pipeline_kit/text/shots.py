@@ -2,7 +2,8 @@
 
 A shot closes once it reaches the target (82 Han characters or 2.5 English sentences, calibrated
 so the corpus gets about 90 Han characters or 2 to 4 sentences a shot), or earlier at a paragraph
-end when it is most of the way there, or when the next unit would make it far too long. An English dialogue paragraph (a turn) is never split. A scene breaks at a section
+end when it is most of the way there, or when the next unit would make it far too long. An English
+dialogue paragraph (a turn) is never split. A scene breaks at a section
 ornament, and at a paragraph that opens with a change of time (次日, 却说, "next morning") or a
 move to a named place.
 """

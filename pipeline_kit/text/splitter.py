@@ -54,7 +54,8 @@ def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str
             shot_id=shot_id(bookcode, chapter, d.seq), bookcode=bookcode, chapter=chapter, seq=d.seq,
             scene=d.scene, location=d.location, time_of_day=d.time_of_day, characters=d.characters,
             text=piece, span_start=d.span_start, span_end=d.span_end, dialogue=d.dialogue,
-            duration_s=d.duration_s, prompt=image_prompt(templates, fields), video_prompt=video_prompt(templates, fields),
+            duration_s=d.duration_s, prompt=image_prompt(templates, fields),
+            video_prompt=video_prompt(templates, fields),
             inferred=d.inferred,
         ))
         for name in d.characters:

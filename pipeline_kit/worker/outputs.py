@@ -1,6 +1,7 @@
 """Where a task's output is made and named: temp file, ready marker, its name in the store.
 
-The name (and the final path in this PC's outputs folder) is deterministic and unique per task, so a re-run overwrites instead of
+The name (and the final path in this PC's outputs folder) is deterministic and unique per task, so
+a re-run overwrites instead of
 duplicating and no two tasks share a file: data/outputs/BOOKCODE/SHOT/KIND.ext when those names
 are plain ASCII and the task id is SHOT/KIND, else data/outputs/BOOKCODE/tasks/READABLE-HASH.ext
 (a readable form of the task id plus a hash of the whole id, so names that read alike, or not at

@@ -420,7 +420,7 @@ class Worker:
     def _release(self, leases: list[Lease]) -> None:
         for lease in leases:
             self.heartbeat.drop(lease.task_id)
-        released = self.db_call(lambda: engine.release_many(self.db, {l.task_id: l.token for l in leases},
+        released = self.db_call(lambda: engine.release_many(self.db, {held.task_id: held.token for held in leases},
                                                             worker_id=self.cfg.worker_id), "release")
         self.summary.counts["released"] += len(released)
 

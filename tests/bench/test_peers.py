@@ -100,8 +100,8 @@ def test_figures_from_another_day_are_labelled_so_in_goal_report_and_json(tmp_pa
     report = BenchReport(started_at=NOW.isoformat(), seconds=1.0,
                          machine={"cpus": 2, "load_before": "0", "load_after": "0", "python": "3", "sqlalchemy": "2",
                                   "servers": {}},
-                         config={"tasks_per_run": {"10": 100}, "runs": 1}, results=(), enqueue=(), latency=(), goals=(goal,),
-                         peers=figures)
+                         config={"tasks_per_run": {"10": 100}, "runs": 1}, results=(), enqueue=(), latency=(),
+                         goals=(goal,), peers=figures)
     page = markdown(report)
     assert "## Peers, measured on another day or machine" in page and "compare orders of magnitude" in page
     assert f"Source: {figures.source}" in page and "| oban 0.7.0 | postgresql | 2 | oban concurrency 16 | 1 |" in page

@@ -25,8 +25,8 @@ def main(url: str, worker_id: str, lanes: str, batch: int, hold_s: float) -> Non
             continue
         idle = 0
         time.sleep(hold_s)
-        acks = engine.complete_many(db, [engine.Completion(task_id=l.task_id, token=l.token,
-                                                            result={"by": worker_id}) for l in leases],
+        acks = engine.complete_many(db, [engine.Completion(task_id=lease.task_id, token=lease.token,
+                                                            result={"by": worker_id}) for lease in leases],
                                     worker_id=worker_id)
         for task_id, ack in acks.items():
             if ack is engine.Ack.ACCEPTED:

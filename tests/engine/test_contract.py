@@ -304,8 +304,9 @@ def test_paid_lane_stops_when_the_book_budget_is_spent(db: Database) -> None:
 
     engine.add_lane(db, "paid-image", paid=True)
     with db.engine.begin() as conn:
-        conn.execute(sa.insert(books), [{"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05, "review": False},
-                                        {"bookcode": "b2", "title": "Two", "lang": "en", "budget": None, "review": False}])
+        conn.execute(sa.insert(books), [
+            {"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05, "review": False},
+            {"bookcode": "b2", "title": "Two", "lang": "en", "budget": None, "review": False}])
         engine.enqueue(conn, [TaskSpec(task_id=f"{b}-{i}", kind="x", lane=lane, bookcode=b)
                               for b in ("b1", "b2") for i in range(2) for lane in ("paid-image",)]
                        + [TaskSpec(task_id="b1-free", kind="x", lane="default", bookcode="b1")])

@@ -51,7 +51,6 @@ def worker_url(db_url: str, cli_main, monkeypatch: pytest.MonkeyPatch) -> Iterat
     test; the account is dropped afterwards (accounts outlive the scratch database)."""
     import uuid
 
-    import sqlalchemy as sa
     from sqlalchemy.engine import make_url
 
     from pipeline_kit.db import create

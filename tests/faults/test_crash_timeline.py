@@ -2,8 +2,8 @@
 
 Invariant protected (design invariants 2, 3, 4, 6, 7): whatever instant a worker dies, every
 task ends completed exactly once, its output exists once in the store (a folder on SQLite, the
-database elsewhere) under the recorded name with the recorded sha256, and the cost booked equals what the provider billed — no paid call unrecorded, none
-recorded twice.
+database elsewhere) under the recorded name with the recorded sha256, and the cost booked
+equals what the provider billed — no paid call unrecorded, none recorded twice.
 """
 
 from __future__ import annotations

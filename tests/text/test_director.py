@@ -135,7 +135,8 @@ def test_a_killed_director_resumes_without_a_second_paid_call(sqlite_db: Databas
     url = str(sqlite_db.engine.url)
     cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--lanes", "llm", "--backend", "noop",
            "--until-empty", "--quiet", "--lease", "2", "--heartbeat", "0.5"]
-    env = {**os.environ, "PIPELINE_KIT_FAULTS": "after_call:kill:1", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PIPELINE_KIT_FAULTS": "after_call:kill:1",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     killed = subprocess.run([*cmd, "--worker-id", "doomed"], cwd=tmp_path, env=env, capture_output=True,
                             text=True, timeout=120)
     assert killed.returncode == -9, killed.stderr

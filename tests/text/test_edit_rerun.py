@@ -36,7 +36,8 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
         else:
             assert (status, attempts) == before[task_id]
     shot = show_shot(db, sid)
-    assert (shot.prompt, shot.characters, shot.location) == ("A baker by a smoking lamp", ("Old Hetty", "Mara"), "Lamp room")
+    assert (shot.prompt, shot.characters, shot.location) == (
+        "A baker by a smoking lamp", ("Old Hetty", "Mara"), "Lamp room")
     with db.engine.connect() as conn:
         params = {r.task_id: r.params for r in conn.execute(sa.select(tasks).where(tasks.c.shot_id == sid))}
         assert conn.execute(sa.select(shots.c.edited_at).where(shots.c.shot_id == sid)).scalar() is not None

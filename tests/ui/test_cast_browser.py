@@ -2,7 +2,8 @@
 from another folder (outputs relative to it) drew the character sheets into the database store;
 the page shows each sheet's picture and the shots waiting on it, and *Accept the whole cast*
 leaves no frame waiting on a sheet (the storyboard's review counts above follow); a chapter film
-in the database store plays on the page and has a download link. Skipped (failed in CI) without Chromium, Playwright or Voilà.
+in the database store plays on the page and has a download link. Skipped (failed in CI) without
+Chromium, Playwright or Voilà.
 """
 
 from __future__ import annotations

@@ -112,8 +112,9 @@ def test_monitor_page_follows_workers_and_retries(live_db: str, tmp_path: Path) 
     port, log = _free_port(), tmp_path / "monitor.log"
     started: list[subprocess.Popen[bytes]] = []
     with log.open("wb") as out:
-        monitor = subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", live_db, "monitor", "--port", str(port),
-                                    "--no-browser", "--refresh", "0.5"], cwd=tmp_path, stdout=out, stderr=out)
+        monitor = subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", live_db, "monitor",
+                                    "--port", str(port), "--no-browser", "--refresh", "0.5"],
+                                   cwd=tmp_path, stdout=out, stderr=out)
     started.append(monitor)
     try:
         _wait_for_port(port, monitor, log)
