@@ -1,12 +1,12 @@
-"""The film: chapter and book assembly tasks, and what is still missing before they can run.
+"""The film: its media, its names, and what is still missing before it can be assembled.
 
     from pipeline_kit import film
-    engine.enqueue(conn, film.assembly_specs(conn, bookcode))   # in the split's transaction
-    film.film_status(db, bookcode)                               # -> FilmStatus
+    film.film_status(db, bookcode)   # -> FilmStatus
 
-Two halves. `graph` and `status` read the database (and use the engine's TaskSpec); the media
-modules (`ffmpeg`, `cards`, `srt`, `timeline`, `dialogue`, `names`) never touch it and are what
-the `assembly` backend builds films with.
+The media modules (`ffmpeg`, `cards`, `drawing`, `srt`, `timeline`, `dialogue`, `names`) never
+touch the database; they are what the `assembly` and `sketch` backends build films with. `status`
+reads the database. The film's tasks are planned with the rest of the book's task graph, in
+`text/film_tasks.py`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 # name -> the module defining it; loaded on first use, so the media modules (which the `assembly`
 # and `sketch` backends import) never load the database layer through this package.
 _EXPORTS = {
-    "assembly_specs": "graph", "plan_assembly": "graph",
     "BOOK_KIND": "names", "CHAPTER_KIND": "names", "LANE": "names", "book_task_id": "names",
     "chapter_task_id": "names", "side_path": "names",
     "ChapterStatus": "status", "FilmStatus": "status", "film_status": "status",
@@ -33,6 +32,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "BOOK_KIND", "CHAPTER_KIND", "LANE", "ChapterStatus", "FilmStatus", "assembly_specs", "plan_assembly",
+    "BOOK_KIND", "CHAPTER_KIND", "LANE", "ChapterStatus", "FilmStatus",
     "book_task_id", "chapter_task_id", "film_status", "side_path",
 ]

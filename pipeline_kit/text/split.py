@@ -24,7 +24,7 @@ from pipeline_kit.text.names import find_mentions
 from pipeline_kit.text.prompts import Templates
 from pipeline_kit.text.records import Book, get_book
 from pipeline_kit.text.splitter import ChapterShots, RuleSplitter, Splitter, build_shots
-from pipeline_kit.film.graph import plan_assembly
+from pipeline_kit.text.film_tasks import plan_assembly
 from pipeline_kit.text.store import insert_chapters
 
 PROGRESS_MIN_CHAPTERS = 5

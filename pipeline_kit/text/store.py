@@ -16,7 +16,7 @@ from pipeline_kit.db.schema import shots as shots_table
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks, set_dependencies
-from pipeline_kit.film.graph import plan_assembly
+from pipeline_kit.text.film_tasks import plan_assembly
 from pipeline_kit.text.graph import FRAMES, sheet_spec, sheet_task_id, shot_params, shot_specs, shot_task_ids
 from pipeline_kit.text.direct import Direction
 from pipeline_kit.text.records import Shot

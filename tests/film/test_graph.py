@@ -8,8 +8,8 @@ from pipeline_kit.db import Database
 from pipeline_kit.db.schema import chapters, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine import enqueue, reset_tasks
-from pipeline_kit.film import assembly_specs, book_task_id, chapter_task_id
-from pipeline_kit.film.graph import chapter_duration_s
+from pipeline_kit.film import book_task_id, chapter_task_id
+from pipeline_kit.text.film_tasks import assembly_specs, chapter_duration_s
 
 from .books import BOOK, add_book, add_chapter, shot_id
 

@@ -14,7 +14,8 @@ from pipeline_kit.db import Database
 from pipeline_kit.db.schema import chapters, tasks
 from pipeline_kit.engine import enqueue
 from pipeline_kit.errors import NotFound
-from pipeline_kit.film import assembly_specs, book_task_id, chapter_task_id, film_status
+from pipeline_kit.film import book_task_id, chapter_task_id, film_status
+from pipeline_kit.text.film_tasks import assembly_specs
 
 from .books import BOOK, add_book, shot_id
 

@@ -22,7 +22,7 @@ DOC = ROOT / "docs" / "architecture.md"
 
 
 def _unit_name(path: str) -> str:
-    """`pipeline_kit/film/graph.py` -> `film.graph`, `pipeline_kit/db/` -> `db`, the package's own
+    """`pipeline_kit/film/status.py` -> `film.status`, `pipeline_kit/db/` -> `db`, the package's own
     `__init__.py` -> `pipeline_kit`."""
     inner = path.strip("/").removeprefix("pipeline_kit").strip("/").removesuffix(".py").removesuffix("__init__")
     return inner.strip("/").replace("/", ".") or "pipeline_kit"
@@ -48,7 +48,7 @@ def table() -> tuple[dict[str, frozenset[str] | None], frozenset[str]]:
 
 
 def unit_of(module: str) -> str:
-    """The row a dotted module (`pipeline_kit.film.graph`) belongs to: its longest listed prefix."""
+    """The row a dotted module (`pipeline_kit.film.status`) belongs to: its longest listed prefix."""
     parts = module.split(".")[1:]
     for k in range(len(parts), 0, -1):
         if ".".join(parts[:k]) in table()[0]:

@@ -13,7 +13,8 @@ import sqlalchemy as sa
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine import enqueue
-from pipeline_kit.film import assembly_specs, book_task_id, chapter_task_id
+from pipeline_kit.film import book_task_id, chapter_task_id
+from pipeline_kit.text.film_tasks import assembly_specs
 from pipeline_kit.film.names import SRT, chapter_film_path
 from pipeline_kit.store import open_store, set_url
 from pipeline_kit.ui.film_view import FilmModel, FilmScreen, made_films

@@ -1,4 +1,5 @@
-"""The film's tasks: one assembly per chapter (after its shots' videos), one for the book.
+"""The film's tasks in the book's task graph: one assembly per chapter (after its shots' videos),
+one for the book; planned in the split's transaction, like the shots' tasks (`graph.py`).
 
 `assembly_specs` reads the book's chapters, shots and video tasks and returns TaskSpecs with
 business keys, so calling it again (as every split transaction does) adds nothing. The book's
