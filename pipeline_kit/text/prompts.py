@@ -63,12 +63,24 @@ def caption(text: str, lang: str) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def shot_size(characters: int, dialogue: bool) -> str:
+    """How close the camera stands, from who is in the shot: the setting alone wide, one speaker
+    close, one character at medium distance, two as a two-shot, a group wide enough to hold it."""
+    if characters == 0:
+        return "wide shot of the setting"
+    if characters == 1:
+        return "close-up" if dialogue else "medium shot"
+    return "medium two-shot" if characters == 2 else "wide shot of the group"
+
+
 def shot_fields(*, title: str, scene: int, seq: int, location: str | None, time_of_day: str | None,
-                characters: list[str], caption_text: str, duration_s: float,
+                characters: list[str], caption_text: str, duration_s: float, dialogue: bool = False,
                 descriptions: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The placeholders a shot's templates may use; `$cast` is each character with its bible description."""
+    """The placeholders a shot's templates may use; `$cast` is each character with its bible
+    description, `$shot_size` how close the camera stands."""
     looks = descriptions or {}
     return {
+        "shot_size": shot_size(len(characters), dialogue),
         "title": title, "scene": str(scene), "seq": str(seq),
         "location": location or "unspecified place", "time_of_day": time_of_day or "unspecified time",
         "characters": ", ".join(characters) or "none named", "caption": caption_text,

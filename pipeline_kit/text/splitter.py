@@ -49,7 +49,7 @@ def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str
         cap = caption(piece, lang)
         fields = shot_fields(title=title, scene=d.scene, seq=d.seq, location=d.location,
                              time_of_day=d.time_of_day, characters=list(d.characters), caption_text=cap,
-                             duration_s=d.duration_s, descriptions=looks)
+                             duration_s=d.duration_s, dialogue=d.dialogue, descriptions=looks)
         shots.append(Shot(
             shot_id=shot_id(bookcode, chapter, d.seq), bookcode=bookcode, chapter=chapter, seq=d.seq,
             scene=d.scene, location=d.location, time_of_day=d.time_of_day, characters=d.characters,
@@ -77,5 +77,5 @@ def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates,
     fields = shot_fields(title=title, scene=shot.scene, seq=shot.seq, location=shot.location,
                          time_of_day=shot.time_of_day, characters=list(shot.characters),
                          caption_text=caption(shot.text, lang), duration_s=shot.duration_s,
-                         descriptions=descriptions(bible))
+                         dialogue=shot.dialogue, descriptions=descriptions(bible))
     return image_prompt(templates, fields), video_prompt(templates, fields)

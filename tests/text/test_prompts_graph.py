@@ -13,7 +13,7 @@ from pipeline_kit.db.schema import shots, tasks
 from pipeline_kit.errors import BadInput
 from pipeline_kit.text import ingest_file, sample_book_path, split_book
 from pipeline_kit.text.graph import char_slug, seed_for, shot_specs
-from pipeline_kit.text.prompts import Templates, caption
+from pipeline_kit.text.prompts import Templates, caption, shot_size
 from pipeline_kit.text.records import Shot
 from tests.text.helpers import SAMPLE_TITLE
 
@@ -84,3 +84,25 @@ def test_the_sample_books_scene_breaks_reach_no_task(sqlite_db: Database) -> Non
                   for p in conn.execute(sa.select(tasks.c.params)).scalars()]
     assert any("* * *" in text for text in texts)  # the marker is in the book ...
     assert stored and not [p for p in stored if "* * *" in p]  # ... and in no task
+
+
+def test_every_frame_prompt_says_how_close_the_camera_stands(sqlite_db: Database) -> None:
+    """The rules give each shot a shot size from who is in it (the setting alone wide, one speaker
+    in close-up, two as a two-shot) and both frame prompts carry it with the place and the cast."""
+    assert shot_size(0, False) == "wide shot of the setting" and shot_size(1, True) == "close-up"
+    assert shot_size(1, False) == "medium shot" and shot_size(2, True) == "medium two-shot"
+    assert shot_size(5, False) == "wide shot of the group"
+    bookcode = ingest_file(sqlite_db, sample_book_path(), "The Lamplighter").bookcode
+    split_book(sqlite_db, bookcode)
+    with sqlite_db.engine.connect() as conn:
+        rows = conn.execute(sa.select(shots.c.shot_id, shots.c.characters, shots.c.dialogue)
+                            .where(shots.c.bookcode == bookcode)).all()
+        frames = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.params)
+                                   .where(tasks.c.kind.in_(["first_frame", "last_frame"]))).all())
+    sizes = set()
+    for shot_id, characters, dialogue in rows:
+        size = shot_size(len(characters or ()), bool(dialogue))
+        sizes.add(size)
+        for kind in ("first_frame", "last_frame"):
+            assert f": {size}." in frames[f"{shot_id}/{kind}"]["prompt"]
+    assert len(sizes) >= 3  # the sample book has shots of every kind, not one size for all
