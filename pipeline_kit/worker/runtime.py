@@ -3,9 +3,10 @@
 It joins the engine and a backend. Per task: reuse a paid-for output an earlier attempt left,
 else call the backend (stages and remote job ids go to the database as they happen), book the
 cost, keep the file as `.ready`, renew the lease, move the file into place, then complete. A
-fenced task's result is dropped. With `inflight` above 1, tasks whose backend waits on a remote
-service run that many at once, each on its own thread (inflight.py); the rest run one at a time. The database going away pauses the loop (reconnect with
-backoff); a completion it cannot take waits in a local spool.
+fenced task's result is dropped. The database going away pauses the loop (reconnect with
+backoff); a completion it cannot take waits in a local spool. With `inflight` above 1, tasks whose
+backend waits on a remote service run that many at once, each on its own thread (inflight.py),
+while the rest run one at a time.
 """
 
 from __future__ import annotations

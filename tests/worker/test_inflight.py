@@ -15,6 +15,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,14 @@ import sqlalchemy as sa
 from servers.ark_fake import FakeArk
 
 from pipeline_kit import engine
+from pipeline_kit.cli import build_parser, main
+from pipeline_kit.cli.worker_cmds import worker_config
 from pipeline_kit.db import create
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, tasks
+from pipeline_kit.errors import BadInput
 from pipeline_kit.worker import WorkerConfig, run_worker
+from pipeline_kit.worker.notebook import notebook_config
 from tests.conftest import first_value
 from tests.faults.helpers import wait_leases_expired
 
@@ -167,3 +172,49 @@ def test_killed_with_jobs_in_flight_the_takeover_pays_for_none_again(
     assert resumed == sorted(in_flight), "the four clips A started were re-polled, not re-made"
     creates = video_creates(ark)
     assert len(creates) == 6 and len(set(creates)) == 6, "one paid create per task"
+
+
+def test_local_kinds_stay_one_at_a_time(db: Database, tmp_path: Path) -> None:
+    """With `--inflight 4` and the local `sketch` backend, frames are still made one after
+    another: each frame is claimed only once the one before it has finished."""
+    with db.engine.begin() as conn:
+        engine.enqueue(conn, [engine.TaskSpec(task_id=f"{BOOK}-002-{n:04d}/first_frame", kind="first_frame",
+                                              lane="image", bookcode=BOOK, shot_id=f"{BOOK}-002-{n:04d}",
+                                              params={"shot_id": f"{BOOK}-002-{n:04d}", "prompt": "a pier",
+                                                      "seed": n, **SIZE})
+                              for n in range(1, 7)])
+    summary = run_worker(db, WorkerConfig(worker_id="L", lanes=("image",), backend="sketch", inflight=4,
+                                          until_empty=True, progress=False, outputs=tmp_path / "out",
+                                          spool=tmp_path / "spool", poll_s=0.05))
+    assert summary.counts == {"completed": 6}
+    with db.engine.connect() as conn:
+        spans = [tuple(datetime.fromisoformat(t) if isinstance(t, str) else t for t in row)
+                 for row in conn.execute(sa.select(attempts.c.claimed_at, attempts.c.finished_at)
+                                         .order_by(attempts.c.claimed_at))]
+    assert all(later[0] >= earlier[1] for earlier, later in zip(spans, spans[1:])), spans
+
+
+@pytest.mark.parametrize("value", ["0", "65", "-1", "many"])
+def test_a_bad_inflight_is_one_line_and_exit_2(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`work --inflight` takes a whole number from 1 to 64; anything else is refused before the
+    worker connects, in one line on stderr."""
+    with pytest.raises(SystemExit) as stopped:
+        main(["--db", "sqlite:////nonexistent/never.db", "work", "--inflight", value])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--inflight" in err
+
+
+def test_inflight_reaches_the_worker_from_the_cli_and_the_notebook() -> None:
+    """The flag and the notebook parameter both set the worker's inflight; the notebook refuses
+    what papermill would pass unchecked (0, a string, a bool)."""
+    args = build_parser().parse_args(["work", "--inflight", "8", "--backend", "sketch"])
+    assert worker_config(args).inflight == 8
+    assert worker_config(build_parser().parse_args(["work", "--backend", "sketch"])).inflight == 1
+    good = dict(worker_id="PC-1", lanes="video", backend="sketch", batch=1, until_empty=True, max_tasks=0,
+                max_minutes=0.0)
+    assert notebook_config(**good, inflight=8).inflight == 8
+    assert notebook_config(**good).inflight == 1
+    for bad in (0, 65, "4", True, 2.5):
+        with pytest.raises(BadInput, match="inflight"):
+            notebook_config(**good, inflight=bad)
