@@ -218,3 +218,25 @@ def test_inflight_reaches_the_worker_from_the_cli_and_the_notebook() -> None:
     for bad in (0, 65, "4", True, 2.5):
         with pytest.raises(BadInput, match="inflight"):
             notebook_config(**good, inflight=bad)
+
+
+def test_a_lease_revoked_in_flight_is_fenced_alone(db_url: str, database: Database, tmp_path: Path) -> None:
+    """A worker with `--inflight 4` holds four running clips; an operator resets one of them. Only
+    that lease is fenced: its late result is dropped (the summary counts it `fenced`), the other
+    three complete under their own leases, and the reset task is made again under a new one."""
+    videos = enqueue_videos(database, 4, tmp_path / "data/outputs")
+    with FakeArk(api_key=KEY, polls=2) as ark:
+        ark.hold.set()
+        worker = work(db_url, "A", 4, tmp_path, ark_env(ark, 0.05))
+        held = sa.select(sa.func.count()).select_from(attempts).where(attempts.c.remote_job_id.is_not(None))
+        first_value(database, held.having(sa.func.count() >= 4), "A hold four remote jobs")
+        with database.engine.begin() as conn:
+            engine.reset_tasks(conn, [videos[0]], reason="redo this clip")
+        ark.hold.clear()
+        out, err = worker.communicate(timeout=120)
+    assert worker.returncode == 0, err
+    assert "4 completed" in out and "1 fenced" in out, out
+    history = outcomes(database, videos)
+    assert history[videos[0]] == (("A", "canceled"), ("A", "completed"))
+    assert all(history[v] == (("A", "completed"),) for v in videos[1:])
+    assert {status for status, _ in results(database, videos).values()} == {"completed"}
