@@ -29,7 +29,7 @@ from pipeline_kit.db import create
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.errors import BadInput
-from pipeline_kit.worker import WorkerConfig, run_worker
+from pipeline_kit.worker import WorkerConfig, launcher, run_worker
 from pipeline_kit.worker.notebook import notebook_config
 from tests.conftest import first_value
 from tests.faults.helpers import wait_leases_expired
@@ -203,6 +203,9 @@ def test_a_bad_inflight_is_one_line_and_exit_2(value: str, capsys: pytest.Captur
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--inflight" in err
+    with pytest.raises(SystemExit) as stopped:  # the night launcher passes it to the notebook
+        launcher.main(["--worker-id", "PC-1", "--inflight", value])
+    assert stopped.value.code == 2 and "--inflight" in capsys.readouterr().err
 
 
 def test_inflight_reaches_the_worker_from_the_cli_and_the_notebook() -> None:
