@@ -14,6 +14,7 @@ from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
 from pipeline_kit.store import check_url
 from pipeline_kit.worker import WorkerConfig, run_worker
+from pipeline_kit.worker.inflight import MAX_INFLIGHT
 from pipeline_kit.worker.runtime import DEFAULT_LANES, default_heartbeat, default_worker_id
 from pipeline_kit.worker.windows import Window
 
@@ -30,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                         "[backends] names others)")
     p.add_argument("--batch", type=int_in(1, MAX_BATCH), default=1,
                    help=f"tasks claimed per claim, 1 to {MAX_BATCH} (default: %(default)s)")
+    p.add_argument("--inflight", type=int_in(1, MAX_INFLIGHT), default=1,
+                   help=f"remote jobs (ark, comfyui, openai) held at once, polled together, 1 to "
+                        f"{MAX_INFLIGHT}; local kinds stay one at a time (default: %(default)s)")
     stop = p.add_mutually_exclusive_group()
     stop.add_argument("--until-empty", action="store_true", help="stop when the lanes have no open work")
     stop.add_argument("--max-tasks", type=positive_int)
@@ -74,7 +78,7 @@ def worker_config(args: argparse.Namespace) -> WorkerConfig:
         Window.parse(args.hours)
     return WorkerConfig(
         worker_id=args.worker_id or default_worker_id(), lanes=lanes, backend=resolve_backend(args.backend),
-        batch=args.batch,
+        batch=args.batch, inflight=args.inflight,
         until_empty=args.until_empty, max_tasks=args.max_tasks, max_minutes=args.max_minutes,
         lease_s=args.lease, heartbeat_s=heartbeat, uid=args.uid or os.environ.get("PIPELINE_KIT_UID"),
         hours=args.hours, outputs=args.outputs, cache=args.cache,

@@ -19,6 +19,7 @@ from pipeline_kit.backends.routing import Routing
 from pipeline_kit.db.connect import ENV_VAR, resolve_url
 from pipeline_kit.engine.claim import MAX_BATCH
 from pipeline_kit.errors import BadInput
+from pipeline_kit.worker.inflight import MAX_INFLIGHT
 from pipeline_kit.worker.runtime import DEFAULT_LANES, Summary, WorkerConfig, default_heartbeat
 
 _PROFILE = re.compile(r"^[A-Za-z0-9_]{1,40}$")
@@ -39,7 +40,7 @@ def database_url(db_profile: str = "") -> str:
 
 def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), backend: Any, batch: Any,
                     until_empty: Any, max_tasks: Any, max_minutes: Any, lease_s: Any = 120.0,
-                    heartbeat_s: Any = None) -> WorkerConfig:
+                    heartbeat_s: Any = None, inflight: Any = 1) -> WorkerConfig:
     """Check the notebook's parameters and build the worker's config (0 means 'no limit'; the
     lanes and heartbeat default as the CLI's do)."""
     if not isinstance(worker_id, str) or not worker_id.strip():
@@ -51,11 +52,10 @@ def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), bac
                        f"'character_sheet=ark,video=ark' ('' = the profile), got {backend!r}")
     backend = resolve_backend(backend.strip() or None)
     Routing.parse(backend)  # a malformed routing is refused here, in one line
-    for name, value, high in (("batch", batch, MAX_BATCH), ("max_tasks", max_tasks, 100_000)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value > high:
-            raise BadInput(f"{name} must be a whole number from 0 to {high}, got {value!r}")
-    if batch < 1:
-        raise BadInput("batch must be at least 1")
+    for name, value, low, high in (("batch", batch, 1, MAX_BATCH), ("max_tasks", max_tasks, 0, 100_000),
+                                   ("inflight", inflight, 1, MAX_INFLIGHT)):
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise BadInput(f"{name} must be a whole number from {low} to {high}, got {value!r}")
     if not isinstance(until_empty, bool):
         raise BadInput(f"until_empty must be True or False, got {until_empty!r}")
     if not isinstance(max_minutes, (int, float)) or isinstance(max_minutes, bool) or not 0 <= max_minutes <= 7 * 1440:
@@ -65,7 +65,8 @@ def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), bac
     if not 0 < float(heartbeat_s) < float(lease_s):
         raise BadInput(f"heartbeat_s ({heartbeat_s}) must be above 0 and shorter than lease_s ({lease_s})")
     return WorkerConfig(worker_id=worker_id.strip(), lanes=tuple(x.strip() for x in lanes.split(",") if x.strip()),
-                        backend=backend, batch=batch, until_empty=until_empty, max_tasks=max_tasks or None,
+                        backend=backend, batch=batch, inflight=inflight, until_empty=until_empty,
+                        max_tasks=max_tasks or None,
                         max_minutes=float(max_minutes) or None, lease_s=float(lease_s),
                         heartbeat_s=float(heartbeat_s), uid=os.environ.get("PIPELINE_KIT_UID"))
 

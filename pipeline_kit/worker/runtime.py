@@ -4,7 +4,9 @@ It joins the engine and a backend. Per task: reuse a paid-for output an earlier 
 else call the backend (stages and remote job ids go to the database as they happen), book the
 cost, keep the file as `.ready`, renew the lease, move the file into place, then complete. A
 fenced task's result is dropped. The database going away pauses the loop (reconnect with
-backoff); a completion it cannot take waits in a local spool.
+backoff); a completion it cannot take waits in a local spool. With `inflight` above 1, tasks whose
+backend waits on a remote service run that many at once, each on its own thread (inflight.py),
+while the rest run one at a time.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
 from pipeline_kit.store import Store, Stored, open_store
 from pipeline_kit.worker.heartbeat import Heartbeat
+from pipeline_kit.worker.inflight import REMOTE_BACKENDS, InFlight
 from pipeline_kit.worker.outputs import OutputPaths, params_hash
 from pipeline_kit.worker.progress import Progress, progress
 from pipeline_kit.worker.reconnect import Reconnect
@@ -63,6 +66,7 @@ class WorkerConfig:
     lanes: tuple[str, ...] = DEFAULT_LANES
     backend: str = "sketch"
     batch: int = 1
+    inflight: int = 1  # tasks of remote-job kinds held at once (local kinds: one at a time)
     until_empty: bool = False
     max_tasks: int | None = None
     max_minutes: float | None = None
@@ -159,7 +163,9 @@ class Worker:
         self.spool = Spool(cfg.spool, cfg.worker_id)
         self.lane_cache = engine.LaneCache()
         self._local: dict[str, Backend] = {}
-        self._in_call = False  # a failure inside backend.run carries that call's real cost
+        self._in_call: set[str] = set()  # tasks inside backend.run: a failure there carries its real cost
+        self._spent = threading.Lock()  # summary.cost is added to from every task's thread
+        self.flight = InFlight(cfg.inflight, cfg.worker_id)
         self._last_watchdog = -1e9
         self.store: Store | None = None  # opened by run(), when the database answers
         self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said so, and what
@@ -185,6 +191,7 @@ class Worker:
                 raise
             self.summary.stopped_by = "signal, while the database was unreachable"
         finally:
+            self.flight.close()  # tasks still in flight end while their leases are renewed
             bar.close()
             self.waiter.close()
             self.heartbeat.stop()
@@ -197,23 +204,39 @@ class Worker:
 
     def _loop(self, started: float, bar: Progress) -> str:
         done = 0
+
+        def tally(outcomes: list[str]) -> None:
+            nonlocal done
+            for outcome in outcomes:
+                self.summary.counts[outcome] += 1
+                done += 1
+                bar.update(1)
+
         while True:
-            if self.stop_event.is_set():
-                return "signal"
-            if self.cfg.max_minutes is not None and time.monotonic() - started >= self.cfg.max_minutes * 60:
-                return "max-minutes"
-            if self.cfg.max_tasks is not None and done >= self.cfg.max_tasks:
-                return "max-tasks"
+            tally(self.flight.finished())
+            stop = self._stop_reason(started, done + len(self.flight))
+            if stop:
+                tally(self.flight.drain())  # jobs in flight are finished, like the current task
+                return stop
             if self.window and not self.window.is_open(datetime.now()):
                 if self.cfg.until_empty:
+                    tally(self.flight.drain())
                     return "window closed"
                 self.stop_event.wait(30)
                 continue
             self._maybe_watchdog()
-            want = self.cfg.batch if self.cfg.max_tasks is None else min(self.cfg.batch, self.cfg.max_tasks - done)
+            want = self.cfg.batch if not self.flight.enabled else min(self.cfg.batch, self.flight.free())
+            if self.cfg.max_tasks is not None:
+                want = min(want, self.cfg.max_tasks - done - len(self.flight))
+            if want <= 0:  # every slot holds a remote job: wait for one to end
+                tally(self.flight.finished(timeout=self.cfg.poll_s))
+                continue
             leases = self.db_call(lambda: engine.claim(self.db, self.cfg.worker_id, self.cfg.lanes, limit=want,
                                                        lease_s=self.cfg.lease_s, cache=self.lane_cache), "claim")
             if not leases:
+                if len(self.flight):  # nothing to claim yet: look again when a job ends, or soon
+                    tally(self.flight.finished(timeout=self.cfg.poll_s * random.uniform(0.8, 1.2)))
+                    continue
                 if self.cfg.until_empty and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes),
                                                          "open work") == 0:
                     self.summary.waiting = self.db_call(
@@ -234,9 +257,29 @@ class Worker:
                 if self.stop_event.is_set() or (self.window and not self.window.is_open(datetime.now())):
                     self._release(leases[i:])
                     break
-                self.summary.counts[self._process(lease)] += 1
-                done += 1
-                bar.update(1)
+                if self.flight.enabled and self._remote(lease.kind):
+                    self.flight.start(lambda lease=lease: self._process(lease))
+                else:
+                    tally([self._process(lease)])
+
+    def _stop_reason(self, started: float, taken: int) -> str:
+        """Why the loop stops now ('' to go on), `taken` counting the tasks done and in flight."""
+        if self.stop_event.is_set():
+            return "signal"
+        if self.cfg.max_minutes is not None and time.monotonic() - started >= self.cfg.max_minutes * 60:
+            return "max-minutes"
+        if self.cfg.max_tasks is not None and taken >= self.cfg.max_tasks:
+            return "max-tasks"
+        return ""
+
+    def _remote(self, kind: str) -> bool:
+        """Whether `kind` is made by a backend that waits on a remote service (may run in flight)."""
+        if kind in LOCAL_KINDS:
+            return False
+        try:
+            return self.router.backend_for(kind).name in REMOTE_BACKENDS
+        except GenerationError:  # routed nowhere: failed in the loop, like any other task
+            return False
 
     def _say_idle(self, bar: Progress) -> None:
         """An idle worker says what it waits for (on the bar, or a line in a log), not just a still counter:
@@ -306,14 +349,14 @@ class Worker:
         price = quote(backend, job)
         if price:  # booked before the call: a crash during it must not leave a paid call unbooked
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, price), "book cost")
-        self._in_call = True
+        self._in_call.add(lease.task_id)
         out = backend.run(job, _Context(self, lease))
-        self._in_call = False
+        self._in_call.discard(lease.task_id)
         fault("after_call")
         if out.cost or price:  # what the call really cost replaces the booking
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, out.cost,
                                                     model=out.model), "record cost")
-            self.summary.cost += out.cost
+            self._add_cost(out.cost)
         fault("after_cost")
         if out.path is not None:
             paths.mark_ready({"params_hash": key, "model": out.model, "cost": out.cost,
@@ -390,11 +433,10 @@ class Worker:
         self.heartbeat.drop(lease.task_id)
         if exc.error_kind == "quota_exhausted":
             return self._pause_lane(lease, exc)
-        self.summary.cost += exc.cost
+        self._add_cost(exc.cost)
         # A failed call's own cost (0 if the provider never billed it) replaces any booking; a
         # failure after the call returned keeps the cost already recorded.
-        cost = exc.cost if self._in_call else None
-        self._in_call = False
+        cost = exc.cost if self._left_call(lease) else None
         ack, status = self.db_call(lambda: engine.fail(self.db, lease.task_id, lease.token, error=str(exc),
                                                        error_kind=exc.error_kind, retryable=exc.retryable,
                                                        retry_after=exc.retry_after, cost=cost,
@@ -406,15 +448,24 @@ class Worker:
     def _pause_lane(self, lease: Lease, exc: GenerationError) -> str:
         """The provider's quota is used up or its account unpaid: no task is at fault and every
         call would fail alike. Give the task back unspent, pause its lane fleet-wide, alert."""
-        if self._in_call:  # the refused call cost what the provider says (nothing), not the quote
+        if self._left_call(lease):  # the refused call cost what the provider says (nothing), not the quote
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost),
                          "record cost")
-        self._in_call = False
         self.db_call(lambda: engine.release_many(self.db, {lease.task_id: lease.token},
                                                  worker_id=self.cfg.worker_id, why=str(exc)), "release")
         self.db_call(lambda: engine.pause_with_alert(self.db, lease.lane, str(exc), task_id=lease.task_id,
                                                      worker_id=self.cfg.worker_id), "pause lane")
         return "paused"
+
+    def _left_call(self, lease: Lease) -> bool:
+        """Whether the task failed inside backend.run (its call's cost is the error's); forgets it."""
+        inside = lease.task_id in self._in_call
+        self._in_call.discard(lease.task_id)
+        return inside
+
+    def _add_cost(self, cost: float) -> None:
+        with self._spent:
+            self.summary.cost += cost
 
     # -- housekeeping -----------------------------------------------------------------------
     def _release(self, leases: list[Lease]) -> None:
