@@ -45,7 +45,7 @@ import httpx
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output, canceled
-from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, first_image, http_client, json_body, send, send_paid
 from pipeline_kit.backends.classify import ProviderError, RemoteError, classified, classify
 from pipeline_kit.backends.clip import save_checked_mp4
 from pipeline_kit.backends.images import save_resized_png
@@ -121,6 +121,7 @@ class Ark:
     """Character sheets, frames (with the shot's character sheets) and clips on Volcengine Ark."""
 
     name = "ark"
+    remote = True  # calls wait on the service: `--inflight` may hold several
 
     def __init__(self, api_key: str, settings: ArkSettings | None = None) -> None:
         self._api_key = api_key
@@ -152,7 +153,7 @@ class Ark:
     @classified
     def check(self) -> None:
         """Ask Ark for one task of the list (a call that costs nothing); the key must work."""
-        with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+        with http_client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
             send(client, "GET", f"{self.base_url}/contents/generations/tasks",
                  params={"page_num": 1, "page_size": 1}, deadline=Deadline(10))
 
@@ -161,7 +162,7 @@ class Ark:
         """Make the image or clip of `job` at `job.out_path`."""
         params.check_kind(job.kind, KINDS, self.name)
         deadline = Deadline(ctx.timeout_s)
-        with httpx.Client(base_url=self.base_url,
+        with http_client(base_url=self.base_url,
                           headers={"Authorization": f"Bearer {self._api_key}"}) as client:
             if job.kind in params.VIDEO_KINDS:
                 return self._video(client, job, ctx, deadline)
@@ -309,7 +310,7 @@ class Ark:
                 if not url:
                     raise params.permanent("bad_output", "bad_output: succeeded without video_url")
                 try:
-                    with httpx.Client(follow_redirects=True) as plain:  # the key stays with Ark
+                    with http_client(follow_redirects=True) as plain:  # the key stays with Ark
                         return send(plain, "GET", url, deadline=deadline).content
                 except GenerationError as error:
                     cause = error.__cause__

@@ -65,6 +65,11 @@ class CallContext(Protocol):
     # cancels the remote job if the service still can.
 
 
+def is_remote(backend: object) -> bool:
+    """Whether the backend's calls wait on a remote service (False unless it says `remote = True`)."""
+    return bool(getattr(backend, "remote", False))
+
+
 def canceled(ctx: CallContext) -> bool:
     """Whether the task of this call was canceled (False for a context that cannot tell)."""
     check = getattr(ctx, "canceled", None)
@@ -76,6 +81,8 @@ class Backend(Protocol):
     """A generation backend: one module in this package, one line in the registry."""
 
     name: str
+    # Optional: `remote = True` on a backend whose calls wait on a service (a job submitted, then
+    # polled or awaited): a worker may hold several of its tasks at once (`--inflight`).
 
     def suffix(self, kind: str) -> str:
         """File suffix of this backend's output for `kind` (".png", ".mp4", ".json")."""

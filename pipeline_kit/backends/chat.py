@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 
-from pipeline_kit.backends.calls import Deadline, json_body, send_paid
+from pipeline_kit.backends.calls import Deadline, http_client, json_body, send_paid
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.params import permanent
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -42,7 +41,7 @@ def complete(messages: Sequence[Mapping[str, str]], *, model: str, url: str, api
     if max_tokens:
         request["max_tokens"] = int(max_tokens)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    with httpx.Client() as client:
+    with http_client() as client:
         response = send_paid(client, "POST", f"{url.rstrip('/')}/chat/completions", json=request,
                              headers=headers, deadline=Deadline(timeout_s), limiter=limiter, uid=uid)
     body = json_body(response)

@@ -40,7 +40,7 @@ import httpx
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, http_client, json_body, send, send_paid
 from pipeline_kit.backends.classify import RemoteError, classified, classify
 from pipeline_kit.backends.clip import save_checked_mp4
 from pipeline_kit.backends.comfyui_ws import Progress
@@ -110,6 +110,7 @@ class ComfyUI:
     instead of paying twice."""
 
     name = "comfyui"
+    remote = True  # calls wait on the service: `--inflight` may hold several
 
     def __init__(self, base_url: str, *, ckpt: str = DEFAULT_CKPT, steps: int = 20,
                  price: float = 0.0, video_price: float = 0.0,
@@ -145,7 +146,7 @@ class ComfyUI:
     @classified
     def check(self) -> None:
         """Read the server's queue: a call that costs nothing."""
-        with httpx.Client(base_url=self.base_url) as client:
+        with http_client(base_url=self.base_url) as client:
             send(client, "GET", "/queue", deadline=Deadline(10))
 
     @classified
@@ -161,7 +162,7 @@ class ComfyUI:
         client_id = uuid.uuid4().hex
         cost, resubmitted = 0.0, False
         with Progress(self.base_url, client_id, min(2.0, deadline.remaining())) as progress, \
-                httpx.Client(base_url=self.base_url) as client:
+                http_client(base_url=self.base_url) as client:
             prompt_id = job.remote_job_id
             if prompt_id is not None and not self._known(client, prompt_id, deadline):
                 prompt_id, resubmitted = None, True

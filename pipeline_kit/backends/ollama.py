@@ -16,11 +16,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import httpx
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, http_client, json_body, send, send_paid
 from pipeline_kit.backends.chat import Reply
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -69,7 +68,7 @@ def reply(messages: Sequence[Mapping[str, str]], *, model: str | None = None, ti
     if options:
         request["options"] = options
     endpoint, deadline = f"{url or base_url()}/api/chat", Deadline(timeout_s)
-    with httpx.Client() as client:
+    with http_client() as client:
         if limiter is None:
             response = send(client, "POST", endpoint, json=request, deadline=deadline)
         else:

@@ -29,11 +29,10 @@ import math
 import os
 from typing import Any
 
-import httpx
 
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, first_image, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, first_image, http_client, json_body, send, send_paid
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.images import save_checked_png, save_fitted_png
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -80,6 +79,7 @@ class OpenAIImages:
     """Generates character sheets and storyboard frames through an images endpoint."""
 
     name = "openai"
+    remote = True  # calls wait on the service: `--inflight` may hold several
 
     def __init__(self, base_url: str, api_key: str, model: str, price: float,
                  limiter: RateLimiter) -> None:
@@ -101,7 +101,7 @@ class OpenAIImages:
     @classified
     def check(self) -> None:
         """List the models (a call that costs nothing); the key must work."""
-        with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+        with http_client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
             send(client, "GET", f"{self.base_url}/v1/models", deadline=Deadline(10))
 
     @classified
@@ -121,7 +121,7 @@ class OpenAIImages:
             fields["response_format"] = "b64_json"
         deadline = Deadline(ctx.timeout_s)
         ctx.stage("generating_image")
-        with httpx.Client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+        with http_client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
             if sheets:
                 files = [("image[]", (p.name, input_bytes(p), MIME.get(p.suffix.lower(),
                                                                      "image/png")))

@@ -13,11 +13,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 MAX_INFLIGHT = 64  # remote jobs one worker may hold at once (a lease and a thread each)
 
-# Backends whose calls wait on a remote service (an HTTP job submitted, then polled or awaited):
-# their tasks may run `inflight` at once. Every other backend works on this PC, one task at a time.
-REMOTE_BACKENDS = frozenset({"ark", "comfyui", "openai"})
-
-
 class InFlight:
     """Up to `limit` tasks running on threads; with a limit of 1 nothing runs on a thread."""
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from pipeline_kit import engine, fonts
 from pipeline_kit.backends import Backend, Job, Output, get_backend
-from pipeline_kit.backends.base import quote
+from pipeline_kit.backends.base import is_remote, quote
 from pipeline_kit.backends.classify import classify
 from pipeline_kit.backends.direction import directed
 from pipeline_kit.backends.routing import Router, Routing
@@ -38,7 +38,7 @@ from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
 from pipeline_kit.store import Store, Stored, open_store
 from pipeline_kit.worker.heartbeat import Heartbeat
-from pipeline_kit.worker.inflight import REMOTE_BACKENDS, InFlight
+from pipeline_kit.worker.inflight import InFlight
 from pipeline_kit.worker.outputs import OutputPaths, params_hash
 from pipeline_kit.worker.progress import Progress, progress
 from pipeline_kit.worker.reconnect import Reconnect
@@ -277,7 +277,7 @@ class Worker:
         if kind in LOCAL_KINDS:
             return False
         try:
-            return self.router.backend_for(kind).name in REMOTE_BACKENDS
+            return is_remote(self.router.backend_for(kind))
         except GenerationError:  # routed nowhere: failed in the loop, like any other task
             return False
 
