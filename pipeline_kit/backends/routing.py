@@ -95,9 +95,10 @@ class Router:
         """The backends built so far (all of them after `check`)."""
         return list(self._built.values())
 
-    def check(self) -> None:
+    def check(self, waiting: Mapping[str, str] | None = None) -> None:
         """Build every backend named (BadInput if one cannot be: unknown, no key) and make sure
-        each makes the kinds routed to it; BadInput in one line if not."""
+        each makes the kinds routed to it, and the backend serving each kind of `waiting` (kind ->
+        its lane: the tasks the worker's lanes hold) makes that kind; BadInput in one line if not."""
         for spec in dict.fromkeys([*self.routing.routes.values(), self.routing.default]):
             if spec is not None and spec not in self._built:
                 self._built[spec] = self._build(spec)
@@ -107,3 +108,12 @@ class Router:
             except GenerationError:
                 raise BadInput(f"backend {spec!r} cannot make kind {kind!r} "
                                f"(--backend {self.routing.text()})") from None
+        for kind, lane in (waiting or {}).items():
+            spec = self.routing.spec_for(kind)
+            try:
+                self.backend_for(kind).suffix(kind)
+            except GenerationError:
+                who = f"backend {spec!r} cannot make" if spec else "no backend is routed to"
+                raise BadInput(f"{who} kind {kind!r}, which lane {lane!r} holds: route it "
+                               f"(--backend {kind}=NAME,default={spec or 'NAME'}) or leave the lane out "
+                               f"(--lanes without {lane})") from None

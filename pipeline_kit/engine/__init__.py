@@ -35,8 +35,8 @@ from pipeline_kit.engine.registry import register_worker, touch_worker
 from pipeline_kit.engine.retry import Decision, RetryPolicy
 from pipeline_kit.engine.review import ReviewItem, approve, awaiting_review, reject, set_review
 from pipeline_kit.engine.states import Ack, Outcome, Status
-from pipeline_kit.engine.status import (Overview, ReviewDecision, last_decisions, open_book_langs, open_work, overview,
-                                        pending_elsewhere, review_count)
+from pipeline_kit.engine.status import (Overview, ReviewDecision, last_decisions, open_book_langs, open_kinds,
+                                        open_work, overview, pending_elsewhere, review_count)
 from pipeline_kit.engine.watchdog import Reclaimed, reclaim_expired
 
 __all__ = [
@@ -47,6 +47,6 @@ __all__ = [
     "get_lane", "heartbeat", "heartbeat_many", "list_lanes", "open_work", "pause_with_alert",
     "overview", "pending_elsewhere", "reclaim_expired", "record_cost", "record_remote_job",
     "register_worker", "release_many", "require_lanes", "reset_tasks", "review_count",
-    "ReviewDecision", "last_decisions", "open_book_langs", "recall_answer", "remember_answer",
+    "ReviewDecision", "last_decisions", "open_book_langs", "open_kinds", "recall_answer", "remember_answer",
     "retry_task", "seed_default_lanes", "touch_worker", "update_lane",
 ]

@@ -262,6 +262,17 @@ def pending_elsewhere(db: Database, lanes_served: Sequence[str]) -> dict[str, in
         return {lane: int(n) for lane, n in rows}
 
 
+def open_kinds(db: Database, lanes_served: Sequence[str]) -> dict[str, str]:
+    """Kind -> its lane, for the kinds of the tasks in these lanes still to be made (pending,
+    running or blocked): what a worker starting on them must be able to make."""
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        rows = conn.execute(
+            sa.select(tasks.c.kind, tasks.c.lane).distinct()
+            .where(tasks.c.lane.in_(list(lanes_served)),
+                   tasks.c.status.in_((Status.PENDING.value, Status.PROCESSING.value, Status.BLOCKED.value))))
+        return {kind: lane for kind, lane in rows}
+
+
 def open_book_langs(db: Database) -> set[str]:
     """The languages of the books that still have tasks waiting or running."""
     waiting = sa.exists().where(tasks.c.bookcode == books.c.bookcode,

@@ -174,6 +174,8 @@ class Worker:
     def run(self) -> Summary:
         started = time.monotonic()
         engine.require_lanes(self.db, list(self.cfg.lanes))
+        waiting = self.db_call(lambda: engine.open_kinds(self.db, self.cfg.lanes), "kinds waiting")
+        self.router.check({k: lane for k, lane in waiting.items() if k not in LOCAL_KINDS})
         self.store = self.db_call(lambda: open_store(self.db, override=self.cfg.store, outputs=self.cfg.outputs,
                                                      cache=self.cfg.cache or self.cfg.outputs.parent / "cache"),
                                   "store")

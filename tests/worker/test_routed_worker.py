@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import sqlalchemy as sa
 
 from pipeline_kit import engine
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.worker import WorkerConfig, run_worker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -58,3 +60,25 @@ def test_routed_worker_makes_each_kind_with_its_backend(
     with db.engine.connect() as conn:
         models = dict(conn.execute(sa.select(tasks.c.kind, tasks.c.result)).all())
     assert "task_id" in models["video"] and "references" in models["character_sheet"]
+
+
+def test_a_backend_that_cannot_make_a_waiting_kind_is_refused_at_start(db_url: str, db: Database,
+                                                                       tmp_path: Path) -> None:
+    """Invariant (issue 16 item 1): `--backend comfyui` (no video workflow) on lanes that hold a
+    video task is refused before it claims anything, in one line naming the kind and the lane and
+    exit 2, instead of failing every video as it comes: no attempt is made, no status changes."""
+    with db.engine.begin() as conn:
+        engine.enqueue(conn, shot_graph())
+        before = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.status)).all())
+    env = {**os.environ, "PIPELINE_KIT_COMFYUI_URL": "http://127.0.0.1:9",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    refused = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", db_url, "work", "--backend", "comfyui",
+                              "--lanes", "image,video", "--worker-id", "c1", "--until-empty", "--quiet",
+                              "--outputs", str(tmp_path / "out")],
+                             capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "'video'" in refused.stderr and "--lanes" in refused.stderr
+    with db.engine.connect() as conn:
+        after = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.status)).all())
+        tried = conn.execute(sa.select(sa.func.count()).select_from(attempts)).scalar_one()
+    assert tried == 0 and after == before
