@@ -17,7 +17,8 @@ from pipeline_kit.errors import GenerationError
 IMAGE_KINDS = frozenset({"character_sheet", "first_frame", "last_frame"})
 VIDEO_KINDS = frozenset({"video"})
 FRAME_KINDS = frozenset({"first_frame", "last_frame"})  # drawn from the shot's character sheets
-RECORD_KINDS = frozenset({"llm", "noop", "direct_chapter", "direct_book"})  # output: a JSON record
+DIRECTOR_KINDS = frozenset({"direct_chapter", "direct_book"})  # run by the worker itself (model: split --director)
+RECORD_KINDS = frozenset({"llm", "noop", *DIRECTOR_KINDS})  # output: a JSON record
 SUFFIXES = {**dict.fromkeys(IMAGE_KINDS, ".png"), **dict.fromkeys(VIDEO_KINDS, ".mp4"),
             **dict.fromkeys(RECORD_KINDS, ".json")}
 

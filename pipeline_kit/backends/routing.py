@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from pipeline_kit.backends import get_backend
 from pipeline_kit.backends.base import Backend
-from pipeline_kit.backends.params import SUFFIXES, permanent
+from pipeline_kit.backends.params import DIRECTOR_KINDS, SUFFIXES, permanent
 from pipeline_kit.errors import BadInput, GenerationError
 
-KINDS = tuple(sorted(SUFFIXES))  # the task kinds a routing may name
+KINDS = tuple(sorted(set(SUFFIXES) - DIRECTOR_KINDS))  # the task kinds a routing may name
 GENERATION_KINDS = ("character_sheet", "first_frame", "last_frame", "video")
 
 
@@ -40,6 +40,9 @@ class Routing:
             kind, sep, spec = (x.strip() for x in item.partition("="))
             if not (sep and kind and spec):
                 raise BadInput(f"--backend routing items are KIND=NAME, got {item!r}")
+            if kind in DIRECTOR_KINDS:
+                raise BadInput(f"--backend cannot route {kind!r}: every worker serving the llm lane runs "
+                               "director tasks itself, with the model `split --director` named")
             if kind != "default" and kind not in KINDS:
                 raise BadInput(f"--backend routes unknown kind {kind!r}; kinds: "
                                f"{', '.join(KINDS)} (and default)")

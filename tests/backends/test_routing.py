@@ -33,6 +33,14 @@ def test_malformed_routings_are_bad_input(text: str) -> None:
         Routing.parse(text)
 
 
+@pytest.mark.parametrize("kind", ["direct_chapter", "direct_book"])
+def test_director_tasks_cannot_be_routed(kind: str) -> None:
+    """Director tasks run in every worker serving the llm lane, with the model named at split: a
+    routing that names them would be silently ignored, so it is refused, saying why."""
+    with pytest.raises(BadInput, match="runs director tasks itself"):
+        Routing.parse(f"{kind}=ark,default=sketch")
+
+
 def test_a_backend_routed_to_a_kind_it_cannot_make_is_refused_at_start() -> None:
     """comfyui makes images only: routing video to it fails at start, naming both."""
     router = Router(Routing.parse("first_frame=comfyui,video=comfyui"))
