@@ -1,15 +1,17 @@
 """Benchmark the storyboard screen: a book of about 1,000 shots with every frame drawn opens its
 first page in under 2 s, with this PC's thumbnail cache cold (a PC that never showed the book:
-frames fetched through the store, thumbnails made) and warm (seen before).
+thumbnails fetched through the store) and warm (seen before).
 
 The book is the sample book's chapters repeated until the split gives the shots asked for; every
-character sheet and frame is a distinct 1280x720 PNG published into the database store, as a
-worker on another PC would (clips wait for a worker). Each run opens the screen as 02_storyboard
-does (the book list, then the book's screen: filters, the first page's cards, the editor's shot
-and the review queue) in a fresh process inside an event loop, as a kernel runs it: timed from
-connecting to the database to the page shown, and to its last thumbnail drawn (thumbnails this
-PC lacks are drawn after the page shows); then presses Next, timed alike. Reports the median of
-the runs to reports/bench/storyboard_DATABASE.json and .md (sqlite, postgresql, mysql).
+character sheet and frame is a distinct 1280x720 PNG published into the database store with its
+thumbnail beside it, as a worker on another PC does (clips wait for a worker); `--frames-only`
+publishes the frames alone, as workers did before they made thumbnails, so the screen draws them.
+Each run opens the screen as 02_storyboard does (the book list, then the book's screen: filters,
+the first page's cards, the editor's shot and the review queue) in a fresh process inside an event
+loop, as a kernel runs it: timed from connecting to the database to the page shown, and to its
+last thumbnail in (thumbnails this PC lacks come after the page shows); then presses Next, timed
+alike. Reports the median of the runs to reports/bench/storyboard_DATABASE[_frames_only].json
+and .md (sqlite, postgresql, mysql).
 
     python bench/storyboard_bench.py                 # 1,000 shots, SQLite, 5 runs each
     python bench/storyboard_bench.py --shots 200 --runs 3
@@ -75,9 +77,10 @@ def film_grain() -> Image.Image:
     return Image.blend(gradient, Image.effect_noise(FRAME, 30).convert("RGB"), 0.15)
 
 
-def build(url: str, shots: int, work: Path) -> dict[str, Any]:
-    """Make the book in the database at `url`, split it and draw every image into the store."""
-    from pipeline_kit import engine, store, text
+def build(url: str, shots: int, work: Path, thumbnails: bool) -> dict[str, Any]:
+    """Make the book in the database at `url`, split it and draw every image into the store (with
+    the thumbnail a worker publishes beside it, unless `thumbnails` is off)."""
+    from pipeline_kit import engine, store, text, thumbnail
     from pipeline_kit.db import create
     from pipeline_kit.db.migrate import init
     from pipeline_kit.engine import Completion
@@ -98,9 +101,12 @@ def build(url: str, shots: int, work: Path) -> dict[str, Any]:
         done = []
         for lease in leases:
             frame_png(png, drawn, grain)
-            stored = other_pc.publish(f"outputs/{lease.task_id}.png", png, {})
+            small = png.with_name("frame" + thumbnail.SUFFIX)
+            sides = {thumbnail.SUFFIX: small} if thumbnails and thumbnail.draw(png, small) else {}
+            stored = other_pc.publish(f"outputs/{lease.task_id}.png", png, sides)
             done.append(Completion(task_id=lease.task_id, token=lease.token, output_path=stored.output_path,
-                                   result={"sha256": stored.sha256, "bytes": stored.size}))
+                                   result={"sha256": stored.sha256, "bytes": stored.size,
+                                           **({"sides": stored.sides} if stored.sides else {})}))
             drawn += 1
         engine.complete_many(db, done)
     db.dispose()
@@ -166,7 +172,10 @@ def markdown(report: dict[str, Any]) -> str:
              "connecting to the screen built (cards, filters, editor, review queue; thumbnails this PC "
              "lacks still drawing), *thumbnails in* until the last one is on its card; then the same "
              f"for Next. Median of {report['runs']} runs. Cold: this PC's cache emptied before each run "
-             f"(frames fetched through the store, thumbnails made). Goal: page shown under {GOAL_S:g} s.",
+             + ("(each thumbnail the worker published fetched through the store). "
+                if report["thumbnails_published"] else
+                "(frames published without thumbnails: each fetched whole through the store and drawn here). ")
+             + f"Goal: page shown under {GOAL_S:g} s.",
              "",
              "| thumbnail cache | page shown s | thumbnails in s | Next: shown s | Next: thumbnails in s | "
              "thumbnails | made on open | made on Next | goal |",
@@ -191,6 +200,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shots", type=int, default=1000, help="about how many shots (default 1000)")
     parser.add_argument("--runs", type=int, default=5, help="runs per case (default 5)")
+    parser.add_argument("--frames-only", action="store_true",
+                        help="publish frames without their thumbnails (as workers did before): the screen draws them")
     parser.add_argument("--db", help="an EMPTY database to build the book in (default: SQLite in a temp folder)")
     parser.add_argument("--one", nargs=3, metavar=("URL", "BOOKCODE", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -204,15 +215,16 @@ def main() -> None:
         work = Path(tmp)
         url = args.db or f"sqlite:///{work / 'bench.db'}"
         load_before = f"{os.getloadavg()[0]:.2f}"
-        book = build(url, args.shots, work)
+        book = build(url, args.shots, work, thumbnails=not args.frames_only)
         cache = work / "this-pc-cache"
         cases = [measure(url, book["bookcode"], cache, args.runs, cold) for cold in (True, False)]
         report = {"book": book, "database": url.split("://")[0].split("+")[0], "runs": args.runs,
+                  "thumbnails_published": not args.frames_only,
                   "cases": cases, "goal_s": GOAL_S, "machine": platform.machine(), "cpus": os.cpu_count(),
                   "python": platform.python_version(),
                   "load_average": [load_before, f"{os.getloadavg()[0]:.2f}"]}
     REPORTS.mkdir(parents=True, exist_ok=True)
-    name = f"storyboard_{report['database']}"  # one pair of files per database
+    name = f"storyboard_{report['database']}" + ("" if report["thumbnails_published"] else "_frames_only")
     (REPORTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     text = markdown(report)
     (REPORTS / f"{name}.md").write_text(text, encoding="utf-8")

@@ -57,6 +57,10 @@ class Store(Protocol):
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
         """A local path holding a completed task's output, its side files beside it."""
 
+    def fetch_side(self, output_path: str, result: Mapping[str, Any], suffix: str) -> Path | None:
+        """A local path holding one side file of a completed task's output (None if it has none),
+        without fetching the main file."""
+
 
 def side_name(path: Path, suffix: str) -> Path:
     """Where a side file of `path` lives: its suffix replaced (film.mp4 -> film.srt)."""

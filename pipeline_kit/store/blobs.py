@@ -68,6 +68,14 @@ class BlobStore:
             self.cache.fill(side_name(target, suffix), side_sha, partial(self.get, side_sha))
         return self.cache.fill(target, sha, partial(self.get, sha))
 
+    def fetch_side(self, output_path: str, result: Mapping[str, Any], suffix: str) -> Path | None:
+        sides = dict(result.get("sides") or {})
+        sha = result.get("sha256")
+        if suffix not in sides or not isinstance(sha, str):
+            return None
+        target = side_name(self._local(output_path, sha, sides), suffix)
+        return self.cache.fill(target, sides[suffix], partial(self.get, sides[suffix]))
+
     def _local(self, name: str, sha: str, sides: Mapping[str, str]) -> Path:
         return self.cache.folder(sha, sides) / PurePosixPath(name).name
 

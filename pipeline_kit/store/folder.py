@@ -60,6 +60,11 @@ class FolderStore:
         self._reachable()
         return Path(output_path)
 
+    def fetch_side(self, output_path: str, result: Mapping[str, Any], suffix: str) -> Path | None:
+        self._reachable()
+        side = side_name(Path(output_path), suffix)
+        return side if suffix in (result.get("sides") or {}) and side.is_file() else None
+
     def _reachable(self) -> None:
         root = self.outputs.parent
         if self._must_exist and not root.is_dir():

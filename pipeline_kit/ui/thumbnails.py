@@ -2,30 +2,30 @@
 
 A thumbnail is named by its frame's checksum (`result.sha256`, recorded at completion), so a
 page seen again costs one file check per frame and no fetch at all; a redrawn frame has another
-checksum and so gets a new thumbnail. The frame itself comes through the output store, so frames
-made in another folder or on another PC show too.
+checksum and so gets a new thumbnail. Workers publish a thumbnail beside each image they make
+(`pipeline_kit.thumbnail`), which comes through the output store (a few kilobytes, from any PC);
+only a frame published without one (an older one) is fetched whole and drawn here.
 """
 
 from __future__ import annotations
 
-import os
+import shutil
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
-
+from pipeline_kit import thumbnail
 from pipeline_kit.errors import GenerationError, StoreUnavailable
 from pipeline_kit.store import Store
 from pipeline_kit.store.cache import file_digest
 
-BOX = (256, 144)  # a 16:9 frame fits exactly; other shapes keep theirs inside it
-QUALITY = 80
+BOX = thumbnail.BOX
 
 
 class Thumbnails:
-    """JPEG thumbnails under `folder`, keyed by checksum; `made` counts those this object drew."""
+    """JPEG thumbnails under `folder`, keyed by checksum; `made` counts those this object drew
+    or fetched from the store."""
 
     def __init__(self, folder: Path, box: tuple[int, int] = BOX) -> None:
         self.folder, self.box = folder, box
@@ -50,6 +50,8 @@ class Thumbnails:
             return found
         result = dict(result or {})
         sha = result.get("sha256")
+        if isinstance(sha, str) and self.box == BOX and thumbnail.SUFFIX in (result.get("sides") or {}):
+            return self._published(store, output_path, result, self._path(sha))
         try:
             frame = store.fetch(output_path, result)
         except (GenerationError, StoreUnavailable, OSError):
@@ -64,19 +66,24 @@ class Thumbnails:
     def _path(self, sha: str) -> Path:
         return self.folder / sha[:2] / f"{sha}-{self.box[0]}x{self.box[1]}.jpg"
 
-    def _draw(self, frame: Path, target: Path) -> Path | None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    def _published(self, store: Store, output_path: str, result: Mapping[str, Any], target: Path) -> Path | None:
+        """The thumbnail the worker published beside the frame, fetched through the store."""
         try:
-            with Image.open(frame) as im:
-                im.draft("RGB", self.box)  # JPEG sources decode at a smaller scale
-                im.thumbnail(self.box)
-                im.convert("RGB").save(tmp, "JPEG", quality=QUALITY)
-            os.replace(tmp, target)  # whole or absent: a reader never sees half a thumbnail
-        except (UnidentifiedImageError, OSError):
+            side = store.fetch_side(output_path, result, thumbnail.SUFFIX)
+        except (GenerationError, StoreUnavailable, OSError):
             return None
-        finally:
-            tmp.unlink(missing_ok=True)
+        if side is None or not side.is_file():
+            return None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{threading.get_ident()}.tmp")
+        shutil.copyfile(side, tmp)
+        tmp.replace(target)  # whole or absent, like a drawn one
+        return self._count(target)
+
+    def _draw(self, frame: Path, target: Path) -> Path | None:
+        return self._count(target) if thumbnail.draw(frame, target, self.box) else None
+
+    def _count(self, target: Path) -> Path:
         with self._lock:  # screens draw off their event loop, in threads
             self.made += 1
         return target

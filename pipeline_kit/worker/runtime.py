@@ -24,10 +24,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline_kit import engine, fonts
+from pipeline_kit import engine, fonts, thumbnail
 from pipeline_kit.backends import Backend, Job, Output, get_backend
 from pipeline_kit.backends.base import is_remote, quote
 from pipeline_kit.backends.classify import classify
+from pipeline_kit.backends.params import IMAGE_KINDS
 from pipeline_kit.backends.direction import directed
 from pipeline_kit.backends.routing import Router, Routing
 from pipeline_kit.db.connect import Database
@@ -362,7 +363,7 @@ class Worker:
         fault("after_cost")
         if out.path is not None:
             paths.mark_ready({"params_hash": key, "model": out.model, "cost": out.cost,
-                              "result": dict(out.result)}, extras=out.extras)
+                              "result": dict(out.result)}, extras=_with_thumbnail(lease.kind, out))
             fault("after_temp_write")
             return Output(path=paths.ready, cost=out.cost, model=out.model, settings=out.settings,
                           remote_job_id=out.remote_job_id, result=out.result)
@@ -519,3 +520,14 @@ def run_worker(db: Database, cfg: WorkerConfig, *, backend: Backend | None = Non
 
 def default_worker_id() -> str:
     return f"{os.uname().nodename}-{os.getpid()}"
+
+
+def _with_thumbnail(kind: str, out: Output) -> dict[str, Path]:
+    """The call's side files, plus a thumbnail beside an image (screens show it instead of
+    fetching the whole frame); an image Pillow cannot read simply goes without one."""
+    extras = dict(out.extras)
+    if kind in IMAGE_KINDS and out.path is not None and thumbnail.SUFFIX not in extras:
+        small = out.path.with_name(out.path.name + thumbnail.SUFFIX)
+        if thumbnail.draw(out.path, small):
+            extras[thumbnail.SUFFIX] = small
+    return extras
