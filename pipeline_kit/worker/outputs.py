@@ -68,6 +68,12 @@ class OutputPaths:
         _write_atomic(self.ready_meta, json.dumps(meta, sort_keys=True).encode())
         os.replace(self.part, self.ready)
 
+    def side_part(self, suffix: str) -> Path:
+        """Where this attempt writes a side file before `mark_ready` keeps it: named like the temp
+        file (`X.TOKEN.thumb.jpg.part.png`), so `tidy` clears it if the attempt dies first."""
+        return self.part.with_name(self.part.name.removesuffix(f".part{self.final.suffix}")
+                                   + f"{suffix}.part{self.final.suffix}")
+
     def side(self, suffix: str, *, ready: bool = False) -> Path:
         """Where a side file (".srt", ".contact.png") lives: next to the final file."""
         stem = self.final.name[: len(self.final.name) - len(self.final.suffix)]

@@ -363,7 +363,7 @@ class Worker:
         fault("after_cost")
         if out.path is not None:
             paths.mark_ready({"params_hash": key, "model": out.model, "cost": out.cost,
-                              "result": dict(out.result)}, extras=_with_thumbnail(lease.kind, out))
+                              "result": dict(out.result)}, extras=_with_thumbnail(lease.kind, out, paths))
             fault("after_temp_write")
             return Output(path=paths.ready, cost=out.cost, model=out.model, settings=out.settings,
                           remote_job_id=out.remote_job_id, result=out.result)
@@ -522,12 +522,12 @@ def default_worker_id() -> str:
     return f"{os.uname().nodename}-{os.getpid()}"
 
 
-def _with_thumbnail(kind: str, out: Output) -> dict[str, Path]:
+def _with_thumbnail(kind: str, out: Output, paths: OutputPaths) -> dict[str, Path]:
     """The call's side files, plus a thumbnail beside an image (screens show it instead of
     fetching the whole frame); an image Pillow cannot read simply goes without one."""
     extras = dict(out.extras)
     if kind in IMAGE_KINDS and out.path is not None and thumbnail.SUFFIX not in extras:
-        small = out.path.with_name(out.path.name + thumbnail.SUFFIX)
+        small = paths.side_part(thumbnail.SUFFIX)
         if thumbnail.draw(out.path, small):
             extras[thumbnail.SUFFIX] = small
     return extras

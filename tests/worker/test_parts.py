@@ -111,3 +111,22 @@ def test_ready_output_is_reused_only_for_the_same_params_and_generation(tmp_path
     escaped = OutputPaths.for_task(tmp_path / "outputs", task_id="x", kind="assemble_book", bookcode="bk",
                                    shot_id=None, suffix=".mp4", token="t" * 32, publish_as="../../films/bk/film.mp4")
     assert escaped.final == tmp_path / "films" / "bk" / "film.mp4"  # no climbing out of the data folder
+
+
+def test_a_side_file_of_an_attempt_that_died_is_tidied_away(tmp_path: Path) -> None:
+    """A side file written before the ready mark (a frame's thumbnail) is named like the attempt's
+    temp file, so when that attempt dies before keeping it, the next publish tidies it away with
+    the temp file; the kept side of the attempt that finished stays."""
+    dead = OutputPaths.for_task(tmp_path, task_id="bk-c001-s0001/first_frame", kind="first_frame", bookcode="bk",
+                                shot_id="bk-c001-s0001", suffix=".png", token="d" * 32)
+    live = OutputPaths.for_task(tmp_path, task_id="bk-c001-s0001/first_frame", kind="first_frame", bookcode="bk",
+                                shot_id="bk-c001-s0001", suffix=".png", token="l" * 32)
+    dead.part.parent.mkdir(parents=True)
+    for attempt in (dead, live):
+        attempt.part.write_bytes(b"png")
+        attempt.side_part(".thumb.jpg").write_bytes(b"jpg")
+    assert dead.side_part(".thumb.jpg") != live.side_part(".thumb.jpg")
+    live.mark_ready({"params_hash": "k"}, extras={".thumb.jpg": live.side_part(".thumb.jpg")})
+    FolderStore(tmp_path, url=str(tmp_path), must_exist=False).publish(live.name, live.ready, live.ready_sides())
+    live.tidy()
+    assert sorted(p.name for p in live.final.parent.iterdir()) == ["first_frame.png", "first_frame.thumb.jpg"]
