@@ -93,9 +93,10 @@ def test_kill_at_point_then_recover(point: str, db_url: str, tmp_path: Path, wor
         assert leftovers == [], "no .part or .ready file may outlive the run"
         if db.dialect == "sqlite":
             assert len(list((tmp_path / "data/outputs").rglob("first_frame.png"))) == TASKS
-        else:  # every blob is a task's output: the killed publish left no orphan
+        else:  # every blob is a task's output or its side file: the killed publish left no orphan
             with db.engine.connect() as conn:
-                named = {r["sha256"] for r in conn.execute(sa.select(tasks.c.result)).scalars()}
+                results = conn.execute(sa.select(tasks.c.result)).scalars().all()
+                named = {r["sha256"] for r in results} | {s for r in results for s in (r.get("sides") or {}).values()}
                 assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == named
     finally:
         db.dispose()
