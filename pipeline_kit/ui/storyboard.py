@@ -170,6 +170,14 @@ class StoryboardModel:
         """`cache`: this PC's folder for fetched outputs and thumbnails (default `screen_cache()`)."""
         self.db, self.bookcode, self.cache = db, bookcode, cache or screen_cache()
         self.thumbnails = Thumbnails(self.cache / "thumbnails")
+        self._store: Store | None = None
+
+    @property
+    def store(self) -> Store:
+        """The output store in effect, opened once (not once per thumbnail: opening reads the setting)."""
+        if self._store is None:
+            self._store = screen_store(self.db, self.cache)
+        return self._store
 
     def split(self) -> ActionResult:
         """Split the chapters not yet split into shots and tasks (a second run creates nothing)."""
@@ -208,7 +216,7 @@ class StoryboardModel:
                 sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path, tasks.c.result,
                           tasks.c.deps_remaining, tasks.c.last_error)
                 .where(tasks.c.task_id.in_(list(ids)))).all()
-        store = screen_store(self.db, self.cache) if any(r.output_path for r in found) else None
+        store = self.store if any(r.output_path for r in found) else None
         tiles: dict[str, dict[str, Tile]] = defaultdict(dict)
         for r in found:
             thumb = None
@@ -223,14 +231,14 @@ class StoryboardModel:
 
     def draw_thumbnail(self, tile: Tile) -> Path | None:
         """Make (or find) a tile's thumbnail, its frame fetched through the store."""
-        return self.thumbnails.of(screen_store(self.db, self.cache), tile.output_path, tile.result)
+        return self.thumbnails.of(self.store, tile.output_path, tile.result)
 
     def clip(self, task_id: str) -> MediaItem | None:
         """One output fetched through the store (a clip, when the person asks to play it)."""
         with self._read() as conn:
             row = conn.execute(sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path,
                                          tasks.c.result).where(tasks.c.task_id == task_id)).first()
-        return None if row is None else _item(screen_store(self.db, self.cache), row)
+        return None if row is None else _item(self.store, row)
 
     def shot(self, shot_id: str) -> text.Shot:
         return text.show_shot(self.db, shot_id)
@@ -260,7 +268,7 @@ class StoryboardModel:
             found = {r.task_id: r for r in conn.execute(
                 sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.output_path, tasks.c.result)
                 .where(tasks.c.task_id.in_(list(ids.values()))))}
-        store = screen_store(self.db, self.cache)
+        store = self.store
         return tuple(_item(store, found[ids[kind]]) for kind in SHOT_KINDS if ids[kind] in found)
 
     def review_on(self) -> bool:
@@ -292,7 +300,7 @@ class StoryboardModel:
         prompt = str((row.params or {}).get("prompt") or row.prompt or "")
         where = f"chapter {row.chapter}, shot {row.seq}" if row.chapter is not None else ""
         return ReviewFrame(row.task_id, row.kind, row.shot_id, where, row.text or "", prompt,
-                           _item(screen_store(self.db, self.cache), row))
+                           _item(self.store, row))
 
     def review_counts(self) -> ReviewCounts:
         """How many frames and character sheets wait for the creator, and the last decisions."""
