@@ -72,35 +72,74 @@ def synthetic(n_tasks: int, seed: int = 1) -> RunLog:
     task_ids = np.char.add("task-", np.arange(n_tasks).astype(str))
     last_end = pd.Series(finished).groupby(task_idx).max().to_numpy()
     final = outcome[last]
-    tasks = pd.DataFrame({
-        "id": np.arange(1, n_tasks + 1), "task_id": task_ids, "bookcode": "bench",
-        "shot_id": np.char.add("shot-", (np.arange(n_tasks) // 2).astype(str)),
-        "kind": [LANES[i][1] for i in lane], "lane": [LANES[i][0] for i in lane],
-        "status": final, "priority": 0, "worker_id": np.array(WORKERS)[worker[last]],
-        "attempts": per_task, "max_attempts": 5, "cost": 0.0, "created_at": T0,
-        "finished_at": last_end, "output_path": None,
-    })
-    attempts = pd.DataFrame({
-        "task_id": task_ids[task_idx], "attempt_no": attempt_no,
-        "worker_id": np.array(WORKERS)[worker], "claimed_at": claimed, "finished_at": finished,
-        "outcome": outcome, "error_kind": np.where(outcome == "retried", "timeout", None),
-        "cost": np.where(lane[task_idx] == 2, 0.05, 0.0), "model": "bench", "output_bytes": 1000,
-    })
+    tasks = pd.DataFrame(
+        {
+            "id": np.arange(1, n_tasks + 1),
+            "task_id": task_ids,
+            "bookcode": "bench",
+            "shot_id": np.char.add("shot-", (np.arange(n_tasks) // 2).astype(str)),
+            "kind": [LANES[i][1] for i in lane],
+            "lane": [LANES[i][0] for i in lane],
+            "status": final,
+            "priority": 0,
+            "worker_id": np.array(WORKERS)[worker[last]],
+            "attempts": per_task,
+            "max_attempts": 5,
+            "cost": 0.0,
+            "created_at": T0,
+            "finished_at": last_end,
+            "output_path": None,
+        }
+    )
+    attempts = pd.DataFrame(
+        {
+            "task_id": task_ids[task_idx],
+            "attempt_no": attempt_no,
+            "worker_id": np.array(WORKERS)[worker],
+            "claimed_at": claimed,
+            "finished_at": finished,
+            "outcome": outcome,
+            "error_kind": np.where(outcome == "retried", "timeout", None),
+            "cost": np.where(lane[task_idx] == 2, 0.05, 0.0),
+            "model": "bench",
+            "output_bytes": 1000,
+        }
+    )
     lost = attempts[attempts["outcome"] == "lost"]
     span = int(ends.max())
     beats = [(w, T0 + np.arange(0, span, HEARTBEAT_S) * np.timedelta64(1, "s")) for w in WORKERS]
-    events = pd.concat([
-        pd.DataFrame({"at": stamps, "kind": "heartbeat", "task_id": None, "worker_id": w,
-                      "detail": '{"count": 1}'}) for w, stamps in beats
-    ] + [pd.DataFrame({"at": lost["finished_at"].to_numpy(), "kind": "reclaim",
-                       "task_id": lost["task_id"].to_numpy(),
-                       "worker_id": lost["worker_id"].to_numpy(),
-                       "detail": '{"by": "pc-01"}'})], ignore_index=True)
+    events = pd.concat(
+        [
+            pd.DataFrame({"at": stamps, "kind": "heartbeat", "task_id": None, "worker_id": w, "detail": '{"count": 1}'})
+            for w, stamps in beats
+        ]
+        + [
+            pd.DataFrame(
+                {
+                    "at": lost["finished_at"].to_numpy(),
+                    "kind": "reclaim",
+                    "task_id": lost["task_id"].to_numpy(),
+                    "worker_id": lost["worker_id"].to_numpy(),
+                    "detail": '{"by": "pc-01"}',
+                }
+            )
+        ],
+        ignore_index=True,
+    )
     events.insert(0, "id", np.arange(1, len(events) + 1))
-    workers = pd.DataFrame({"worker_id": WORKERS, "uid": None,
-                            "host": [f"host-{w}" for w in WORKERS],
-                            "version": "0.1.0", "lanes": "image,video,llm", "backend": "sketch",
-                            "started_at": T0, "last_seen_at": finished.max(), "state": "stopped"})
+    workers = pd.DataFrame(
+        {
+            "worker_id": WORKERS,
+            "uid": None,
+            "host": [f"host-{w}" for w in WORKERS],
+            "version": "0.1.0",
+            "lanes": "image,video,llm",
+            "backend": "sketch",
+            "started_at": T0,
+            "last_seen_at": finished.max(),
+            "state": "stopped",
+        }
+    )
     frames = {"tasks": tasks, "attempts": attempts, "events": events, "workers": workers}
     return RunLog(**{name: normalise(name, f) for name, f in frames.items()})
 
@@ -113,8 +152,12 @@ def time_sqlite_load(n_tasks: int) -> dict[str, float]:
         db = create(url)
         load_s, loaded = timed(lambda: load(db))
         db.dispose()
-        return {"write_sqlite_s": round(write_s, 2), "load_sqlite_s": round(load_s, 2),
-                "loaded_attempts": len(loaded.attempts), "peak_rss_mb": round(peak_rss_mb(), 1)}
+        return {
+            "write_sqlite_s": round(write_s, 2),
+            "load_sqlite_s": round(load_s, 2),
+            "loaded_attempts": len(loaded.attempts),
+            "peak_rss_mb": round(peak_rss_mb(), 1),
+        }
 
 
 def write_sqlite(log: RunLog, path: Path) -> str:
@@ -132,8 +175,7 @@ def write_sqlite(log: RunLog, path: Path) -> str:
                 frame = frame.assign(lease_token="t")
             if name == "events":
                 frame = frame.assign(detail=frame["detail"].map(json.loads))
-            frame.to_sql(name, conn, if_exists="append", index=False, chunksize=50_000,
-                         method=_schema_insert)
+            frame.to_sql(name, conn, if_exists="append", index=False, chunksize=50_000, method=_schema_insert)
     db.dispose()
     return url
 
@@ -145,6 +187,7 @@ def _schema_insert(table: Any, conn: Any, keys: list[str], rows: Any) -> None:
 
 
 # --- the pandas twins of the heaviest metrics, for the side-by-side ------------------------------
+
 
 def idle_time_pandas(log: RunLog) -> pd.DataFrame:
     a = log.attempts[["worker_id", "claimed_at", "finished_at"]].dropna(subset=["claimed_at"])
@@ -164,8 +207,9 @@ def duration_stats_pandas(log: RunLog) -> pd.DataFrame:
     d = a.merge(log.tasks[["task_id", "lane", "kind"]], on="task_id")
     d["seconds"] = (d["finished_at"] - d["claimed_at"]).dt.total_seconds()
     g = d.groupby(["lane", "kind"])["seconds"]
-    return pd.DataFrame({"attempts": g.size(), "mean_s": g.mean(), "p50_s": g.median(),
-                         "p90_s": g.quantile(0.9), "max_s": g.max()}).reset_index()
+    return pd.DataFrame(
+        {"attempts": g.size(), "mean_s": g.mean(), "p50_s": g.median(), "p90_s": g.quantile(0.9), "max_s": g.max()}
+    ).reset_index()
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -192,12 +236,19 @@ def main(argv: list[str] | None = None) -> int:
             sqlite = pool.submit(time_sqlite_load, n_tasks).result()
         print(f"SQLite (child process): {sqlite}", flush=True)
     gen_s, log = timed(lambda: synthetic(n_tasks))
-    print(f"generated {len(log.tasks):,} tasks, {len(log.attempts):,} attempts, "
-          f"{len(log.events):,} events in {gen_s:.1f} s", flush=True)
+    print(
+        f"generated {len(log.tasks):,} tasks, {len(log.attempts):,} attempts, "
+        f"{len(log.events):,} events in {gen_s:.1f} s",
+        flush=True,
+    )
     result: dict[str, Any] = {
-        "tasks": len(log.tasks), "attempts": len(log.attempts), "events": len(log.events),
-        "workers": len(log.workers), "python": sys.version.split()[0],
-        "machine": platform.machine(), "generate_s": round(gen_s, 2),
+        "tasks": len(log.tasks),
+        "attempts": len(log.attempts),
+        "events": len(log.events),
+        "workers": len(log.workers),
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "generate_s": round(gen_s, 2),
     }
     if sqlite:
         result["sqlite"] = sqlite
@@ -226,8 +277,11 @@ def main(argv: list[str] | None = None) -> int:
         result["report_s"], _ = timed(lambda: write_report_for(log, Path(tmp) / "report"))
         result["report_cpu_s"] = round(time.process_time() - cpu, 2)
         result["report_replayed"] = len(log.attempts) <= REPLAY_MAX_ATTEMPTS
-        print(f"full report (metrics, charts, CSV, Parquet; replay included: "
-              f"{result['report_replayed']}): {result['report_s']:.1f} s", flush=True)
+        print(
+            f"full report (metrics, charts, CSV, Parquet; replay included: "
+            f"{result['report_replayed']}): {result['report_s']:.1f} s",
+            flush=True,
+        )
     side: dict[str, dict[str, float]] = {}
     for name, duck_fn, pandas_fn in (
         ("idle_time", lambda: reliability.idle_time(log), lambda: idle_time_pandas(log)),
@@ -235,15 +289,20 @@ def main(argv: list[str] | None = None) -> int:
     ):
         d_s, d_val = timed(duck_fn)
         p_s, p_val = timed(pandas_fn)
-        assert np.allclose(sorted(d_val["busy_s" if name == "idle_time" else "p50_s"]),
-                           sorted(p_val["busy_s" if name == "idle_time" else "p50_s"]))
+        assert np.allclose(
+            sorted(d_val["busy_s" if name == "idle_time" else "p50_s"]),
+            sorted(p_val["busy_s" if name == "idle_time" else "p50_s"]),
+        )
         side[name] = {"duckdb_s": round(d_s, 3), "pandas_s": round(p_s, 3)}
     result["duckdb_vs_pandas"] = side
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     result["load_average"] = round(os.getloadavg()[0], 2)
     result["cpus"] = os.cpu_count()
-    result["goal"] = {"report_s_max": 60, "peak_rss_mb_max": 4096,
-                      "met": result["report_s"] < 60 and result["peak_rss_mb"] < 4096}
+    result["goal"] = {
+        "report_s_max": 60,
+        "peak_rss_mb_max": 4096,
+        "met": result["report_s"] < 60 and result["peak_rss_mb"] < 4096,
+    }
     result["report_s"] = round(result["report_s"], 2)
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "report_bench_quick" if args.quick else "report_bench"
@@ -254,24 +313,32 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _markdown(r: dict[str, Any]) -> str:
-    lines = [f"# Report benchmark: {r['tasks']:,} tasks, {r['attempts']:,} attempts, "
-             f"{r['events']:,} events", "", "| step | seconds |", "|---|---:|"]
+    lines = [
+        f"# Report benchmark: {r['tasks']:,} tasks, {r['attempts']:,} attempts, {r['events']:,} events",
+        "",
+        "| step | seconds |",
+        "|---|---:|",
+    ]
     lines += [f"| {k} | {v:.2f} |" for k, v in r["metric_s"].items()]
-    lines += [f"| **full report** (replay in it: {r['report_replayed']}) "
-              f"| **{r['report_s']:.2f}** |",
-              "",
-              f"Full report CPU time (all threads): {r['report_cpu_s']:.1f} s; load average at "
-              f"the end {r['load_average']:.1f} on {r['cpus']} cores (the machine is shared).",
-              "", f"Peak RSS: {r['peak_rss_mb']:,.0f} MB. Goal (< 60 s, < 4 GB) met: "
-              f"{r['goal']['met']}.", ""]
+    lines += [
+        f"| **full report** (replay in it: {r['report_replayed']}) | **{r['report_s']:.2f}** |",
+        "",
+        f"Full report CPU time (all threads): {r['report_cpu_s']:.1f} s; load average at "
+        f"the end {r['load_average']:.1f} on {r['cpus']} cores (the machine is shared).",
+        "",
+        f"Peak RSS: {r['peak_rss_mb']:,.0f} MB. Goal (< 60 s, < 4 GB) met: {r['goal']['met']}.",
+        "",
+    ]
     if "sqlite" in r:
         s = r["sqlite"]
-        lines += [f"Loading the same log from a SQLite file with `load` (separate process): "
-                  f"{s['load_sqlite_s']:.1f} s, peak RSS {s['peak_rss_mb']:,.0f} MB "
-                  f"(writing the file took {s['write_sqlite_s']:.1f} s, not counted).", ""]
+        lines += [
+            f"Loading the same log from a SQLite file with `load` (separate process): "
+            f"{s['load_sqlite_s']:.1f} s, peak RSS {s['peak_rss_mb']:,.0f} MB "
+            f"(writing the file took {s['write_sqlite_s']:.1f} s, not counted).",
+            "",
+        ]
     lines += ["| metric | DuckDB s | pandas s |", "|---|---:|---:|"]
-    lines += [f"| {k} | {v['duckdb_s']:.2f} | {v['pandas_s']:.2f} |"
-              for k, v in r["duckdb_vs_pandas"].items()]
+    lines += [f"| {k} | {v['duckdb_s']:.2f} | {v['pandas_s']:.2f} |" for k, v in r["duckdb_vs_pandas"].items()]
     return "\n".join(lines) + "\n"
 
 

@@ -117,20 +117,29 @@ def one_run(kind: str, payloads: dict[str, list[Path]], tmp: Path) -> dict[str, 
             for s in stored:
                 reader.fetch(s.output_path, {"sha256": s.sha256}).read_bytes()
             read_s = time.perf_counter() - t0
-            rates[payload] = {"write_per_s": len(files) / write_s, "write_mb_s": total_mb / write_s,
-                              "read_per_s": len(files) / read_s, "read_mb_s": total_mb / read_s}
+            rates[payload] = {
+                "write_per_s": len(files) / write_s,
+                "write_mb_s": total_mb / write_s,
+                "read_per_s": len(files) / read_s,
+                "read_mb_s": total_mb / read_s,
+            }
     return rates
 
 
-def summarise(runs: list[dict[str, dict[str, dict[str, float]]]], payloads: dict[str, list[Path]],
-              kinds: list[str]) -> list[dict[str, object]]:
+def summarise(
+    runs: list[dict[str, dict[str, dict[str, float]]]], payloads: dict[str, list[Path]], kinds: list[str]
+) -> list[dict[str, object]]:
     """One row per kind and payload: medians over the runs, and the ratio to the folder store."""
     rows: list[dict[str, object]] = []
     for kind in kinds:
         for payload, files in payloads.items():
-            row: dict[str, object] = {"kind": kind, "payload": payload, "files": len(files),
-                                      "mb_each": round(sum(f.stat().st_size for f in files) / len(files) / 1e6, 2),
-                                      "runs": len(runs)}
+            row: dict[str, object] = {
+                "kind": kind,
+                "payload": payload,
+                "files": len(files),
+                "mb_each": round(sum(f.stat().st_size for f in files) / len(files) / 1e6, 2),
+                "runs": len(runs),
+            }
             for metric in METRICS:
                 row[metric] = statistics.median(r[kind][payload][metric] for r in runs)
                 if "folder" in kinds:
@@ -141,14 +150,19 @@ def summarise(runs: list[dict[str, dict[str, dict[str, float]]]], payloads: dict
 
 
 def markdown(rows: list[dict[str, object]], runs: int) -> str:
-    lines = [f"Store throughput, medians of {runs} runs (kinds taking turns), {datetime.now():%Y-%m-%d}, "
-             f"{platform.node()} ({os.cpu_count()} cores).", "",
-             "| store | payload | written /s | write MB/s | read /s | read MB/s | write vs folder | read vs folder |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Store throughput, medians of {runs} runs (kinds taking turns), {datetime.now():%Y-%m-%d}, "
+        f"{platform.node()} ({os.cpu_count()} cores).",
+        "",
+        "| store | payload | written /s | write MB/s | read /s | read MB/s | write vs folder | read vs folder |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         vs = [f"{r[k]:.2f}x" if k in r else "–" for k in ("write_mb_s_vs_folder", "read_mb_s_vs_folder")]
-        lines.append(f"| {r['kind']} | {r['files']} x {r['payload']} ({r['mb_each']} MB) | {r['write_per_s']:,.1f} | "
-                     f"{r['write_mb_s']:,.1f} | {r['read_per_s']:,.1f} | {r['read_mb_s']:,.1f} | {vs[0]} | {vs[1]} |")
+        lines.append(
+            f"| {r['kind']} | {r['files']} x {r['payload']} ({r['mb_each']} MB) | {r['write_per_s']:,.1f} | "
+            f"{r['write_mb_s']:,.1f} | {r['read_per_s']:,.1f} | {r['read_mb_s']:,.1f} | {vs[0]} | {vs[1]} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -169,8 +183,14 @@ def main() -> int:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="pk_store_bench_")))
         if "s3" in kinds:
             endpoint = stack.enter_context(seaweed_s3(tmp / "seaweed", BUCKET))
-            os.environ.update({ENDPOINT_VAR: endpoint, "AWS_ACCESS_KEY_ID": "bench",
-                               "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
+            os.environ.update(
+                {
+                    ENDPOINT_VAR: endpoint,
+                    "AWS_ACCESS_KEY_ID": "bench",
+                    "AWS_SECRET_ACCESS_KEY": "bench",
+                    "AWS_DEFAULT_REGION": "us-east-1",
+                }
+            )
         payloads = make_payloads(tmp / "payloads", frames, clips)
         measured = []
         for n in range(runs):
@@ -179,17 +199,31 @@ def main() -> int:
                 run_dir = tmp / f"run-{n}-{kind}"
                 this_run[kind] = one_run(kind, payloads, run_dir)
                 shutil.rmtree(run_dir)
-                print(f"run {n + 1}/{runs} {kind}: " + "; ".join(
-                    f"{p} write {r['write_mb_s']:.0f} MB/s read {r['read_mb_s']:.0f} MB/s"
-                    for p, r in this_run[kind].items()), flush=True)
+                print(
+                    f"run {n + 1}/{runs} {kind}: "
+                    + "; ".join(
+                        f"{p} write {r['write_mb_s']:.0f} MB/s read {r['read_mb_s']:.0f} MB/s"
+                        for p, r in this_run[kind].items()
+                    ),
+                    flush=True,
+                )
             measured.append(this_run)
         rows = summarise(measured, payloads, kinds)
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "store.json").write_text(json.dumps(
-        {"at": datetime.now().isoformat(timespec="seconds"), "machine": platform.node(),
-         "cores": os.cpu_count(), "config": {"runs": runs, "frames": frames, "clips": clips, "kinds": kinds},
-         "results": rows, "runs": measured}, indent=2))
+    (out / "store.json").write_text(
+        json.dumps(
+            {
+                "at": datetime.now().isoformat(timespec="seconds"),
+                "machine": platform.node(),
+                "cores": os.cpu_count(),
+                "config": {"runs": runs, "frames": frames, "clips": clips, "kinds": kinds},
+                "results": rows,
+                "runs": measured,
+            },
+            indent=2,
+        )
+    )
     text = markdown(rows, runs)
     (out / "store.md").write_text(text)
     print(text)

@@ -65,8 +65,10 @@ def frame_png(path: Path, index: int, grain: Image.Image) -> None:
     draw = ImageDraw.Draw(image)
     for _ in range(6):
         x, y = rng.randrange(FRAME[0] - 200), rng.randrange(FRAME[1] - 200)
-        draw.ellipse((x, y, x + rng.randrange(40, 200), y + rng.randrange(40, 200)),
-                     fill=(rng.randrange(256), rng.randrange(256), rng.randrange(256)))
+        draw.ellipse(
+            (x, y, x + rng.randrange(40, 200), y + rng.randrange(40, 200)),
+            fill=(rng.randrange(256), rng.randrange(256), rng.randrange(256)),
+        )
     draw.text((40, 40), f"frame {index}", fill="white")
     image.save(path, "PNG", compress_level=1)  # quick to make; as big as a provider's
 
@@ -104,14 +106,29 @@ def build(url: str, shots: int, work: Path, thumbnails: bool) -> dict[str, Any]:
             small = png.with_name("frame" + thumbnail.SUFFIX)
             sides = {thumbnail.SUFFIX: small} if thumbnails and thumbnail.draw(png, small) else {}
             stored = other_pc.publish(f"outputs/{lease.task_id}.png", png, sides)
-            done.append(Completion(task_id=lease.task_id, token=lease.token, output_path=stored.output_path,
-                                   result={"sha256": stored.sha256, "bytes": stored.size,
-                                           **({"sides": stored.sides} if stored.sides else {})}))
+            done.append(
+                Completion(
+                    task_id=lease.task_id,
+                    token=lease.token,
+                    output_path=stored.output_path,
+                    result={
+                        "sha256": stored.sha256,
+                        "bytes": stored.size,
+                        **({"sides": stored.sides} if stored.sides else {}),
+                    },
+                )
+            )
             drawn += 1
         engine.complete_many(db, done)
     db.dispose()
-    return {"bookcode": bookcode, "chapters": chapters, "shots": split.shots_created,
-            "images": drawn, "frame_bytes": png.stat().st_size, "build_s": time.perf_counter() - started}
+    return {
+        "bookcode": bookcode,
+        "chapters": chapters,
+        "shots": split.shots_created,
+        "images": drawn,
+        "frame_bytes": png.stat().st_size,
+        "build_s": time.perf_counter() - started,
+    }
 
 
 def open_once(url: str, bookcode: str, cache: Path) -> dict[str, Any]:
@@ -132,17 +149,24 @@ def open_once(url: str, bookcode: str, cache: Path) -> dict[str, Any]:
             await screen.filler
         filled = time.perf_counter() - started
         made = screen.model.thumbnails.made
-        thumbs = sum(1 for tiles in screen.shown.tiles.values() for t in tiles.values() if t.has_output
-                     and t.kind != "video")
+        thumbs = sum(
+            1 for tiles in screen.shown.tiles.values() for t in tiles.values() if t.has_output and t.kind != "video"
+        )
         started = time.perf_counter()
         screen.next.click()
         next_s = time.perf_counter() - started
         if screen.filler is not None:
             await screen.filler
-        return {"open_s": opened, "thumbnails_s": filled, "next_s": next_s,
-                "next_thumbnails_s": time.perf_counter() - started, "thumbnails_shown": thumbs,
-                "thumbnails_made": made, "next_made": screen.model.thumbnails.made - made,
-                "shots": screen.shown.page.total}
+        return {
+            "open_s": opened,
+            "thumbnails_s": filled,
+            "next_s": next_s,
+            "next_thumbnails_s": time.perf_counter() - started,
+            "thumbnails_shown": thumbs,
+            "thumbnails_made": made,
+            "next_made": screen.model.thumbnails.made - made,
+            "shots": screen.shown.page.total,
+        }
 
     return asyncio.run(timed())
 
@@ -153,46 +177,65 @@ def measure(url: str, bookcode: str, cache: Path, runs: int, cold: bool) -> dict
     for _ in range(runs):
         if cold:
             shutil.rmtree(cache, ignore_errors=True)
-        done = subprocess.run([sys.executable, __file__, "--one", url, bookcode, str(cache)],
-                              capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--one", url, bookcode, str(cache)], capture_output=True, text=True, check=True
+        )
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    median = {k: statistics.median(r[k] for r in results)
-              for k in ("open_s", "thumbnails_s", "next_s", "next_thumbnails_s")}
-    return {"cache": "cold" if cold else "warm", "runs": results, "median": median,
-            "meets_goal": median["open_s"] < GOAL_S}
+    median = {
+        k: statistics.median(r[k] for r in results) for k in ("open_s", "thumbnails_s", "next_s", "next_thumbnails_s")
+    }
+    return {
+        "cache": "cold" if cold else "warm",
+        "runs": results,
+        "median": median,
+        "meets_goal": median["open_s"] < GOAL_S,
+    }
 
 
 def markdown(report: dict[str, Any]) -> str:
     book = report["book"]
-    lines = [f"# Storyboard benchmark ({book['shots']} shots, {book['images']} images in the database store)",
-             "",
-             f"Database: {report['database']}. Frames {FRAME[0]}x{FRAME[1]} PNG (about "
-             f"{book['frame_bytes'] // 1024} KiB each). Each run opens 02_storyboard's screen ({PAGE} shots "
-             "a page) in a fresh process inside an event loop, as in a kernel: *page shown* is from "
-             "connecting to the screen built (cards, filters, editor, review queue; thumbnails this PC "
-             "lacks still drawing), *thumbnails in* until the last one is on its card; then the same "
-             f"for Next. Median of {report['runs']} runs. Cold: this PC's cache emptied before each run "
-             + ("(each thumbnail the worker published fetched through the store). "
-                if report["thumbnails_published"] else
-                "(frames published without thumbnails: each fetched whole through the store and drawn here). ")
-             + f"Goal: page shown under {GOAL_S:g} s.",
-             "",
-             "| thumbnail cache | page shown s | thumbnails in s | Next: shown s | Next: thumbnails in s | "
-             "thumbnails | made on open | made on Next | goal |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Storyboard benchmark ({book['shots']} shots, {book['images']} images in the database store)",
+        "",
+        f"Database: {report['database']}. Frames {FRAME[0]}x{FRAME[1]} PNG (about "
+        f"{book['frame_bytes'] // 1024} KiB each). Each run opens 02_storyboard's screen ({PAGE} shots "
+        "a page) in a fresh process inside an event loop, as in a kernel: *page shown* is from "
+        "connecting to the screen built (cards, filters, editor, review queue; thumbnails this PC "
+        "lacks still drawing), *thumbnails in* until the last one is on its card; then the same "
+        f"for Next. Median of {report['runs']} runs. Cold: this PC's cache emptied before each run "
+        + (
+            "(each thumbnail the worker published fetched through the store). "
+            if report["thumbnails_published"]
+            else "(frames published without thumbnails: each fetched whole through the store and drawn here). "
+        )
+        + f"Goal: page shown under {GOAL_S:g} s.",
+        "",
+        "| thumbnail cache | page shown s | thumbnails in s | Next: shown s | Next: thumbnails in s | "
+        "thumbnails | made on open | made on Next | goal |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for case in report["cases"]:
         m, first = case["median"], case["runs"][0]
-        lines.append(f"| {case['cache']} | {m['open_s']:.2f} | {m['thumbnails_s']:.2f} | {m['next_s']:.2f} | "
-                     f"{m['next_thumbnails_s']:.2f} | {first['thumbnails_shown']} | "
-                     f"{first['thumbnails_made']} | {first['next_made']} | "
-                     f"{'met' if case['meets_goal'] else 'MISSED'} |")
-    runs = "; ".join(f"{c['cache']}: " + ", ".join(f"{r['open_s']:.2f}/{r['thumbnails_s']:.2f}" for r in c["runs"])
-                     for c in report["cases"])
+        lines.append(
+            f"| {case['cache']} | {m['open_s']:.2f} | {m['thumbnails_s']:.2f} | {m['next_s']:.2f} | "
+            f"{m['next_thumbnails_s']:.2f} | {first['thumbnails_shown']} | "
+            f"{first['thumbnails_made']} | {first['next_made']} | "
+            f"{'met' if case['meets_goal'] else 'MISSED'} |"
+        )
+    runs = "; ".join(
+        f"{c['cache']}: " + ", ".join(f"{r['open_s']:.2f}/{r['thumbnails_s']:.2f}" for r in c["runs"])
+        for c in report["cases"]
+    )
     before, after = report["load_average"]
-    lines += ["", f"Each run's page shown / thumbnails in, s: {runs}.",
-              "", f"Building the book (ingest, split, draw and store every image): {book['build_s']:.0f} s.",
-              "", f"Machine: {report['machine']}, {report['cpus']} CPUs (shared), Python {report['python']}; "
-              f"1-minute load average {before} before and {after} after the runs."]
+    lines += [
+        "",
+        f"Each run's page shown / thumbnails in, s: {runs}.",
+        "",
+        f"Building the book (ingest, split, draw and store every image): {book['build_s']:.0f} s.",
+        "",
+        f"Machine: {report['machine']}, {report['cpus']} CPUs (shared), Python {report['python']}; "
+        f"1-minute load average {before} before and {after} after the runs.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -200,8 +243,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shots", type=int, default=1000, help="about how many shots (default 1000)")
     parser.add_argument("--runs", type=int, default=5, help="runs per case (default 5)")
-    parser.add_argument("--frames-only", action="store_true",
-                        help="publish frames without their thumbnails (as workers did before): the screen draws them")
+    parser.add_argument(
+        "--frames-only",
+        action="store_true",
+        help="publish frames without their thumbnails (as workers did before): the screen draws them",
+    )
     parser.add_argument("--db", help="an EMPTY database to build the book in (default: SQLite in a temp folder)")
     parser.add_argument("--one", nargs=3, metavar=("URL", "BOOKCODE", "CACHE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -218,11 +264,18 @@ def main() -> None:
         book = build(url, args.shots, work, thumbnails=not args.frames_only)
         cache = work / "this-pc-cache"
         cases = [measure(url, book["bookcode"], cache, args.runs, cold) for cold in (True, False)]
-        report = {"book": book, "database": url.split("://")[0].split("+")[0], "runs": args.runs,
-                  "thumbnails_published": not args.frames_only,
-                  "cases": cases, "goal_s": GOAL_S, "machine": platform.machine(), "cpus": os.cpu_count(),
-                  "python": platform.python_version(),
-                  "load_average": [load_before, f"{os.getloadavg()[0]:.2f}"]}
+        report = {
+            "book": book,
+            "database": url.split("://")[0].split("+")[0],
+            "runs": args.runs,
+            "thumbnails_published": not args.frames_only,
+            "cases": cases,
+            "goal_s": GOAL_S,
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average": [load_before, f"{os.getloadavg()[0]:.2f}"],
+        }
     REPORTS.mkdir(parents=True, exist_ok=True)
     name = f"storyboard_{report['database']}" + ("" if report["thumbnails_published"] else "_frames_only")
     (REPORTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -79,10 +79,31 @@ def _prepare(url: str) -> None:
 
 
 def _worker(url: str, worker_id: str, tmp: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", worker_id,
-                             "--lanes", "default", "--backend", "sleep:0.02", "--quiet", "--outputs", f"{tmp}/out",
-                             "--lease", "60"], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipeline_kit",
+            "--db",
+            url,
+            "work",
+            "--worker-id",
+            worker_id,
+            "--lanes",
+            "default",
+            "--backend",
+            "sleep:0.02",
+            "--quiet",
+            "--outputs",
+            f"{tmp}/out",
+            "--lease",
+            "60",
+        ],
+        cwd=tmp,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 def _cpu_s(pid: int) -> float:
@@ -107,9 +128,11 @@ def _probe(db: Database, task_id: str, priority: int) -> None:
 
 def _latencies_ms(db: Database, prefix: str) -> list[float]:
     with db.engine.connect() as conn:
-        rows = conn.execute(sa.select(tasks.c.created_at, attempts.c.claimed_at)
-                            .join(attempts, attempts.c.task_id == tasks.c.task_id)
-                            .where(tasks.c.task_id.like(f"{prefix}%"))).all()
+        rows = conn.execute(
+            sa.select(tasks.c.created_at, attempts.c.claimed_at)
+            .join(attempts, attempts.c.task_id == tasks.c.task_id)
+            .where(tasks.c.task_id.like(f"{prefix}%"))
+        ).all()
     return [(_at(claimed) - _at(created)).total_seconds() * 1000 for created, claimed in rows]
 
 
@@ -121,8 +144,11 @@ def _drained(db: Database, prefix: str, count: int, timeout: float = 60) -> None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with db.engine.connect() as conn:
-            done = conn.execute(sa.select(sa.func.count()).select_from(tasks).where(
-                tasks.c.task_id.like(f"{prefix}%"), tasks.c.status == "completed")).scalar_one()
+            done = conn.execute(
+                sa.select(sa.func.count())
+                .select_from(tasks)
+                .where(tasks.c.task_id.like(f"{prefix}%"), tasks.c.status == "completed")
+            ).scalar_one()
         if done >= count:
             return
         time.sleep(0.05)
@@ -146,8 +172,10 @@ def measure(database: str, *, probes: int, idle_s: float) -> dict[str, object]:
                 time.sleep(random.uniform(0.2, 0.6))
             idle = _latencies_ms(db, "idle-")
             with db.engine.begin() as conn:  # a backlog of 20 ms tasks keeps the fleet busy
-                engine.enqueue(conn, [engine.TaskSpec(task_id=f"load-{i:05d}", kind="noop", lane="default")
-                                      for i in range(probes * 40)])
+                engine.enqueue(
+                    conn,
+                    [engine.TaskSpec(task_id=f"load-{i:05d}", kind="noop", lane="default") for i in range(probes * 40)],
+                )
             helper = _worker(url, "busy-2", tmp)
             _wait_registered(db, "busy-2")
             for i in range(probes):
@@ -162,15 +190,26 @@ def measure(database: str, *, probes: int, idle_s: float) -> dict[str, object]:
                     proc.terminate()
                     proc.wait(timeout=60)
             db.dispose()
-    return {"database": database, "idle_p50_ms": statistics.median(idle), "idle_p95_ms": _p95(idle),
-            "busy_p50_ms": statistics.median(busy), "busy_p95_ms": _p95(busy), "idle_cpu": idle_cpu,
-            "busy_backlog_left": backlog_left}
+    return {
+        "database": database,
+        "idle_p50_ms": statistics.median(idle),
+        "idle_p95_ms": _p95(idle),
+        "busy_p50_ms": statistics.median(busy),
+        "busy_p95_ms": _p95(busy),
+        "idle_cpu": idle_cpu,
+        "busy_backlog_left": backlog_left,
+    }
 
 
 def _pending(db: Database, prefix: str) -> int:
     with db.engine.connect() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(tasks).where(
-            tasks.c.task_id.like(f"{prefix}%"), tasks.c.status == "pending")).scalar_one())
+        return int(
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(tasks)
+                .where(tasks.c.task_id.like(f"{prefix}%"), tasks.c.status == "pending")
+            ).scalar_one()
+        )
 
 
 def _p95(values: list[float]) -> float:
@@ -194,19 +233,28 @@ def main() -> int:
             row[key] = statistics.median(float(m[key]) for m in measured)  # type: ignore[arg-type]
         row["goal_met"] = row["idle_p50_ms"] <= GOAL_P50_MS[database] and row["idle_cpu"] < GOAL_IDLE_CPU
         rows.append(row)
-        print(f"{database}: idle p50 {row['idle_p50_ms']:.0f} ms p95 {row['idle_p95_ms']:.0f} ms; busy p50 "
-              f"{row['busy_p50_ms']:.0f} ms p95 {row['busy_p95_ms']:.0f} ms (backlog left "
-              f"{row['busy_backlog_left']:.0%}); idle CPU {row['idle_cpu']:.2%}; "
-              f"goal {'met' if row['goal_met'] else 'MISSED'}", flush=True)
+        print(
+            f"{database}: idle p50 {row['idle_p50_ms']:.0f} ms p95 {row['idle_p95_ms']:.0f} ms; busy p50 "
+            f"{row['busy_p50_ms']:.0f} ms p95 {row['busy_p95_ms']:.0f} ms (backlog left "
+            f"{row['busy_backlog_left']:.0%}); idle CPU {row['idle_cpu']:.2%}; "
+            f"goal {'met' if row['goal_met'] else 'MISSED'}",
+            flush=True,
+        )
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "wake.json").write_text(json.dumps({"at": datetime.now().isoformat(timespec="seconds"),
-                                               "results": rows}, indent=2))
-    lines = ["| database | idle p50 ms | idle p95 ms | busy p50 ms | busy p95 ms | backlog left | idle CPU | goal |",
-             "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['database']} | {r['idle_p50_ms']:.0f} | {r['idle_p95_ms']:.0f} | {r['busy_p50_ms']:.0f} | "
-              f"{r['busy_p95_ms']:.0f} | {r['busy_backlog_left']:.0%} | {r['idle_cpu']:.2%} | "
-              f"{'met' if r['goal_met'] else 'missed'} |" for r in rows]
+    (out / "wake.json").write_text(
+        json.dumps({"at": datetime.now().isoformat(timespec="seconds"), "results": rows}, indent=2)
+    )
+    lines = [
+        "| database | idle p50 ms | idle p95 ms | busy p50 ms | busy p95 ms | backlog left | idle CPU | goal |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['database']} | {r['idle_p50_ms']:.0f} | {r['idle_p95_ms']:.0f} | {r['busy_p50_ms']:.0f} | "
+        f"{r['busy_p95_ms']:.0f} | {r['busy_backlog_left']:.0%} | {r['idle_cpu']:.2%} | "
+        f"{'met' if r['goal_met'] else 'missed'} |"
+        for r in rows
+    ]
     (out / "wake.md").write_text("\n".join(lines) + "\n")
     return 0 if all(r["goal_met"] for r in rows) else 1
 

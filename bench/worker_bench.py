@@ -34,10 +34,20 @@ from pipeline_kit.db import create  # noqa: E402
 from pipeline_kit.db.migrate import init  # noqa: E402
 from pipeline_kit.db.schema import attempts  # noqa: E402
 
-FRAME = {"bookcode": "bench", "shot_id": "bench-c001-s0001", "chapter": 1, "seq": 1, "scene": 1,
-         "prompt": "a lighthouse at dusk", "caption": "Mara climbed the hundred steps while Tobias held the lantern.",
-         "characters": ["Mara", "Tobias"], "location": "lighthouse", "time_of_day": "dusk",
-         "width": 640, "height": 360}
+FRAME = {
+    "bookcode": "bench",
+    "shot_id": "bench-c001-s0001",
+    "chapter": 1,
+    "seq": 1,
+    "scene": 1,
+    "prompt": "a lighthouse at dusk",
+    "caption": "Mara climbed the hundred steps while Tobias held the lantern.",
+    "characters": ["Mara", "Tobias"],
+    "location": "lighthouse",
+    "time_of_day": "dusk",
+    "width": 640,
+    "height": 360,
+}
 
 
 def makespan(tasks: int, latency: float, workers: int) -> dict[str, float]:
@@ -48,24 +58,55 @@ def makespan(tasks: int, latency: float, workers: int) -> dict[str, float]:
         init(db)
         engine.seed_default_lanes(db)
         with db.engine.begin() as conn:
-            engine.enqueue(conn, [engine.TaskSpec(task_id=f"b{i:05d}", kind="noop", lane="default")
-                                  for i in range(tasks)])
-        procs = [subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id",
-                                   f"W{w}", "--lanes", "default", "--backend", f"sleep:{latency}", "--until-empty",
-                                   "--quiet", "--outputs", f"{tmp}/out"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for w in range(workers)]
+            engine.enqueue(
+                conn, [engine.TaskSpec(task_id=f"b{i:05d}", kind="noop", lane="default") for i in range(tasks)]
+            )
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "pipeline_kit",
+                    "--db",
+                    url,
+                    "work",
+                    "--worker-id",
+                    f"W{w}",
+                    "--lanes",
+                    "default",
+                    "--backend",
+                    f"sleep:{latency}",
+                    "--until-empty",
+                    "--quiet",
+                    "--outputs",
+                    f"{tmp}/out",
+                ],
+                cwd=ROOT,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for w in range(workers)
+        ]
         for p in procs:
             p.wait()
         with db.engine.connect() as conn:
-            first, last, done = conn.execute(sa.select(sa.func.min(attempts.c.claimed_at),
-                                                       sa.func.max(attempts.c.finished_at),
-                                                       sa.func.count()).where(attempts.c.outcome == "completed")).one()
+            first, last, done = conn.execute(
+                sa.select(
+                    sa.func.min(attempts.c.claimed_at), sa.func.max(attempts.c.finished_at), sa.func.count()
+                ).where(attempts.c.outcome == "completed")
+            ).one()
         db.dispose()
     first, last = (datetime.fromisoformat(x) if isinstance(x, str) else x for x in (first, last))
     span = (last - first).total_seconds()
     ideal = tasks * latency / workers
-    return {"workers": workers, "tasks": tasks, "completed": done, "makespan_s": span, "ideal_s": ideal,
-            "ratio": span / ideal}
+    return {
+        "workers": workers,
+        "tasks": tasks,
+        "completed": done,
+        "makespan_s": span,
+        "ideal_s": ideal,
+        "ratio": span / ideal,
+    }
 
 
 def sketch_rates(frames: int, clips: int) -> dict[str, float]:
@@ -73,18 +114,42 @@ def sketch_rates(frames: int, clips: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         for i in range(frames):
-            backend.run(Job(task_id=f"f{i}", kind="first_frame", lane="image", params={**FRAME, "seed": i},
-                            inputs={}, out_path=Path(tmp) / f"f{i}.png"), LocalContext())
+            backend.run(
+                Job(
+                    task_id=f"f{i}",
+                    kind="first_frame",
+                    lane="image",
+                    params={**FRAME, "seed": i},
+                    inputs={},
+                    out_path=Path(tmp) / f"f{i}.png",
+                ),
+                LocalContext(),
+            )
         frame_s = (time.perf_counter() - t0) / frames
         first = Path(tmp) / "f0.png"
         last = Path(tmp) / "f1.png"
         t0 = time.perf_counter()
         for i in range(clips):
-            backend.run(Job(task_id=f"v{i}", kind="video", lane="video",
-                            params={"bookcode": "bench", "shot_id": f"s{i}", "video_prompt": "pan", "caption": "x",
-                                    "duration_s": 3.0, "fps": 12, "width": 640, "height": 360},
-                            inputs={"first_frame": first, "last_frame": last}, out_path=Path(tmp) / f"v{i}.mp4"),
-                        LocalContext())
+            backend.run(
+                Job(
+                    task_id=f"v{i}",
+                    kind="video",
+                    lane="video",
+                    params={
+                        "bookcode": "bench",
+                        "shot_id": f"s{i}",
+                        "video_prompt": "pan",
+                        "caption": "x",
+                        "duration_s": 3.0,
+                        "fps": 12,
+                        "width": 640,
+                        "height": 360,
+                    },
+                    inputs={"first_frame": first, "last_frame": last},
+                    out_path=Path(tmp) / f"v{i}.mp4",
+                ),
+                LocalContext(),
+            )
         clip_s = (time.perf_counter() - t0) / clips
     return {"frames_per_s_per_core": 1 / frame_s, "clips_per_s_per_core": 1 / clip_s}
 
@@ -100,24 +165,44 @@ def main() -> None:
     for workers in (1, 3, 6):
         results = [makespan(tasks, args.latency, workers) for _ in range(runs)]
         ratio = statistics.median(r["ratio"] for r in results)
-        rows.append({**results[0], "makespan_s": statistics.median(r["makespan_s"] for r in results),
-                     "ratio": ratio, "runs": runs, "within_10pct": ratio <= 1.10})
-        print(f"{workers} worker(s): makespan {rows[-1]['makespan_s']:.1f} s, ideal {rows[-1]['ideal_s']:.1f} s, "
-              f"ratio {ratio:.3f}", flush=True)
+        rows.append(
+            {
+                **results[0],
+                "makespan_s": statistics.median(r["makespan_s"] for r in results),
+                "ratio": ratio,
+                "runs": runs,
+                "within_10pct": ratio <= 1.10,
+            }
+        )
+        print(
+            f"{workers} worker(s): makespan {rows[-1]['makespan_s']:.1f} s, ideal {rows[-1]['ideal_s']:.1f} s, "
+            f"ratio {ratio:.3f}",
+            flush=True,
+        )
     rates = [sketch_rates(10 if args.quick else 30, 3 if args.quick else 10) for _ in range(runs)]
     sketch = {k: statistics.median(r[k] for r in rates) for k in rates[0]}
-    print(f"sketch: {sketch['frames_per_s_per_core']:.1f} frames/s, "
-          f"{sketch['clips_per_s_per_core']:.2f} clips/s per core")
+    print(
+        f"sketch: {sketch['frames_per_s_per_core']:.1f} frames/s, {sketch['clips_per_s_per_core']:.2f} clips/s per core"
+    )
     out = ROOT / "reports" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "worker.json").write_text(json.dumps({"makespan": rows, "sketch": sketch, "latency_s": args.latency},
-                                                indent=2))
-    lines = ["| workers | tasks | latency s | makespan s (median) | ideal s | ratio | within 10% |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['workers']} | {r['tasks']} | {args.latency} | {r['makespan_s']:.1f} | {r['ideal_s']:.1f} | "
-              f"{r['ratio']:.3f} | {'yes' if r['within_10pct'] else 'no'} |" for r in rows]
-    lines += ["", f"sketch backend, one process: {sketch['frames_per_s_per_core']:.1f} frames/s, "
-              f"{sketch['clips_per_s_per_core']:.2f} three-second clips/s per core"]
+    (out / "worker.json").write_text(
+        json.dumps({"makespan": rows, "sketch": sketch, "latency_s": args.latency}, indent=2)
+    )
+    lines = [
+        "| workers | tasks | latency s | makespan s (median) | ideal s | ratio | within 10% |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['workers']} | {r['tasks']} | {args.latency} | {r['makespan_s']:.1f} | {r['ideal_s']:.1f} | "
+        f"{r['ratio']:.3f} | {'yes' if r['within_10pct'] else 'no'} |"
+        for r in rows
+    ]
+    lines += [
+        "",
+        f"sketch backend, one process: {sketch['frames_per_s_per_core']:.1f} frames/s, "
+        f"{sketch['clips_per_s_per_core']:.2f} three-second clips/s per core",
+    ]
     (out / "worker.md").write_text("\n".join(lines) + "\n")
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from pipeline_kit import engine, fonts, text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.migrate import init
+from pipeline_kit.store import open_store
 
 
 @dataclass(frozen=True)
@@ -29,21 +30,38 @@ class DemoResult:
     film: Path | None
 
 
-def run_demo(db: Database, *, workers: int = 3, data: Path = Path("data"), reports: Path = Path("reports"),
-             log=print) -> DemoResult:  # type: ignore[no-untyped-def]
+def run_demo(db: Database, *, workers: int = 3, reports: Path = Path("reports"), log=print) -> DemoResult:  # type: ignore[no-untyped-def]
     started = time.monotonic()
     init(db)
+    data = open_store(db).root or Path("data")  # where the files are: the store's folder, on SQLite
     engine.seed_default_lanes(db)
     ingested = text.ingest_file(db, text.sample_book_path(), text.sample_book_title())
     fonts.warn_missing([ingested.lang])
     split = text.split_book(db, ingested.bookcode)
-    log(f"book {ingested.bookcode}: {split.shots_created} shots and {split.tasks_created} tasks created "
-        f"({split.chapters_already_split} chapters were split before)")
+    log(
+        f"book {ingested.bookcode}: {split.shots_created} shots and {split.tasks_created} tasks created "
+        f"({split.chapters_already_split} chapters were split before)"
+    )
     procs = [
-        subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", db.engine.url.render_as_string(False),
-                          "work", "--worker-id", f"demo-PC-{i}", "--lanes", "image,video,assembly",
-                          "--until-empty", "--quiet", "--outputs", str(data / "outputs")],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pipeline_kit",
+                "--db",
+                db.engine.url.render_as_string(False),
+                "work",
+                "--worker-id",
+                f"demo-PC-{i}",
+                "--lanes",
+                "image,video,voice,assembly",
+                "--until-empty",
+                "--quiet",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         for i in range(1, workers + 1)
     ]
     log(f"started {workers} worker processes (sketch backend); waiting until the book is done ...")
@@ -53,10 +71,15 @@ def run_demo(db: Database, *, workers: int = 3, data: Path = Path("data"), repor
     view = engine.overview(db, ingested.bookcode)
     report = _report(db, ingested.bookcode, reports / ingested.bookcode, log)
     film = data / "films" / ingested.bookcode / "film.mp4"
-    return DemoResult(bookcode=ingested.bookcode, tasks=view.total,
-                      seconds=time.monotonic() - started, counts={k: v for k, v in view.counts.items() if v},
-                      outputs=data / "outputs" / ingested.bookcode, report=report,
-                      film=film if film.exists() else None)
+    return DemoResult(
+        bookcode=ingested.bookcode,
+        tasks=view.total,
+        seconds=time.monotonic() - started,
+        counts={k: v for k, v in view.counts.items() if v},
+        outputs=data / "outputs" / ingested.bookcode,
+        report=report,
+        film=film if film.exists() else None,
+    )
 
 
 def _report(db: Database, bookcode: str, out: Path, log) -> Path | None:  # type: ignore[no-untyped-def]

@@ -49,13 +49,23 @@ class GenerationError(PipelineKitError):
     `error_kind` is a short machine word (timeout, rate_limited, server_error, bad_request,
     unknown_model, bad_output, ...) stored on the attempt; `retry_after` is the server's own
     wait hint in seconds, when it gave one; `cost` is money already spent by the failed call
-    (a paid image that came back the wrong size still cost).
+    (a paid image that came back the wrong size still cost); `turned_away` says the provider
+    never took the call (unreachable, or a 429/503 before any work), so it costs the task no attempt.
     """
 
-    def __init__(self, message: str, *, error_kind: str, retryable: bool,
-                 retry_after: float | None = None, cost: float = 0.0) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_kind: str,
+        retryable: bool,
+        retry_after: float | None = None,
+        cost: float = 0.0,
+        turned_away: bool = False,
+    ) -> None:
         super().__init__(message)
         self.error_kind = error_kind
         self.retryable = retryable
         self.retry_after = retry_after
         self.cost = cost
+        self.turned_away = turned_away

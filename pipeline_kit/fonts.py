@@ -26,7 +26,8 @@ from PIL import ImageFont
 ENV = "PIPELINE_KIT_FONT"
 CJK_LANGS = frozenset({"zh", "ja", "ko"})  # languages whose text needs a CJK font
 CJK_CHARS = re.compile(  # Han, kana, Hangul, CJK punctuation and full-width forms
-    r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]")
+    r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]"
+)
 PACKAGED = ("mplfonts", "fonts/NotoSansCJKsc-Regular.otf")  # the `cjk` extra's font
 KNOWN_CJK_FONTS = (
     "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
@@ -44,10 +45,12 @@ KNOWN_CJK_FONTS = (
     "C:/Windows/Fonts/simhei.ttf",
     "C:/Windows/Fonts/simsun.ttc",
 )
-MISSING = ("no font that draws Chinese or Japanese was found, so their text will show as empty "
-           "boxes in frames, sheets, title cards and charts: install the `cjk` extra "
-           "(pip install 'pipeline_kit[cjk]'), a system CJK font (e.g. fonts-noto-cjk), or set "
-           f"${ENV} to a font file")
+MISSING = (
+    "no font that draws Chinese or Japanese was found, so their text will show as empty "
+    "boxes in frames, sheets, title cards and charts: install the `cjk` extra "
+    "(pip install 'pipeline_kit[cjk]'), a system CJK font (e.g. fonts-noto-cjk), or set "
+    f"${ENV} to a font file"
+)
 
 Font = ImageFont.FreeTypeFont | ImageFont.ImageFont
 _warned: set[str] = set()  # the messages this process has already written
@@ -67,8 +70,9 @@ def _fontconfig() -> list[str]:
     if fc_list is None:
         return []
     try:
-        found = subprocess.run([fc_list, ":lang=zh", "file"], capture_output=True, text=True,
-                               timeout=10, check=False).stdout
+        found = subprocess.run(
+            [fc_list, ":lang=zh", "file"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     files = {line.strip().rstrip(":") for line in found.splitlines() if line.strip()}

@@ -1,7 +1,8 @@
 """Least privilege for worker PCs: a database account that can do a worker's job and nothing else.
 
 A worker claims, heartbeats, completes, fails, releases and reclaims tasks, opens and closes
-attempts (with their cost and remote job id), records events and keeps its workers row. The
+attempts (with their cost and remote job id), records events, keeps its workers row and its
+votes that a provider is down (provider_outages). The
 account gets exactly that, column by column (`GRANTS`): it may set a task's lease, state and
 result, never its priority, params, kind, lane, book or shot; it may read (not write) lanes,
 task_deps, books and pk_meta; it may add blobs to the database output store, never replace one;
@@ -29,13 +30,38 @@ _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # stage and progress; completion the result, output_path, cost, last_error, finished_at and the
 # dependents' deps_remaining; fail, release and reclaim run_after, retry_base (release only) and
 # status, also of dependents a failure blocks.
-TASK_COLUMNS = ("status", "worker_id", "lease_token", "lease_expires_at", "heartbeat_at", "stage",
-                "progress", "attempts", "retry_base", "run_after", "deps_remaining", "result",
-                "output_path", "cost", "last_error", "finished_at")
+TASK_COLUMNS = (
+    "status",
+    "worker_id",
+    "lease_token",
+    "lease_expires_at",
+    "heartbeat_at",
+    "stage",
+    "progress",
+    "attempts",
+    "retry_base",
+    "run_after",
+    "deps_remaining",
+    "result",
+    "output_path",
+    "cost",
+    "last_error",
+    "finished_at",
+)
 # attempts: the claim opens one (these columns); the rest are written while and after it runs.
 ATTEMPT_OPEN_COLUMNS = ("task_id", "attempt_no", "worker_id", "lease_token", "claimed_at")
-ATTEMPT_COLUMNS = ("outcome", "finished_at", "error_kind", "error", "cost", "model", "settings",
-                   "output_bytes", "remote_job_id")
+ATTEMPT_COLUMNS = (
+    "outcome",
+    "finished_at",
+    "error_kind",
+    "error",
+    "cost",
+    "model",
+    "settings",
+    "output_bytes",
+    "remote_job_id",
+    "output_blobs",
+)
 # workers: a worker's own row, everything in it but its key (engine/registry.py).
 WORKER_COLUMNS = tuple(c.name for c in workers.c if not c.primary_key)
 
@@ -45,11 +71,12 @@ def _cols(privilege: str, columns: tuple[str, ...]) -> str:
 
 
 # table -> privileges, the same on both servers. A guarded UPDATE reads the columns in its
-# WHERE, so SELECT comes with UPDATE. Events are only inserted (db/schema.py asks no id back).
+# WHERE, so SELECT comes with UPDATE. Events are inserted (db/schema.py asks no id back) and read
+# by `status` (a run's pace, what went ahead without an optional input), which a worker's PC runs too.
 GRANTS: dict[str, tuple[str, ...]] = {
     "tasks": ("SELECT", _cols("UPDATE", TASK_COLUMNS)),
     "attempts": ("SELECT", _cols("INSERT", ATTEMPT_OPEN_COLUMNS), _cols("UPDATE", ATTEMPT_COLUMNS)),
-    "events": ("INSERT",),
+    "events": ("SELECT", "INSERT"),
     "workers": ("SELECT", "INSERT", _cols("UPDATE", WORKER_COLUMNS)),
     "lanes": ("SELECT",),  # a limited lane's claim locks it without a write (db/claims.py)
     "task_deps": ("SELECT",),
@@ -60,6 +87,8 @@ GRANTS: dict[str, tuple[str, ...]] = {
     "store_blobs": ("SELECT", "INSERT", _cols("UPDATE", ("stored_at",))),
     "store_chunks": ("SELECT", "INSERT"),
     "llm_answers": ("SELECT", "INSERT"),  # director tasks keep each paid chat answer, once
+    # A worker's votes that a provider is down (engine/outages.py): withdrawn by expiring, never deleted.
+    "provider_outages": ("SELECT", "INSERT", _cols("UPDATE", ("since", "until", "reason"))),
 }
 SEQUENCES = ("attempts_id_seq", "events_id_seq")  # PostgreSQL: ids of the rows a worker inserts
 PLACEHOLDER = "<password>"  # what --print shows instead of a password
@@ -70,8 +99,10 @@ def grant_statements(dialect: str, role: str, password: str | None, *, database:
     and takes away any other privilege it had there. `password` None: PostgreSQL logs the role
     in by other means (peer, certificate); pass PLACEHOLDER to show where a password goes."""
     if dialect == "sqlite":
-        raise BadInput("SQLite has no roles: give worker PCs a PostgreSQL or MariaDB account "
-                       "(SQLite is for one machine; protect its file with file permissions)")
+        raise BadInput(
+            "SQLite has no roles: give worker PCs a PostgreSQL or MariaDB account "
+            "(SQLite is for one machine; protect its file with file permissions)"
+        )
     if not _ROLE.match(role):
         raise BadInput(f"role name must be lowercase letters, digits and _ (at most 63), got {role!r}")
     if password is not None and (not password or any(ord(c) < 32 for c in password)):
@@ -98,8 +129,7 @@ def _postgresql(role: str, password: str | None, database: str) -> list[str]:
         f'GRANT CONNECT ON DATABASE "{database}" TO {role}',
         "REVOKE CREATE ON SCHEMA public FROM PUBLIC",  # PostgreSQL 15's default; older ones allowed it
         f"GRANT USAGE ON SCHEMA public TO {role}",
-        *(f"GRANT {', '.join(privileges)} ON {table} TO {role}"
-          for table, privileges in GRANTS.items()),
+        *(f"GRANT {', '.join(privileges)} ON {table} TO {role}" for table, privileges in GRANTS.items()),
         f"GRANT USAGE ON SEQUENCE {', '.join(SEQUENCES)} TO {role}",
     ]
 
@@ -113,8 +143,7 @@ def _mariadb(role: str, password: str, database: str) -> list[str]:
         # Start from nothing (see _postgresql); MariaDB's REVOKE ALL covers every database, so
         # an account serves one pipeline database: give each its own.
         f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {user}",
-        *(f"GRANT {', '.join(privileges)} ON `{database}`.`{table}` TO {user}"
-          for table, privileges in GRANTS.items()),
+        *(f"GRANT {', '.join(privileges)} ON `{database}`.`{table}` TO {user}" for table, privileges in GRANTS.items()),
     ]
 
 
@@ -148,8 +177,7 @@ WORKER_COMMANDS = ("work", "watchdog")  # what a worker account is for
 def refusal(command: str) -> str:
     """The one line an account gets for a command it may not run."""
     if command in WORKER_COMMANDS:  # the account lacks something a worker needs: an old grant
-        return (f"permission denied: this account cannot {command}; "
-                "run grant-worker for it again as the owner")
+        return f"permission denied: this account cannot {command}; run grant-worker for it again as the owner"
     return f"permission denied: this account is a worker account; run {command} as the owner"
 
 
@@ -185,5 +213,4 @@ def _my_literal(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-__all__ = ["GRANTS", "PLACEHOLDER", "apply", "grant_statements", "permission_denied", "refusal",
-           "require_owner"]
+__all__ = ["GRANTS", "PLACEHOLDER", "apply", "grant_statements", "permission_denied", "refusal", "require_owner"]

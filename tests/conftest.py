@@ -8,7 +8,6 @@ green run that never touched a real server proves nothing.
 
 from __future__ import annotations
 
-import inspect
 import os
 import time
 import uuid
@@ -118,8 +117,14 @@ def _empty(database: Database) -> None:
         conn.execute(meta.delete().where(meta.c.key != "schema_version"))
 
 
-def first_value(db: Database, query: sa.Select, what: str, *, timeout: float = 60,  # type: ignore[type-arg]
-                every: float = 0.05) -> str:
+def first_value(
+    db: Database,
+    query: sa.Select,
+    what: str,
+    *,
+    timeout: float = 60,  # type: ignore[type-arg]
+    every: float = 0.05,
+) -> str:
     """Poll `query` until it returns a value (its first column, as text); fail naming `what`."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -132,28 +137,32 @@ def first_value(db: Database, query: sa.Select, what: str, *, timeout: float = 6
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true",
-                     help="rewrite tests/engine/golden/ from what the code sends (then read the diff)")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite tests/engine/golden/ from what the code sends (then read the diff)",
+    )
 
 
-# A test that uses any of these fixtures (directly or through another fixture), or names a
-# database URL or --db in its own body, is marked `db`: `pytest -m "not db"` runs the
-# database-free tests alone, in seconds.
+# A test that uses any of these fixtures (directly or through another fixture) is marked `db`; a
+# test that reaches a database some other way (a URL of its own, the CLI's --db) says so with
+# @pytest.mark.db. `pytest -m "not db"` runs the database-free tests alone, in seconds.
 DB_FIXTURES = frozenset({"db", "db_url", "sqlite_db", "pg_url", "mariadb_url"})
-DB_WORDS = ("sqlite:///", "postgresql://", "mysql://", "PIPELINE_KIT_DB", '"--db"')
-
-
-def _uses_database(item: pytest.Item) -> bool:
-    if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return True
-    try:
-        source = inspect.getsource(item.function)  # type: ignore[attr-defined]
-    except (AttributeError, OSError, TypeError):
-        return False
-    return any(word in source for word in DB_WORDS)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if _uses_database(item):
+        if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tests_reach_no_database(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked `db` that opens a database in this process fails, so `-m "not db"` means
+    what it says: the marker is declared, never guessed."""
+    if request.node.get_closest_marker("db") is None:
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("this test opens a database: mark it @pytest.mark.db")
+
+        monkeypatch.setattr(sa, "create_engine", refuse)

@@ -43,8 +43,12 @@ STYLE = {
     "text.hinting": "default",
 }
 OUTCOME_COLOURS = {"completed": "#4c9a5b", "failed": "#c8453c", "lost": "#e0a030"}
-QUEUE_COLOURS = {"queued": "#5470a8", "running": "#e0a030",
-                 "completed": OUTCOME_COLOURS["completed"], "failed": OUTCOME_COLOURS["failed"]}
+QUEUE_COLOURS = {
+    "queued": "#5470a8",
+    "running": "#e0a030",
+    "completed": OUTCOME_COLOURS["completed"],
+    "failed": OUTCOME_COLOURS["failed"],
+}
 MAX_BARS = 20_000  # a Gantt with more attempts than this is drawn as busy blocks per machine
 LOG_RATIO = 50.0  # durations spread wider than this (max / min) get a log axis
 CLOCK_LABEL = "time (UTC)"
@@ -127,8 +131,16 @@ def throughput(frame: pd.DataFrame) -> Chart:
         colours = _colours(list(table.columns))
         bottom = np.zeros(len(table))
         for name in table.columns:
-            ax.bar(table.index, table[name], width=width, bottom=bottom, align="edge",
-                   color=colours[name], label=name, linewidth=0)
+            ax.bar(
+                table.index,
+                table[name],
+                width=width,
+                bottom=bottom,
+                align="edge",
+                color=colours[name],
+                label=name,
+                linewidth=0,
+            )
             bottom = bottom + table[name].to_numpy()
         per = timescale.per(bin_s)
         ax.set(title=f"Tasks completed per {per}, by PC", ylabel=f"completed per {per}")
@@ -152,8 +164,7 @@ def durations(frame: pd.DataFrame) -> Chart:
         low, high = float(frame["seconds"].min()), float(frame["seconds"].max())
         if low > 0 and high / low > LOG_RATIO:
             ax.set_xscale("log")
-        ax.set(title="How long a completed attempt took, per kind of task",
-               xlabel=f"{unit.name} per attempt")
+        ax.set(title="How long a completed attempt took, per kind of task", xlabel=f"{unit.name} per attempt")
     return fig
 
 
@@ -164,13 +175,17 @@ def errors(frame: pd.DataFrame) -> Chart:
     with mpl.rc_context(_style()):
         fig, ax = _figure(_rows_height(len(frame)))
         bars = ax.barh(frame["error_kind"], frame["attempts"], color=OUTCOME_COLOURS["failed"])
-        ax.bar_label(bars, labels=[f"{a:,} ({t:,} task{'' if t == 1 else 's'})"
-                                   for a, t in zip(frame["attempts"], frame["tasks"], strict=True)],
-                     padding=3)
+        ax.bar_label(
+            bars,
+            labels=[
+                f"{a:,} ({t:,} task{'' if t == 1 else 's'})"
+                for a, t in zip(frame["attempts"], frame["tasks"], strict=True)
+            ],
+            padding=3,
+        )
         ax.invert_yaxis()
         ax.margins(x=0.2)
-        ax.set(title="Attempts that failed, were retried or lost, by error kind",
-               xlabel="attempts")
+        ax.set(title="Attempts that failed, were retried or lost, by error kind", xlabel="attempts")
     return fig
 
 
@@ -186,14 +201,12 @@ def idle(frame: pd.DataFrame) -> Chart:
         ax.barh(names, busy, color=OUTCOME_COLOURS["completed"], label="busy")
         ax.barh(names, spare, left=busy, color="#bbbbbb", label="idle")
         ax.invert_yaxis()
-        ax.set(title="Busy and idle time per PC, first claim to last finish",
-               xlabel=unit.name)
+        ax.set(title="Busy and idle time per PC, first claim to last finish", xlabel=unit.name)
         fig.legend(loc="outside right upper")
     return fig
 
 
-def heartbeats(per_worker: pd.DataFrame, long_gaps: pd.DataFrame, factor: float,
-               working: pd.DataFrame) -> Chart:
+def heartbeats(per_worker: pd.DataFrame, long_gaps: pd.DataFrame, factor: float, working: pd.DataFrame) -> Chart:
     """Per worker, its working span (first claim to last finish, grey), the time its heartbeats
     covered (green) and the long gaps between them (red): a PC that worked without beating
     shows grey where green should be."""
@@ -207,30 +220,54 @@ def heartbeats(per_worker: pd.DataFrame, long_gaps: pd.DataFrame, factor: float,
             _spans(ax, [(w.first_claim, w.last_finish)], rows[w.worker_id], "#dddddd", 0.8)
         for w in per_worker.itertuples(index=False):
             gaps = long_gaps[long_gaps["worker_id"] == w.worker_id]
-            cuts = [w.first_beat, *(t for g in gaps.itertuples(index=False)
-                                    for t in (g.gap_from, g.gap_to)), w.last_beat]
+            cuts = [
+                w.first_beat,
+                *(t for g in gaps.itertuples(index=False) for t in (g.gap_from, g.gap_to)),
+                w.last_beat,
+            ]
             covered = [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts), 2)]
             _spans(ax, covered, rows[w.worker_id], OUTCOME_COLOURS["completed"], 0.5)
-            _spans(ax, list(zip(gaps["gap_from"], gaps["gap_to"], strict=True)),
-                   rows[w.worker_id], OUTCOME_COLOURS["failed"], 0.5)
-            ax.plot([w.first_beat, w.last_beat], [rows[w.worker_id]] * 2, linestyle="none",
-                    marker="|", markersize=10, color="#333333")
+            _spans(
+                ax,
+                list(zip(gaps["gap_from"], gaps["gap_to"], strict=True)),
+                rows[w.worker_id],
+                OUTCOME_COLOURS["failed"],
+                0.5,
+            )
+            ax.plot(
+                [w.first_beat, w.last_beat],
+                [rows[w.worker_id]] * 2,
+                linestyle="none",
+                marker="|",
+                markersize=10,
+                color="#333333",
+            )
         ax.set_yticks(range(len(names)), names)
         ax.set_ylim(len(names) - 0.5, -0.5)
-        ax.set_title(f"Heartbeats per PC: covered (green), gaps over {factor:g}x the PC's "
-                     "median (red), working span (grey)")
-        ends = [t for t in (per_worker["first_beat"].min(), per_worker["last_beat"].max(),
-                            working["first_claim"].min(), working["last_finish"].max())
-                if not pd.isna(t)]
+        ax.set_title(
+            f"Heartbeats per PC: covered (green), gaps over {factor:g}x the PC's median (red), working span (grey)"
+        )
+        ends = [
+            t
+            for t in (
+                per_worker["first_beat"].min(),
+                per_worker["last_beat"].max(),
+                working["first_claim"].min(),
+                working["last_finish"].max(),
+            )
+            if not pd.isna(t)
+        ]
         _clock_axis(ax, min(ends), max(ends))
     return fig
 
 
-def _spans(ax: Axes, spans: list[tuple[pd.Timestamp, pd.Timestamp]], row: int,
-           colour: str, height: float) -> None:
+def _spans(ax: Axes, spans: list[tuple[pd.Timestamp, pd.Timestamp]], row: int, colour: str, height: float) -> None:
     if spans:
-        ax.broken_barh([(mdates.date2num(a), mdates.date2num(b) - mdates.date2num(a))
-                        for a, b in spans], (row - height / 2, height), facecolor=colour)
+        ax.broken_barh(
+            [(mdates.date2num(a), mdates.date2num(b) - mdates.date2num(a)) for a, b in spans],
+            (row - height / 2, height),
+            facecolor=colour,
+        )
 
 
 def costs(c: Costs) -> Chart:
@@ -239,11 +276,11 @@ def costs(c: Costs) -> Chart:
         attempts = int(c.by_lane["attempts"].sum())
         return NothingToShow(f"no attempt recorded a cost ({attempts:,} attempts, total 0)")
     with mpl.rc_context(_style()):
-        fig = Figure(figsize=(WIDTH, _rows_height(max(len(c.by_pc), len(c.by_lane)))),
-                     dpi=DPI, layout="constrained")
+        fig = Figure(figsize=(WIDTH, _rows_height(max(len(c.by_pc), len(c.by_lane)))), dpi=DPI, layout="constrained")
         for ax, frame, key, title, colour in (
-                (fig.add_subplot(1, 2, 1), c.by_pc, "worker_id", "Cost per PC", "#5470a8"),
-                (fig.add_subplot(1, 2, 2), c.by_lane, "lane", "Cost per lane", "#8a5aa8")):
+            (fig.add_subplot(1, 2, 1), c.by_pc, "worker_id", "Cost per PC", "#5470a8"),
+            (fig.add_subplot(1, 2, 2), c.by_lane, "lane", "Cost per lane", "#8a5aa8"),
+        ):
             bars = ax.barh(frame[key], frame["cost"], color=colour)
             ax.bar_label(bars, labels=[f"{v:,.2f}" for v in frame["cost"]], padding=3)
             ax.invert_yaxis()
@@ -267,8 +304,7 @@ def queue_depth(frame: pd.DataFrame) -> Chart:
     return fig
 
 
-def gantt(schedules: Sequence[schedule.Schedule], time_s: float = 1.0,
-          title: str = "") -> Chart:
+def gantt(schedules: Sequence[schedule.Schedule], time_s: float = 1.0, title: str = "") -> Chart:
     """One Gantt panel per schedule (attempts coloured by outcome) on one shared time axis, in
     the unit fitted to the longest makespan; `time_s` is the length of the schedules' time
     unit in seconds (1 for the replay, 60 for the simulator's minutes)."""
@@ -279,26 +315,28 @@ def gantt(schedules: Sequence[schedule.Schedule], time_s: float = 1.0,
     scale = time_s / unit.seconds
     with mpl.rc_context(_style()):
         panel = 0.9 + 0.3 * max(len(s.machines) for s in schedules)
-        fig = Figure(figsize=(WIDTH, 1.0 + panel * len(schedules)), dpi=DPI,
-                     layout="constrained")
+        fig = Figure(figsize=(WIDTH, 1.0 + panel * len(schedules)), dpi=DPI, layout="constrained")
         axes = fig.subplots(len(schedules), 1, sharex=True, squeeze=False)[:, 0]
         for ax, sched in zip(axes, schedules, strict=True):
             rows = {m: i for i, m in enumerate(sched.machines)}
             for outcome, spans in _bars(sched.gantt).items():
                 for machine, part in spans.groupby("machine", sort=True):
-                    ax.broken_barh(list(zip(part["start"] * scale,
-                                            (part["end"] - part["start"]) * scale, strict=True)),
-                                   (rows[machine] - 0.4, 0.8),
-                                   facecolor=OUTCOME_COLOURS.get(outcome, "#888888"),
-                                   edgecolor="white", linewidth=0.4)
+                    ax.broken_barh(
+                        list(zip(part["start"] * scale, (part["end"] - part["start"]) * scale, strict=True)),
+                        (rows[machine] - 0.4, 0.8),
+                        facecolor=OUTCOME_COLOURS.get(outcome, "#888888"),
+                        edgecolor="white",
+                        linewidth=0.4,
+                    )
             ax.set_yticks(range(len(rows)), list(rows))
             ax.set_ylim(len(rows) - 0.5, -0.5)
             makespan = timescale.human(sched.makespan * time_s, unit)
             ax.set_title(f"{title}{sched.strategy}: makespan {makespan}")
         axes[0].set_xlim(0, longest * scale)
         axes[-1].set_xlabel(f"{unit.name} from the start")
-        fig.legend(handles=[Patch(color=c, label=o) for o, c in OUTCOME_COLOURS.items()],
-                   loc="outside lower center", ncols=3)
+        fig.legend(
+            handles=[Patch(color=c, label=o) for o, c in OUTCOME_COLOURS.items()], loc="outside lower center", ncols=3
+        )
     return fig
 
 
@@ -310,8 +348,7 @@ def _bars(g: pd.DataFrame) -> dict[str, pd.DataFrame]:
     prev_end = g.groupby("machine")["end"].shift()
     new = (g["start"] > prev_end + 1e-9) | prev_end.isna()
     block = new.cumsum()
-    merged = g.groupby(block).agg(machine=("machine", "first"), start=("start", "min"),
-                                  end=("end", "max"))
+    merged = g.groupby(block).agg(machine=("machine", "first"), start=("start", "min"), end=("end", "max"))
     return {"completed": merged.reset_index(drop=True)}
 
 

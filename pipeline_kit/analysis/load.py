@@ -22,14 +22,38 @@ from pipeline_kit.db.schema import attempts, books, events, tasks, workers
 CHUNK_ROWS = 100_000
 
 COLUMNS: dict[str, tuple[str, ...]] = {
-    "tasks": ("id", "task_id", "bookcode", "shot_id", "kind", "lane", "status", "priority",
-              "worker_id", "attempts", "max_attempts", "cost", "created_at", "finished_at",
-              "output_path"),
-    "attempts": ("task_id", "attempt_no", "worker_id", "claimed_at", "finished_at", "outcome",
-                 "error_kind", "cost", "model", "output_bytes", "provider"),
+    "tasks": (
+        "id",
+        "task_id",
+        "bookcode",
+        "shot_id",
+        "kind",
+        "lane",
+        "status",
+        "priority",
+        "worker_id",
+        "attempts",
+        "max_attempts",
+        "cost",
+        "created_at",
+        "finished_at",
+        "output_path",
+    ),
+    "attempts": (
+        "task_id",
+        "attempt_no",
+        "worker_id",
+        "claimed_at",
+        "finished_at",
+        "outcome",
+        "error_kind",
+        "cost",
+        "model",
+        "output_bytes",
+        "provider",
+    ),
     "events": ("id", "at", "kind", "task_id", "worker_id", "detail"),
-    "workers": ("worker_id", "uid", "host", "version", "lanes", "backend", "started_at",
-                "last_seen_at", "state"),
+    "workers": ("worker_id", "uid", "host", "version", "lanes", "backend", "started_at", "last_seen_at", "state"),
     "books": ("bookcode", "title"),
 }
 TIMES: dict[str, tuple[str, ...]] = {
@@ -47,8 +71,7 @@ INTEGERS: dict[str, tuple[str, ...]] = {
     "books": (),
 }
 FLOATS = ("cost",)
-_TABLES = {"tasks": tasks, "attempts": attempts, "events": events, "workers": workers,
-           "books": books}
+_TABLES = {"tasks": tasks, "attempts": attempts, "events": events, "workers": workers, "books": books}
 # Columns read from a JSON field rather than a column: the provider a backend recorded in the
 # attempt's settings (engine/spend.py says how spend is put down to providers).
 DERIVED = {"provider": attempts.c.settings["provider"].as_string()}
@@ -79,9 +102,13 @@ class RunLog:
     @property
     def as_of(self) -> pd.Timestamp | None:
         """The latest time anywhere in the log: 'now' for running attempts and the ETA."""
-        stamps = [self.attempts["claimed_at"].max(), self.attempts["finished_at"].max(),
-                  self.tasks["created_at"].max(), self.tasks["finished_at"].max(),
-                  self.events["at"].max()]
+        stamps = [
+            self.attempts["claimed_at"].max(),
+            self.attempts["finished_at"].max(),
+            self.tasks["created_at"].max(),
+            self.tasks["finished_at"].max(),
+            self.events["at"].max(),
+        ]
         known = [s for s in stamps if not pd.isna(s)]
         return max(known) if known else None
 
@@ -97,8 +124,7 @@ def load(db: Database, bookcode: str | None = None, *, chunk_rows: int = CHUNK_R
     """Load the whole log, or the part of it that concerns one book."""
     with db.engine.connect() as conn:
         _read_snapshot(conn, db.dialect)
-        frames = {name: _read(conn, db.dialect, name, _select(name, bookcode), chunk_rows)
-                  for name in COLUMNS}
+        frames = {name: _read(conn, db.dialect, name, _select(name, bookcode), chunk_rows) for name in COLUMNS}
     return RunLog(bookcode=bookcode, **frames)
 
 
@@ -128,23 +154,23 @@ def _select(name: str, bookcode: str | None) -> sa.Select[Any]:
     if name == "attempts":
         return stmt.where(attempts.c.task_id.in_(book_tasks))
     if name == "events":
-        return stmt.where(sa.or_(
-            events.c.task_id.in_(book_tasks),
-            sa.and_(events.c.task_id.is_(None), events.c.worker_id.in_(book_workers)),
-        ))
+        return stmt.where(
+            sa.or_(
+                events.c.task_id.in_(book_tasks),
+                sa.and_(events.c.task_id.is_(None), events.c.worker_id.in_(book_workers)),
+            )
+        )
     return stmt.where(workers.c.worker_id.in_(book_workers))
 
 
-def _read(conn: sa.Connection, dialect: str, name: str, stmt: sa.Select[Any],
-          chunk_rows: int) -> pd.DataFrame:
+def _read(conn: sa.Connection, dialect: str, name: str, stmt: sa.Select[Any], chunk_rows: int) -> pd.DataFrame:
     # Fetch SQLite's text times and every JSON detail as raw text and parse them vectorised
     # below, not value by value in SQLAlchemy's result processors.
     raw = set(TIMES[name]) if dialect == "sqlite" else set()
     raw.add("detail")
-    stmt = stmt.with_only_columns(*(
-        sa.type_coerce(c, sa.String).label(c.name) if c.name in raw else c
-        for c in stmt.selected_columns
-    ))
+    stmt = stmt.with_only_columns(
+        *(sa.type_coerce(c, sa.String).label(c.name) if c.name in raw else c for c in stmt.selected_columns)
+    )
     result = conn.execute(stmt, execution_options={"stream_results": True, "yield_per": chunk_rows})
     chunks = []
     for rows in result.partitions():

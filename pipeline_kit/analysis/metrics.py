@@ -21,19 +21,22 @@ QUEUE_POINTS = 5_000  # a longer queue series is thinned to the last state in as
 
 def status_counts(log: RunLog) -> pd.DataFrame:
     """Tasks per status."""
-    return query("SELECT status, count(*) AS tasks FROM t GROUP BY status ORDER BY status",
-                 t=log.tasks)
+    return query("SELECT status, count(*) AS tasks FROM t GROUP BY status ORDER BY status", t=log.tasks)
 
 
 def completed_per_pc(log: RunLog) -> pd.DataFrame:
     """Completed attempts per worker and its share of all completions; every worker is named."""
     names = pd.DataFrame({"worker_id": pd.Series(log.worker_ids(), dtype="string")})
-    return query("""
+    return query(
+        """
         WITH c AS (SELECT worker_id, count(*) AS n FROM a WHERE outcome = 'completed' GROUP BY 1)
         SELECT w.worker_id, coalesce(c.n, 0) AS completed,
                coalesce(c.n / nullif(sum(c.n) OVER (), 0), 0.0) AS share
         FROM w LEFT JOIN c USING (worker_id) ORDER BY w.worker_id
-    """, w=names, a=log.attempts)
+    """,
+        w=names,
+        a=log.attempts,
+    )
 
 
 def throughput(log: RunLog, bin_s: int | None = None) -> pd.DataFrame:
@@ -43,12 +46,12 @@ def throughput(log: RunLog, bin_s: int | None = None) -> pd.DataFrame:
     completions, see timescale.bin_for) and aligned to the clock (5-minute bins start at :00,
     :05, ...); `bin_s` is a column too, so the CSV says what a row counts.
     """
-    done = log.attempts[(log.attempts["outcome"] == "completed")
-                        & log.attempts["finished_at"].notna()]
+    done = log.attempts[(log.attempts["outcome"] == "completed") & log.attempts["finished_at"].notna()]
     if bin_s is None:
         span = (done["finished_at"].max() - done["finished_at"].min()) if len(done) else None
         bin_s = timescale.bin_for(span.total_seconds() if span is not None else 0.0)
-    return query("""
+    return query(
+        """
         WITH c AS (SELECT worker_id,
                           make_timestamp((epoch_us(finished_at) // ?) * ?) AS bin_start
                    FROM d),
@@ -58,28 +61,38 @@ def throughput(log: RunLog, bin_s: int | None = None) -> pd.DataFrame:
         SELECT g.bin_start, ?::BIGINT AS bin_s, g.worker_id, count(c.bin_start) AS completed
         FROM grid g LEFT JOIN c ON c.bin_start = g.bin_start AND c.worker_id = g.worker_id
         GROUP BY ALL ORDER BY g.bin_start, g.worker_id
-    """, [bin_s * 1_000_000, bin_s * 1_000_000, bin_s, bin_s], d=done)
+    """,
+        [bin_s * 1_000_000, bin_s * 1_000_000, bin_s, bin_s],
+        d=done,
+    )
 
 
 def durations(log: RunLog) -> pd.DataFrame:
     """Seconds of every completed attempt, with its task's lane and kind."""
-    return query("""
+    return query(
+        """
         SELECT t.lane, t.kind, a.worker_id,
                date_diff('microsecond', a.claimed_at, a.finished_at) / 1e6 AS seconds
         FROM a JOIN t USING (task_id)
         WHERE a.outcome = 'completed' AND a.finished_at IS NOT NULL
         ORDER BY t.lane, t.kind, a.worker_id, seconds
-    """, a=log.attempts, t=log.tasks)
+    """,
+        a=log.attempts,
+        t=log.tasks,
+    )
 
 
 def duration_stats(log: RunLog) -> pd.DataFrame:
     """Distribution of completed-attempt seconds per lane and kind (count, mean, p50, p90, max)."""
-    return query("""
+    return query(
+        """
         SELECT lane, kind, count(*) AS attempts, avg(seconds) AS mean_s, min(seconds) AS min_s,
                quantile_cont(seconds, 0.5) AS p50_s, quantile_cont(seconds, 0.9) AS p90_s,
                max(seconds) AS max_s
         FROM d GROUP BY lane, kind ORDER BY lane, kind
-    """, d=durations(log))
+    """,
+        d=durations(log),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,21 +115,27 @@ def costs(log: RunLog) -> Costs:
                      coalesce(a.cost, 0) AS cost FROM a JOIN t USING (task_id)"""
 
     def by(key: str) -> pd.DataFrame:
-        return query(f"""SELECT {key}, count(*) AS attempts, sum(cost) AS cost FROM ({base})
-                         GROUP BY {key} ORDER BY {key}""", a=log.attempts, t=log.tasks)
+        return query(
+            f"""SELECT {key}, count(*) AS attempts, sum(cost) AS cost FROM ({base})
+                         GROUP BY {key} ORDER BY {key}""",
+            a=log.attempts,
+            t=log.tasks,
+        )
 
-    return Costs(by_shot=by("shot_id"), by_pc=by("worker_id"), by_lane=by("lane"),
-                 by_provider=cost_by_provider(log))
+    return Costs(by_shot=by("shot_id"), by_pc=by("worker_id"), by_lane=by("lane"), by_provider=cost_by_provider(log))
 
 
 def cost_by_provider(log: RunLog) -> pd.DataFrame:
     """Spend per provider: the one an attempt's backend recorded, else its worker's backend(s),
     else "unknown" (the rule of engine/spend.py), costliest first."""
-    return query("""SELECT coalesce(a.provider, w.backend, 'unknown') AS provider,
+    return query(
+        """SELECT coalesce(a.provider, w.backend, 'unknown') AS provider,
                            count(*) AS attempts, sum(coalesce(a.cost, 0)) AS cost
                     FROM a LEFT JOIN w USING (worker_id)
                     GROUP BY 1 ORDER BY cost DESC, provider""",
-                 a=log.attempts, w=log.workers)
+        a=log.attempts,
+        w=log.workers,
+    )
 
 
 def queue_depth(log: RunLog, max_points: int = QUEUE_POINTS) -> pd.DataFrame:
@@ -129,10 +148,14 @@ def queue_depth(log: RunLog, max_points: int = QUEUE_POINTS) -> pd.DataFrame:
     """
     changes = len(log.tasks) + len(log.attempts) + int(log.attempts["finished_at"].notna().sum())
     binned = changes > max_points
-    key = ("""floor((epoch_us("at") - min(epoch_us("at")) OVER ()) * ?
+    key = (
+        """floor((epoch_us("at") - min(epoch_us("at")) OVER ()) * ?
                     / nullif(max(epoch_us("at")) OVER () - min(epoch_us("at")) OVER (), 0))"""
-           if binned else '"at"')
-    return query(f"""
+        if binned
+        else '"at"'
+    )
+    return query(
+        f"""
         WITH d("at", q, r, c, f) AS (
             SELECT created_at, 1, 0, 0, 0 FROM t
             UNION ALL SELECT "at", 1, 0, 0, 0 FROM e WHERE kind IN ('retry', 'reset')
@@ -149,7 +172,12 @@ def queue_depth(log: RunLog, max_points: int = QUEUE_POINTS) -> pd.DataFrame:
                (sum(q) OVER w)::BIGINT AS queued, (sum(r) OVER w)::BIGINT AS running,
                (sum(c) OVER w)::BIGINT AS completed, (sum(f) OVER w)::BIGINT AS failed
         FROM s WINDOW w AS (ORDER BY "at" ROWS UNBOUNDED PRECEDING) ORDER BY "at"
-    """, [max_points - 1] if binned else [], t=log.tasks, a=log.attempts, e=log.events)
+    """,
+        [max_points - 1] if binned else [],
+        t=log.tasks,
+        a=log.attempts,
+        e=log.events,
+    )
 
 
 @dataclass(frozen=True)

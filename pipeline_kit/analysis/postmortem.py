@@ -70,16 +70,18 @@ class Postmortem:
             "throughput": charts.throughput(self.throughput),
             "durations": charts.durations(self.durations),
             "errors": charts.errors(self.errors),
-            "heartbeats": charts.heartbeats(self.heartbeats.per_worker,
-                                            self.heartbeats.long_gaps,
-                                            reliability.LONG_GAP_FACTOR, self.idle),
+            "heartbeats": charts.heartbeats(
+                self.heartbeats.per_worker, self.heartbeats.long_gaps, reliability.LONG_GAP_FACTOR, self.idle
+            ),
             "idle": charts.idle(self.idle),
             "costs": charts.costs(self.costs),
             "queue_depth": charts.queue_depth(self.queue),
         }
         figs["replay_gantt"] = (
             charts.gantt([self.replay.static, self.replay.dynamic], title="replay, ")
-            if self.replay is not None else charts.NothingToShow(self.replay_note))
+            if self.replay is not None
+            else charts.NothingToShow(self.replay_note)
+        )
         return figs
 
 
@@ -94,9 +96,11 @@ def postmortem(log: RunLog, *, with_replay: bool | None = None) -> Postmortem:
     elif with_replay:
         note = "no attempt has completed yet, so there is nothing to replay"
     else:
-        note = (f"the replay was left out: {len(log.attempts):,} attempts is more than the "
-                f"{REPLAY_MAX_ATTEMPTS:,} a report replays; call "
-                "pipeline_kit.analysis.replay.replay(log) to run it anyway.")
+        note = (
+            f"the replay was left out: {len(log.attempts):,} attempts is more than the "
+            f"{REPLAY_MAX_ATTEMPTS:,} a report replays; call "
+            "pipeline_kit.analysis.replay.replay(log) to run it anyway."
+        )
     return Postmortem(
         log=log,
         status=metrics.status_counts(log),
@@ -120,11 +124,15 @@ def postmortem(log: RunLog, *, with_replay: bool | None = None) -> Postmortem:
 
 def eta_table(eta: metrics.Eta) -> pd.DataFrame:
     """The ETA as a one-row table."""
-    return pd.DataFrame([{
-        "remaining": eta.remaining,
-        "window_hours": eta.window_hours,
-        "completed_in_window": eta.completed_in_window,
-        "rate_per_hour": eta.rate_per_hour,
-        "hours_left": eta.hours_left,
-        "finish_at": eta.finish_at,
-    }])
+    return pd.DataFrame(
+        [
+            {
+                "remaining": eta.remaining,
+                "window_hours": eta.window_hours,
+                "completed_in_window": eta.completed_in_window,
+                "rate_per_hour": eta.rate_per_hour,
+                "hours_left": eta.hours_left,
+                "finish_at": eta.finish_at,
+            }
+        ]
+    )

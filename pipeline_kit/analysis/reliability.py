@@ -18,27 +18,35 @@ LONG_GAP_FACTOR = 3.0  # a heartbeat gap this many times the worker's median is 
 
 def attempts_per_task(log: RunLog) -> pd.DataFrame:
     """How many tasks needed 0, 1, 2, ... attempts (attempt rows per task)."""
-    return query("""
+    return query(
+        """
         WITH n AS (SELECT t.task_id, count(a.task_id) AS attempts
                    FROM t LEFT JOIN a USING (task_id) GROUP BY t.task_id)
         SELECT attempts, count(*) AS tasks FROM n GROUP BY attempts ORDER BY attempts
-    """, t=log.tasks, a=log.attempts)
+    """,
+        t=log.tasks,
+        a=log.attempts,
+    )
 
 
 def errors_by_kind(log: RunLog) -> pd.DataFrame:
     """Failed, retried and lost attempts per error kind, and how many tasks each touched."""
-    return query("""
+    return query(
+        """
         SELECT coalesce(error_kind, CASE WHEN outcome = 'lost' THEN 'lease_lost'
                                          ELSE 'unknown' END) AS error_kind,
                count(*) AS attempts, count(DISTINCT task_id) AS tasks
         FROM a WHERE outcome IN ('failed', 'retried', 'lost')
         GROUP BY 1 ORDER BY attempts DESC, error_kind
-    """, a=log.attempts)
+    """,
+        a=log.attempts,
+    )
 
 
 def outcomes_by_pc(log: RunLog) -> pd.DataFrame:
     """Attempts per worker split by outcome, and the share that did not complete."""
-    return query("""
+    return query(
+        """
         SELECT worker_id, count(*) AS attempts,
                count(*) FILTER (outcome = 'completed') AS completed,
                count(*) FILTER (outcome = 'retried') AS retried,
@@ -49,7 +57,9 @@ def outcomes_by_pc(log: RunLog) -> pd.DataFrame:
                count(*) FILTER (outcome IN ('failed', 'retried', 'lost')) / count(*)
                    AS failure_rate
         FROM a GROUP BY worker_id ORDER BY worker_id
-    """, a=log.attempts)
+    """,
+        a=log.attempts,
+    )
 
 
 def reclaims(log: RunLog) -> pd.DataFrame:
@@ -58,7 +68,8 @@ def reclaims(log: RunLog) -> pd.DataFrame:
     `lost_by` is the attempt's worker, `reclaimed_by` the watchdog named in the first reclaim
     event for that task and worker after the claim, `taken_over_by` the next attempt's worker.
     """
-    return query("""
+    return query(
+        """
         WITH lost AS (SELECT task_id, attempt_no, worker_id, claimed_at, finished_at
                       FROM a WHERE outcome = 'lost'),
              r AS (SELECT task_id, worker_id, "at", "by" FROM e WHERE kind = 'reclaim'),
@@ -73,7 +84,10 @@ def reclaims(log: RunLog) -> pd.DataFrame:
         FROM withr w ASOF LEFT JOIN nxt n
              ON w.task_id = n.task_id AND n.attempt_no > w.attempt_no
         ORDER BY "at", w.task_id, w.attempt_no
-    """, a=log.attempts, e=log.events)
+    """,
+        a=log.attempts,
+        e=log.events,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +100,8 @@ class HeartbeatGaps:
 
 def heartbeat_gaps(log: RunLog, factor: float = LONG_GAP_FACTOR) -> HeartbeatGaps:
     """Gaps between a worker's consecutive heartbeat events; long ones exceed factor x median."""
-    gaps = query("""
+    gaps = query(
+        """
         WITH h AS (SELECT worker_id, "at" FROM e
                    WHERE kind = 'heartbeat' AND worker_id IS NOT NULL),
              g AS (SELECT worker_id, "at" AS gap_to,
@@ -94,8 +109,11 @@ def heartbeat_gaps(log: RunLog, factor: float = LONG_GAP_FACTOR) -> HeartbeatGap
         SELECT worker_id, gap_from, gap_to,
                date_diff('microsecond', gap_from, gap_to) / 1e6 AS gap_s
         FROM g WHERE gap_from IS NOT NULL
-    """, e=log.events)
-    per_worker = query("""
+    """,
+        e=log.events,
+    )
+    per_worker = query(
+        """
         WITH m AS (SELECT worker_id, count(*) AS gaps, median(gap_s) AS median_gap_s,
                           max(gap_s) AS max_gap_s FROM g GROUP BY worker_id),
              b AS (SELECT worker_id, count(*) AS beats, min("at") AS first_beat,
@@ -105,11 +123,20 @@ def heartbeat_gaps(log: RunLog, factor: float = LONG_GAP_FACTOR) -> HeartbeatGap
                (SELECT count(*) FROM g WHERE g.worker_id = b.worker_id
                                          AND g.gap_s > ? * m.median_gap_s) AS long_gaps
         FROM b LEFT JOIN m USING (worker_id) ORDER BY b.worker_id
-    """, [factor], g=gaps, e=log.events)
-    long_gaps = query("""
+    """,
+        [factor],
+        g=gaps,
+        e=log.events,
+    )
+    long_gaps = query(
+        """
         SELECT g.* FROM g JOIN p USING (worker_id) WHERE g.gap_s > ? * p.median_gap_s
         ORDER BY g.gap_from, g.worker_id
-    """, [factor], g=gaps, p=per_worker)
+    """,
+        [factor],
+        g=gaps,
+        p=per_worker,
+    )
     return HeartbeatGaps(per_worker=per_worker, long_gaps=long_gaps)
 
 
@@ -119,7 +146,8 @@ def idle_time(log: RunLog) -> pd.DataFrame:
     as idle. A running attempt counts up to the log's latest time.
     """
     as_of = log.as_of
-    return query("""
+    return query(
+        """
         WITH iv AS (SELECT worker_id, claimed_at AS s, coalesce(finished_at, ?::TIMESTAMP) AS e
                     FROM a WHERE claimed_at IS NOT NULL),
              o AS (SELECT *, max(e) OVER (PARTITION BY worker_id ORDER BY s, e
@@ -138,4 +166,7 @@ def idle_time(log: RunLog) -> pd.DataFrame:
                         / nullif(date_diff('microsecond', first_claim, last_finish) / 1e6, 0), 0)
                    AS idle_share
         FROM w ORDER BY worker_id
-    """, [None if as_of is None else as_of.to_pydatetime()], a=log.attempts)
+    """,
+        [None if as_of is None else as_of.to_pydatetime()],
+        a=log.attempts,
+    )

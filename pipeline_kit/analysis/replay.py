@@ -36,10 +36,12 @@ class Replay:
 
     def makespans(self) -> pd.DataFrame:
         """Makespan in hours of the real run and of each strategy."""
-        rows = [("observed", self.observed_makespan_s), ("dynamic", self.dynamic.makespan),
-                ("static", self.static.makespan)]
-        return pd.DataFrame({"run": [r for r, _ in rows],
-                             "makespan_h": [s / 3600 for _, s in rows]})
+        rows = [
+            ("observed", self.observed_makespan_s),
+            ("dynamic", self.dynamic.makespan),
+            ("static", self.static.makespan),
+        ]
+        return pd.DataFrame({"run": [r for r, _ in rows], "makespan_h": [s / 3600 for _, s in rows]})
 
 
 @dataclass
@@ -67,13 +69,17 @@ class _Tape:
 
 def replay(log: RunLog) -> Replay | None:
     """Replay the log under both strategies; None when no attempt has finished yet."""
-    att = query("""
+    att = query(
+        """
         SELECT a.task_id, a.worker_id, a.outcome, a.claimed_at, a.finished_at, a.attempt_no,
                t.id, t.lane, t.kind,
                date_diff('microsecond', a.claimed_at, a.finished_at) / 1e6 AS seconds
         FROM a JOIN t USING (task_id)
         WHERE a.finished_at IS NOT NULL AND a.outcome IN ('completed', 'failed', 'retried', 'lost')
-    """, a=log.attempts, t=log.tasks)
+    """,
+        a=log.attempts,
+        t=log.tasks,
+    )
     done = att[att["outcome"] == "completed"]
     if done.empty:
         return None
@@ -82,21 +88,28 @@ def replay(log: RunLog) -> Replay | None:
     ratio = (done["seconds"] / done["typical"]).where(done["typical"] > 0, 1.0)
     pace = ratio.groupby(done["worker_id"]).median()
     pace = pace.where(pace > 0, 1.0)
-    machines = query("""
+    machines = query(
+        """
         SELECT worker_id, count(*) AS attempts,
                count(*) FILTER (outcome IN ('failed', 'retried', 'lost')) AS failures
         FROM att GROUP BY worker_id ORDER BY worker_id
-    """, att=att)
+    """,
+        att=att,
+    )
     machines["pace"] = machines["worker_id"].map(pace).fillna(1.0).astype(float)
     work = _work(att, done, pace, typical)
     order = att.sort_values(["claimed_at", "task_id", "attempt_no"], kind="stable")
 
-    entries = {str(w): list(zip(g["outcome"].tolist(), g["seconds"].tolist(), strict=True))
-               for w, g in order.groupby("worker_id", sort=True)}
+    entries = {
+        str(w): list(zip(g["outcome"].tolist(), g["seconds"].tolist(), strict=True))
+        for w, g in order.groupby("worker_id", sort=True)
+    }
 
     def tapes() -> list[_Tape]:
-        return [_Tape(str(w), float(s), entries[str(w)])
-                for w, s in zip(machines["worker_id"], machines["pace"], strict=True)]
+        return [
+            _Tape(str(w), float(s), entries[str(w)])
+            for w, s in zip(machines["worker_id"], machines["pace"], strict=True)
+        ]
 
     tries = log.tasks["max_attempts"].dropna()
     limit = int(tries.median()) if len(tries) else None
@@ -110,13 +123,16 @@ def replay(log: RunLog) -> Replay | None:
     )
 
 
-def _work(att: pd.DataFrame, done: pd.DataFrame, pace: pd.Series,
-          typical: pd.Series) -> pd.Series:
+def _work(att: pd.DataFrame, done: pd.DataFrame, pace: pd.Series, typical: pd.Series) -> pd.Series:
     """Seconds each attempted task needs on a machine of pace 1, indexed by task_id, id order."""
     first = done.sort_values(["task_id", "attempt_no"]).drop_duplicates("task_id")
     own = (first["seconds"] / first["worker_id"].map(pace)).set_axis(first["task_id"])
-    tasks = (att[["task_id", "id", "lane", "kind"]].drop_duplicates("task_id")
-             .sort_values(["id", "task_id"]).join(typical, on=["lane", "kind"]))
+    tasks = (
+        att[["task_id", "id", "lane", "kind"]]
+        .drop_duplicates("task_id")
+        .sort_values(["id", "task_id"])
+        .join(typical, on=["lane", "kind"])
+    )
     fallback = tasks["typical"].fillna(float(done["seconds"].median()))
     work = tasks["task_id"].map(own).fillna(fallback).set_axis(tasks["task_id"])
     return work.astype(float)

@@ -35,29 +35,30 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("Throughput", "throughput", ("throughput",)),
     ("How long tasks took", "durations", ("duration_stats",)),
     ("Retries and failures", "errors", ("attempts_per_task", "errors_by_kind", "outcomes_by_pc")),
-    ("Heartbeats and reclaimed leases", "heartbeats",
-     ("heartbeats", "heartbeat_long_gaps", "reclaims")),
+    ("Heartbeats and reclaimed leases", "heartbeats", ("heartbeats", "heartbeat_long_gaps", "reclaims")),
     ("Busy and idle time", "idle", ("idle_time",)),
     ("Cost", "costs", ("cost_by_provider", "cost_by_pc", "cost_by_lane", "cost_by_shot")),
     ("Queue and estimated finish", "queue_depth", ("status", "eta", "queue_depth")),
-    ("Static split versus dynamic claiming (replayed from this run)", "replay_gantt",
-     ("replay_makespans", "replay_machines")),
+    (
+        "Static split versus dynamic claiming (replayed from this run)",
+        "replay_gantt",
+        ("replay_makespans", "replay_machines"),
+    ),
 )
 # table -> its heading on the page, and what an empty table means
 TABLES: dict[str, tuple[str, str]] = {
     "workers": ("PCs", "no PC appears in the log"),
     "completed_per_pc": ("Completed tasks per PC", "no PC appears in the log"),
     "throughput": ("Completions per PC and time bin", "no task was completed"),
-    "duration_stats": ("Duration of completed attempts per kind of task",
-                       "no attempt completed"),
+    "duration_stats": ("Duration of completed attempts per kind of task", "no attempt completed"),
     "attempts_per_task": ("Attempts each task needed", "there are no tasks"),
-    "errors_by_kind": ("Failures by error kind",
-                       "no attempt failed, was retried or lost its lease"),
+    "errors_by_kind": ("Failures by error kind", "no attempt failed, was retried or lost its lease"),
     "outcomes_by_pc": ("Attempt outcomes per PC", "no task was claimed"),
     "heartbeats": ("Heartbeats per PC", "no heartbeat was recorded"),
-    "heartbeat_long_gaps": ("Long heartbeat gaps",
-                            (f"no PC went silent for more than {LONG_GAP_FACTOR:g}x its median "
-                             "heartbeat gap")),
+    "heartbeat_long_gaps": (
+        "Long heartbeat gaps",
+        (f"no PC went silent for more than {LONG_GAP_FACTOR:g}x its median heartbeat gap"),
+    ),
     "reclaims": ("Reclaimed leases", "no lease was lost"),
     "idle_time": ("Busy and idle time per PC", "no attempt has finished"),
     "cost_by_provider": ("Spend per provider", "no task was claimed"),
@@ -73,19 +74,48 @@ TABLES: dict[str, tuple[str, str]] = {
 # column -> its header on the page; columns ending in _s are seconds, _h hours (shown in a
 # fitted unit, named in the header), PERCENT columns are shares
 COLUMNS = {
-    "worker_id": "PC", "last_seen_at": "last seen", "bin_start": "from", "bin_s": "bin",
-    "mean_s": "mean", "min_s": "shortest", "p50_s": "median", "p90_s": "90th percentile",
-    "max_s": "longest", "error_kind": "error kind", "failure_rate": "not completed",
-    "at": "time", "task_id": "task", "attempt_no": "attempt", "lost_by": "lost by",
-    "lost_claimed_at": "claimed at", "reclaimed_by": "reclaimed by",
-    "taken_over_by": "taken over by", "taken_over_at": "taken over at", "beats": "heartbeats",
-    "first_beat": "first", "last_beat": "last", "median_gap_s": "median gap",
-    "max_gap_s": "longest gap", "long_gaps": "long gaps", "gap_from": "from", "gap_to": "to",
-    "gap_s": "silent for", "first_claim": "first claim", "last_finish": "last finish",
-    "span_s": "working span", "busy_s": "busy", "idle_s": "idle", "idle_share": "idle share",
-    "shot_id": "shot", "remaining": "tasks left", "window_hours": "measured over",
-    "completed_in_window": "completed meanwhile", "rate_per_hour": "completions per hour",
-    "hours_left": "time left", "finish_at": "finish about (UTC)", "makespan_h": "makespan",
+    "worker_id": "PC",
+    "last_seen_at": "last seen",
+    "bin_start": "from",
+    "bin_s": "bin",
+    "mean_s": "mean",
+    "min_s": "shortest",
+    "p50_s": "median",
+    "p90_s": "90th percentile",
+    "max_s": "longest",
+    "error_kind": "error kind",
+    "failure_rate": "not completed",
+    "at": "time",
+    "task_id": "task",
+    "attempt_no": "attempt",
+    "lost_by": "lost by",
+    "lost_claimed_at": "claimed at",
+    "reclaimed_by": "reclaimed by",
+    "taken_over_by": "taken over by",
+    "taken_over_at": "taken over at",
+    "beats": "heartbeats",
+    "first_beat": "first",
+    "last_beat": "last",
+    "median_gap_s": "median gap",
+    "max_gap_s": "longest gap",
+    "long_gaps": "long gaps",
+    "gap_from": "from",
+    "gap_to": "to",
+    "gap_s": "silent for",
+    "first_claim": "first claim",
+    "last_finish": "last finish",
+    "span_s": "working span",
+    "busy_s": "busy",
+    "idle_s": "idle",
+    "idle_share": "idle share",
+    "shot_id": "shot",
+    "remaining": "tasks left",
+    "window_hours": "measured over",
+    "completed_in_window": "completed meanwhile",
+    "rate_per_hour": "completions per hour",
+    "hours_left": "time left",
+    "finish_at": "finish about (UTC)",
+    "makespan_h": "makespan",
 }
 HOURS = ("window_hours", "hours_left")
 PERCENT = ("share", "failure_rate", "idle_share")
@@ -119,8 +149,7 @@ def write_report_for(log: RunLog, out_dir: Path, *, films: str = "") -> Path:
     pm = postmortem(log)
     tables = all_tables(pm)
     for name, frame in tables.items():
-        frame.to_csv(out_dir / f"{name}.csv", index=False, float_format=FLOAT_FORMAT,
-                     lineterminator="\n")
+        frame.to_csv(out_dir / f"{name}.csv", index=False, float_format=FLOAT_FORMAT, lineterminator="\n")
     shown: dict[str, str] = {}
     for name, chart in pm.figures().items():
         if isinstance(chart, charts.NothingToShow):
@@ -142,11 +171,14 @@ def all_tables(pm: Postmortem) -> dict[str, pd.DataFrame]:
 def workers_table(pm: Postmortem) -> pd.DataFrame:
     """Every worker the log names, with what the workers table knows and what it completed."""
     names = pd.DataFrame({"worker_id": pd.Series(pm.log.worker_ids(), dtype="string")})
-    info = pm.log.workers[["worker_id", "host", "version", "backend", "lanes", "state",
-                           "last_seen_at"]]
+    info = pm.log.workers[["worker_id", "host", "version", "backend", "lanes", "state", "last_seen_at"]]
     done = pm.completed[["worker_id", "completed"]]
-    return (names.merge(info, on="worker_id", how="left").merge(done, on="worker_id", how="left")
-            .fillna({"completed": 0}).sort_values("worker_id", ignore_index=True))
+    return (
+        names.merge(info, on="worker_id", how="left")
+        .merge(done, on="worker_id", how="left")
+        .fillna({"completed": 0})
+        .sort_values("worker_id", ignore_index=True)
+    )
 
 
 def heading(log: RunLog) -> str:
@@ -161,21 +193,26 @@ def summary(pm: Postmortem) -> list[str]:
     log = pm.log
     lines = []
     if log.bookcode is None and len(log.books):
-        lines.append("Books: " + "; ".join(f"{t} ({c})" for c, t in
-                                           zip(log.books["bookcode"], log.books["title"],
-                                               strict=True)) + ".")
+        lines.append(
+            "Books: "
+            + "; ".join(f"{t} ({c})" for c, t in zip(log.books["bookcode"], log.books["title"], strict=True))
+            + "."
+        )
     claimed, finished = log.attempts["claimed_at"].min(), log.attempts["finished_at"].max()
     if pd.isna(claimed) or pd.isna(finished):
         span = "no attempt has finished yet"
     else:
-        span = (f"work ran from {claimed:{TIME_FORMAT}} to {finished:{TIME_FORMAT}} UTC "
-                f"({timescale.human((finished - claimed).total_seconds())})")
+        span = (
+            f"work ran from {claimed:{TIME_FORMAT}} to {finished:{TIME_FORMAT}} UTC "
+            f"({timescale.human((finished - claimed).total_seconds())})"
+        )
     workers = log.worker_ids()
-    lines.append(f"{len(log.tasks):,} tasks and {len(log.attempts):,} attempts by "
-                 f"{len(workers)} PCs ({', '.join(workers) or 'none'}); {span}.")
+    lines.append(
+        f"{len(log.tasks):,} tasks and {len(log.attempts):,} attempts by "
+        f"{len(workers)} PCs ({', '.join(workers) or 'none'}); {span}."
+    )
     as_of = log.as_of
-    lines.append(f"The log runs up to {as_of:{TIME_FORMAT}} UTC." if as_of is not None
-                 else "The log is empty.")
+    lines.append(f"The log runs up to {as_of:{TIME_FORMAT}} UTC." if as_of is not None else "The log is empty.")
     lines.append(eta_sentence(pm))
     return lines
 
@@ -188,15 +225,20 @@ def header_html(pm: Postmortem) -> str:
 
 def _page(pm: Postmortem, tables: dict[str, pd.DataFrame], shown: dict[str, str], films: str) -> str:
     title = html.escape(f"Post-mortem: {heading(pm.log)}")
-    parts = [(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>"
-              f"<style>{_CSS}</style></head><body>"), header_html(pm), *([films] if films else [])]
+    parts = [
+        (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title><style>{_CSS}</style></head><body>"),
+        header_html(pm),
+        *([films] if films else []),
+    ]
     for section, chart, names in SECTIONS:
         parts.append(f"<h2>{html.escape(section)}</h2>")
         parts.append(shown[chart])
         parts += [table_html(name, tables[name]) for name in names if name in tables]
-    parts.append("<p class='note'>Every table is also a CSV file beside this page, with every "
-                 "row at full precision; the log it was computed from is in snapshot/ as "
-                 "Parquet.</p></body></html>")
+    parts.append(
+        "<p class='note'>Every table is also a CSV file beside this page, with every "
+        "row at full precision; the log it was computed from is in snapshot/ as "
+        "Parquet.</p></body></html>"
+    )
     return "\n".join(parts) + "\n"
 
 
@@ -217,11 +259,9 @@ def rows_note(name: str, shown: int, total: int) -> str:
     if shown >= total:
         return f"{total:,} row{'' if total == 1 else 's'}, all shown (also in {name}.csv)."
     if name in SERIES:
-        return (f"Showing {shown:,} of {total:,} rows, evenly spaced over the run; every row is "
-                f"in {name}.csv.")
+        return f"Showing {shown:,} of {total:,} rows, evenly spaced over the run; every row is in {name}.csv."
     if name in RANKED:
-        return (f"Showing the {shown:,} {RANKED[name][1]} of {total:,} rows; every row is in "
-                f"{name}.csv.")
+        return f"Showing the {shown:,} {RANKED[name][1]} of {total:,} rows; every row is in {name}.csv."
     return f"Showing the first {shown:,} of {total:,} rows; every row is in {name}.csv."
 
 
@@ -240,12 +280,12 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame as text for reading: plain headers, durations in one unit per table (fitted
     to its longest, named in each header), times to the second, shares as percentages,
     numbers with thousands separators."""
-    seconds = {col: frame[col] * 3600 if col in HOURS or col.endswith("_h") else frame[col]
-               for col in frame.columns
-               if (col in HOURS or col.endswith(("_s", "_h")))
-               and pd.api.types.is_numeric_dtype(frame[col])}
-    longest = max((float(v.abs().max()) for v in seconds.values() if v.notna().any()),
-                  default=0.0)
+    seconds = {
+        col: frame[col] * 3600 if col in HOURS or col.endswith("_h") else frame[col]
+        for col in frame.columns
+        if (col in HOURS or col.endswith(("_s", "_h"))) and pd.api.types.is_numeric_dtype(frame[col])
+    }
+    longest = max((float(v.abs().max()) for v in seconds.values() if v.notna().any()), default=0.0)
     unit = timescale.unit_for(longest)
     out = {}
     for col in frame.columns:
@@ -283,11 +323,12 @@ def eta_sentence(pm: Postmortem) -> str:
     window = timescale.human(e.window_hours * 3600)
     left = f"{e.remaining:,} tasks remain" if e.remaining != 1 else "1 task remains"
     if e.hours_left is None or e.finish_at is None:
-        return (f"{left}; none was completed in the last {window}, so "
-                "there is no estimate of when they will be done.")
-    return (f"{left}; at {rate_text(e.rate_per_hour)} "
-            f"(the last {window}) that is {timescale.human(e.hours_left * 3600)} more, about "
-            f"{e.finish_at:%Y-%m-%d %H:%M} UTC.")
+        return f"{left}; none was completed in the last {window}, so there is no estimate of when they will be done."
+    return (
+        f"{left}; at {rate_text(e.rate_per_hour)} "
+        f"(the last {window}) that is {timescale.human(e.hours_left * 3600)} more, about "
+        f"{e.finish_at:%Y-%m-%d %H:%M} UTC."
+    )
 
 
 def rate_text(per_hour: float) -> str:

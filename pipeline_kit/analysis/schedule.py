@@ -74,8 +74,7 @@ def contiguous_blocks(n_tasks: int, n_machines: int) -> list[range]:
     return blocks
 
 
-def run(strategy: str, work: Sequence[float], machines: Sequence[Machine],
-        max_attempts: int | None = None) -> Schedule:
+def run(strategy: str, work: Sequence[float], machines: Sequence[Machine], max_attempts: int | None = None) -> Schedule:
     """Schedule tasks of the given nominal lengths on the machines; deterministic for a given
     machine state (ties go to the earlier-listed machine and the lower task number)."""
     if strategy not in STRATEGIES:
@@ -87,11 +86,15 @@ def run(strategy: str, work: Sequence[float], machines: Sequence[Machine],
         _dynamic(work, machines, log)
     names = [m.name for m in machines]
     outcomes, ends, _ = zip(*log.tried, strict=True) if log.tried else ((), (), ())
-    gantt = pd.DataFrame({
-        "machine": pd.Categorical.from_codes(log.on, categories=names).astype(str),
-        "task": pd.Series(log.tasks, dtype="int64"),
-        "start": pd.Series(log.starts, dtype="float64"),
-        "end": pd.Series(ends, dtype="float64"), "outcome": pd.Series(outcomes, dtype=object)})
+    gantt = pd.DataFrame(
+        {
+            "machine": pd.Categorical.from_codes(log.on, categories=names).astype(str),
+            "task": pd.Series(log.tasks, dtype="int64"),
+            "start": pd.Series(log.starts, dtype="float64"),
+            "end": pd.Series(ends, dtype="float64"),
+            "outcome": pd.Series(outcomes, dtype=object),
+        }
+    )
     gantt = gantt.sort_values(["start", "machine", "task"], kind="stable", ignore_index=True)
     return Schedule(strategy, gantt, tuple(names), log.gave_up)
 
@@ -125,8 +128,7 @@ class _Attempts:
 
 def _static(work: Sequence[float], machines: Sequence[Machine], log: _Attempts) -> None:
     """Each machine works through its own contiguous block, retrying its own failures."""
-    for i, (m, block) in enumerate(zip(machines, contiguous_blocks(len(work), len(machines)),
-                                       strict=True)):
+    for i, (m, block) in enumerate(zip(machines, contiguous_blocks(len(work), len(machines)), strict=True)):
         clock = 0.0
         for task in block:
             again = True

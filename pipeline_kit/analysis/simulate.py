@@ -43,26 +43,21 @@ class Plan:
     def __post_init__(self) -> None:
         _check(1 <= self.tasks <= MAX_TASKS, f"--tasks must be 1..{MAX_TASKS}, got {self.tasks}")
         _check(0 < self.minutes <= 100_000, f"--minutes must be above 0, got {self.minutes}")
-        _check(1 <= self.machines <= MAX_MACHINES,
-               f"--machines must be 1..{MAX_MACHINES}, got {self.machines}")
-        _check(self.strategy in schedule.STRATEGIES,
-               f"--strategy must be dynamic or static, got {self.strategy!r}")
-        _check(not self.speeds or len(self.speeds) == self.machines,
-               f"--speeds needs one value per machine ({self.machines}), got {len(self.speeds)}")
-        _check(all(0 < s <= 100 for s in self.speeds),
-               "--speeds must each be above 0 and at most 100")
-        _check(0 <= self.fail_rate < 1,
-               f"--fail-rate must be from 0 to below 1, got {self.fail_rate}")
+        _check(1 <= self.machines <= MAX_MACHINES, f"--machines must be 1..{MAX_MACHINES}, got {self.machines}")
+        _check(self.strategy in schedule.STRATEGIES, f"--strategy must be dynamic or static, got {self.strategy!r}")
+        _check(
+            not self.speeds or len(self.speeds) == self.machines,
+            f"--speeds needs one value per machine ({self.machines}), got {len(self.speeds)}",
+        )
+        _check(all(0 < s <= 100 for s in self.speeds), "--speeds must each be above 0 and at most 100")
+        _check(0 <= self.fail_rate < 1, f"--fail-rate must be from 0 to below 1, got {self.fail_rate}")
         _check(self.lease > 0, f"--lease must be above 0 minutes, got {self.lease}")
         for index, count in self.fail_streaks:
-            _check(0 <= index < self.machines,
-                   f"--fail-streak names machine {index + 1} of {self.machines}")
+            _check(0 <= index < self.machines, f"--fail-streak names machine {index + 1} of {self.machines}")
             _check(count >= 0, "--fail-streak COUNT must be 0 or more")
         for index, start, end in self.sleeps:
-            _check(0 <= index < self.machines,
-                   f"--sleep names machine {index + 1} of {self.machines}")
-            _check(0 <= start < end,
-                   f"--sleep window must be FROM-TO with FROM < TO, got {start:g}-{end:g}")
+            _check(0 <= index < self.machines, f"--sleep names machine {index + 1} of {self.machines}")
+            _check(0 <= start < end, f"--sleep window must be FROM-TO with FROM < TO, got {start:g}-{end:g}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -169,9 +164,15 @@ def summary(results: dict[str, SimResult]) -> pd.DataFrame:
     rows = []
     for name, result in results.items():
         d = result.to_dict()
-        rows.append({"run": name, "makespan_minutes": d["makespan_minutes"],
-                     "makespan_hours": d["makespan_hours"], "attempts": d["attempts"],
-                     **{f"completed_{m}": n for m, n in d["completed"].items()}})
+        rows.append(
+            {
+                "run": name,
+                "makespan_minutes": d["makespan_minutes"],
+                "makespan_hours": d["makespan_hours"],
+                "attempts": d["attempts"],
+                **{f"completed_{m}": n for m, n in d["completed"].items()},
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -193,8 +194,7 @@ def parse_machine(text: str, machines: int) -> int:
         index = int(text) - 1
     else:
         index = names.index(text.upper()) if text.upper() in names else -1
-    _check(0 <= index < machines, f"no machine {text!r} (use A..{machine_name(machines - 1)} "
-                                  f"or 1..{machines})")
+    _check(0 <= index < machines, f"no machine {text!r} (use A..{machine_name(machines - 1)} or 1..{machines})")
     return index
 
 
@@ -217,8 +217,7 @@ def parse_streak(text: str, machines: int) -> tuple[int, int]:
 def parse_sleep(text: str, machines: int) -> tuple[int, float, float]:
     """'B:600-720' -> (1, 600.0, 720.0): machine B sleeps from minute 600 to 720."""
     m = re.fullmatch(r"\s*([^:]+):(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\s*", text)
-    _check(m is not None,
-           f"--sleep must be MACHINE:FROM-TO in minutes like B:600-720, got {text!r}")
+    _check(m is not None, f"--sleep must be MACHINE:FROM-TO in minutes like B:600-720, got {text!r}")
     assert m is not None
     return parse_machine(m.group(1), machines), float(m.group(2)), float(m.group(3))
 

@@ -25,8 +25,7 @@ HOURS = Unit("hours", "h", 3600.0)
 DAYS = Unit("days", "days", 86400.0)
 UNITS = (SECONDS, MINUTES, HOURS, DAYS)
 BIN_TARGET = 30  # throughput bins per run, at most (about)
-BINS_S = (1, 5, 10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
-          172800, 604800)
+BINS_S = (1, 5, 10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
 
 
 def unit_for(span_s: float) -> Unit:
@@ -51,8 +50,7 @@ def human(seconds: float, unit: Unit | None = None) -> str:
 def per(seconds: float) -> str:
     """'second', 'minute', 'hour', 'day' for those lengths, else the length: '5 min', '6 h'."""
     names = {1: "second", 60: "minute", 3600: "hour", 86400: "day"}
-    return names.get(int(seconds), human(seconds)) if float(seconds).is_integer() else human(
-        seconds)
+    return names.get(int(seconds), human(seconds)) if float(seconds).is_integer() else human(seconds)
 
 
 def bin_for(span_s: float, target: int = BIN_TARGET) -> int:

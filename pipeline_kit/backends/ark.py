@@ -22,8 +22,9 @@ What the Ark API reference documents, and this module relies on (JSON over HTTPS
 
 A video task's id goes to `ctx.remember_remote_job` before anything else; a takeover re-polls
 that task (for a fresh URL too) and creates a new one only when the service no longer has it
-alive. Result URLs are downloaded at once with a plain client: the key never leaves for another
-host, and never reaches settings, results, messages or logs.
+alive. An image is kept as Seedream drew it (1280x720 for a 640x360 frame: a provider's picture
+is never shrunk, the film scales it). Result URLs are downloaded at once with a plain client: the
+key never leaves for another host, and never reaches settings, results, messages or logs.
 
 Configuration: ARK_API_KEY (or the variable named by PIPELINE_KIT_ARK_KEY_ENV),
 PIPELINE_KIT_ARK_URL, PIPELINE_KIT_ARK_IMAGE_MODEL, PIPELINE_KIT_ARK_VIDEO_MODEL,
@@ -43,20 +44,22 @@ from typing import Any
 
 import httpx
 
+from pipeline_kit import kinds
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output, canceled
 from pipeline_kit.backends.calls import Deadline, first_image, http_client, json_body, send, send_paid
 from pipeline_kit.backends.classify import ProviderError, RemoteError, classified, classify
 from pipeline_kit.backends.clip import save_checked_mp4
-from pipeline_kit.backends.images import save_resized_png
+from pipeline_kit.backends.images import save_kept_png
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.backends.references import character_sheets, data_uri
+from pipeline_kit.backends.references import data_uri, labelled_references, reference_note, with_references
 from pipeline_kit.errors import BadInput, GenerationError
 
 DEFAULT_URL = "https://ark.cn-beijing.volces.com/api/v3"
 DEFAULT_IMAGE_MODEL = "doubao-seedream-4-0-250828"
 DEFAULT_VIDEO_MODEL = "doubao-seedance-1-0-lite-i2v-250428"
-KINDS = params.IMAGE_KINDS | params.VIDEO_KINDS
+KINDS = kinds.made_by("ark")
+CLIPS = frozenset(kinds.names(kinds.Role.CLIP))
 MIN_PIXELS, MAX_PIXELS = 1280 * 720, 4096 * 4096
 MAX_REFERENCES = 10
 RATIOS = {"16:9": 16 / 9, "4:3": 4 / 3, "1:1": 1.0, "3:4": 3 / 4, "9:16": 9 / 16, "21:9": 21 / 9}
@@ -71,12 +74,12 @@ class ArkSettings:
     base_url: str = DEFAULT_URL
     image_model: str = DEFAULT_IMAGE_MODEL
     video_model: str = DEFAULT_VIDEO_MODEL
-    image_price: float = 0.0       # per image
-    video_price: float = 0.0       # per second of video
+    image_price: float = 0.0  # per image
+    video_price: float = 0.0  # per second of video
     durations: tuple[int, ...] = tuple(range(2, 13))
     response_format: str = "url"
-    reference_side: int = 1024     # longest side of a character sheet sent as a reference
-    frame_side: int = 1280         # longest side of a frame sent to the video model
+    reference_side: int = 1024  # longest side of a character sheet sent as a reference
+    frame_side: int = 1280  # longest side of a frame sent to the video model
     poll_s: float = 5.0
     key_env: str = "ARK_API_KEY"
     limiter: RateLimiter = field(default_factory=lambda: RateLimiter(1.0, 2))
@@ -111,8 +114,9 @@ def provider_size(size: tuple[int, int], min_pixels: int = MIN_PIXELS) -> tuple[
     """The task's size scaled up (same shape) until it has the pixels the model requires."""
     width, height = size
     if not 1 / 16 <= width / height <= 16:
-        raise params.permanent("unsupported_size", f"unsupported_size: Ark draws aspect ratios "
-                                                   f"from 1:16 to 16:1, not {width}x{height}")
+        raise params.permanent(
+            "unsupported_size", f"unsupported_size: Ark draws aspect ratios from 1:16 to 16:1, not {width}x{height}"
+        )
     scale = max(1.0, math.sqrt(min_pixels / (width * height)))
     return math.ceil(width * scale), math.ceil(height * scale)
 
@@ -138,7 +142,7 @@ class Ark:
 
     def quote(self, job: Job) -> float:
         """What the call for `job` will cost, booked before it goes out (0 to resume a task)."""
-        if job.kind not in params.VIDEO_KINDS:
+        if job.kind not in CLIPS:
             return self.settings.image_price
         if job.remote_job_id:
             return 0.0
@@ -146,66 +150,90 @@ class Ark:
 
     def describe(self, kind: str) -> dict[str, str]:
         """Where and with which model `kind` is made, and the variable that holds the key."""
-        model = self.settings.video_model if kind in params.VIDEO_KINDS \
-            else self.settings.image_model
+        model = self.settings.video_model if kind in CLIPS else self.settings.image_model
         return {"url": self.base_url, "model": model, "key": self.settings.key_env}
 
     @classified
     def check(self) -> None:
         """Ask Ark for one task of the list (a call that costs nothing); the key must work."""
         with http_client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
-            send(client, "GET", f"{self.base_url}/contents/generations/tasks",
-                 params={"page_num": 1, "page_size": 1}, deadline=Deadline(10))
+            send(
+                client,
+                "GET",
+                f"{self.base_url}/contents/generations/tasks",
+                params={"page_num": 1, "page_size": 1},
+                deadline=Deadline(10),
+            )
 
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:
         """Make the image or clip of `job` at `job.out_path`."""
         params.check_kind(job.kind, KINDS, self.name)
         deadline = Deadline(ctx.timeout_s)
-        with http_client(base_url=self.base_url,
-                          headers={"Authorization": f"Bearer {self._api_key}"}) as client:
-            if job.kind in params.VIDEO_KINDS:
+        with http_client(base_url=self.base_url, headers={"Authorization": f"Bearer {self._api_key}"}) as client:
+            if job.kind in CLIPS:
                 return self._video(client, job, ctx, deadline)
             return self._image(client, job, ctx, deadline)
 
     # -- images -----------------------------------------------------------------------------
-    def _image(self, client: httpx.Client, job: Job, ctx: CallContext,
-               deadline: Deadline) -> Output:
-        prompt = str(params.require(job.params, "prompt"))
+    def _image(self, client: httpx.Client, job: Job, ctx: CallContext, deadline: Deadline) -> Output:
+        sheets = labelled_references(job.kind, job.params, job.inputs, MAX_REFERENCES)
+        prompt = with_references(
+            str(params.require(job.params, "prompt")), reference_note(job.params, job.inputs, sheets)
+        )
         size = params.size(job.params)
         wanted = provider_size(size)
         request: dict[str, Any] = {
-            "model": self.settings.image_model, "prompt": prompt, "size": "{}x{}".format(*wanted),
-            "seed": params.seed(job) & 0x7FFFFFFF, "watermark": False,
-            "response_format": self.settings.response_format}
-        sheets = character_sheets(job.kind, job.inputs, MAX_REFERENCES)
+            "model": self.settings.image_model,
+            "prompt": prompt,
+            "size": "{}x{}".format(*wanted),
+            "seed": params.seed(job) & 0x7FFFFFFF,
+            "watermark": False,
+            "response_format": self.settings.response_format,
+        }
         if sheets:
-            request["image"] = [data_uri(p, max_side=self.settings.reference_side)
-                                for p in sheets]
+            request["image"] = [data_uri(p, max_side=self.settings.reference_side) for p in sheets]
         ctx.stage("generating_image")
-        answer = json_body(send_paid(client, "POST", "/images/generations", json=request,
-                                     deadline=deadline, limiter=self.settings.limiter,
-                                     uid=ctx.uid))
+        answer = json_body(
+            send_paid(
+                client,
+                "POST",
+                "/images/generations",
+                json=request,
+                deadline=deadline,
+                limiter=self.settings.limiter,
+                uid=ctx.uid,
+            )
+        )
         ctx.stage("finalizing")
         try:  # the call returned an image: it was paid for, whatever happens next
-            facts = save_resized_png(self._image_bytes(answer, deadline), size, job.out_path)
+            facts = save_kept_png(self._image_bytes(answer, deadline), size, job.out_path)
         except GenerationError as error:
             error.cost = self.settings.image_price
             raise
-        return Output(path=job.out_path, cost=self.settings.image_price,
-                      model=self.settings.image_model,
-                      settings={"provider": self.name, "size": request["size"],
-                                "seed": request["seed"], "references": len(sheets),
-                                "endpoint": self.base_url},
-                      result={**facts, "references": [p.name for p in sheets]})
+        return Output(
+            path=job.out_path,
+            cost=self.settings.image_price,
+            model=self.settings.image_model,
+            settings={
+                "provider": self.name,
+                "size": request["size"],
+                "seed": request["seed"],
+                "references": len(sheets),
+                "endpoint": self.base_url,
+            },
+            result={**facts, "references": [p.name for p in sheets]},
+        )
 
     @staticmethod
     def _image_bytes(answer: Any, deadline: Deadline) -> bytes:
         """The image in `data[0]`; an error Ark reports in the item is classified by its code."""
+
         def refused(item: dict[str, Any]) -> None:
             if isinstance(item.get("error"), dict):
                 error = item["error"]
                 raise classify(ProviderError(str(error.get("code", "")), str(error.get("message", ""))))
+
         return first_image(answer, deadline, refused)
 
     # -- video ------------------------------------------------------------------------------
@@ -216,20 +244,20 @@ class Ark:
         p = job.params
         prompt = params.text(p, "video_prompt") or str(params.require(p, "prompt"))
         width, height = params.size(p)
-        commands = (f"--ratio {nearest_ratio(width, height)} --duration {self._duration(p)} "
-                    f"--seed {params.seed(job)} --watermark false")
+        commands = (
+            f"--ratio {nearest_ratio(width, height)} --duration {self._duration(p)} "
+            f"--seed {params.seed(job)} --watermark false"
+        )
         content: list[dict[str, Any]] = [{"type": "text", "text": f"{prompt} {commands}"}]
         for role in ("first_frame", "last_frame"):
             frame = job.inputs.get(role)
             if frame is None:
-                raise params.permanent("missing_input",
-                                       f"missing_input: video needs its {role} in inputs")
+                raise params.permanent("missing_input", f"missing_input: video needs its {role} in inputs")
             url = data_uri(frame, max_side=self.settings.frame_side, min_side=301)
             content.append({"type": "image_url", "image_url": {"url": url}, "role": role})
         return {"model": self.settings.video_model, "content": content}
 
-    def _video(self, client: httpx.Client, job: Job, ctx: CallContext,
-               deadline: Deadline) -> Output:
+    def _video(self, client: httpx.Client, job: Job, ctx: CallContext, deadline: Deadline) -> Output:
         seconds = self._duration(job.params)
         task_id, task = job.remote_job_id, None
         if task_id is not None:
@@ -241,9 +269,17 @@ class Ark:
         if task_id is None:
             request = self._video_request(job)
             ctx.stage("uploading")
-            answer = json_body(send_paid(client, "POST", "/contents/generations/tasks",
-                                         json=request, deadline=deadline,
-                                         limiter=self.settings.limiter, uid=ctx.uid))
+            answer = json_body(
+                send_paid(
+                    client,
+                    "POST",
+                    "/contents/generations/tasks",
+                    json=request,
+                    deadline=deadline,
+                    limiter=self.settings.limiter,
+                    uid=ctx.uid,
+                )
+            )
             task_id = answer.get("id") if isinstance(answer, dict) else None
             if not task_id:
                 raise params.permanent("bad_output", "bad_output: the task answer has no id")
@@ -255,15 +291,16 @@ class Ark:
         except GenerationError as error:  # a created task is billed unless the service failed it
             error.cost = 0.0 if isinstance(error.__cause__, ProviderError) else cost
             raise
-        return Output(path=job.out_path, cost=cost, model=self.settings.video_model,
-                      remote_job_id=task_id,
-                      settings={"provider": self.name, "duration_s": seconds,
-                                "endpoint": self.base_url},
-                      result={"task_id": task_id, **facts, "asked_duration_s": seconds,
-                              "resumed": not created})
+        return Output(
+            path=job.out_path,
+            cost=cost,
+            model=self.settings.video_model,
+            remote_job_id=task_id,
+            settings={"provider": self.name, "duration_s": seconds, "endpoint": self.base_url},
+            result={"task_id": task_id, **facts, "asked_duration_s": seconds, "resumed": not created},
+        )
 
-    def _cancel(self, client: httpx.Client, task_id: str, status: str,
-                deadline: Deadline) -> GenerationError:
+    def _cancel(self, client: httpx.Client, task_id: str, status: str, deadline: Deadline) -> GenerationError:
         """The task was canceled here: cancel its remote task too while that is still queued
         (DELETE; Ark cannot stop a running one, which is left to finish). The error to stop
         with; one whose remote task was cancelled carries that as its cause, so it costs
@@ -271,29 +308,27 @@ class Ark:
         outcome, cause = f"left {status} (only a queued task can be cancelled)", None
         if status == "queued":
             try:
-                send(client, "DELETE", f"/contents/generations/tasks/{task_id}",
-                     deadline=deadline)
+                send(client, "DELETE", f"/contents/generations/tasks/{task_id}", deadline=deadline)
                 outcome = "cancelled while queued"
                 cause = ProviderError("TaskCancelled", "cancelled while queued, not billed")
             except GenerationError as error:  # started meanwhile, or gone: nothing to undo
                 outcome = f"not cancelled: {error}"
-        error = GenerationError(f"canceled: the task was canceled; Ark task {task_id} "
-                                f"{outcome}", error_kind="canceled", retryable=False)
+        error = GenerationError(
+            f"canceled: the task was canceled; Ark task {task_id} {outcome}", error_kind="canceled", retryable=False
+        )
         error.__cause__ = cause
         return error
 
     def _task(self, client: httpx.Client, task_id: str, deadline: Deadline) -> Any:
         """The task as the service reports it; None when it no longer knows the id."""
         try:
-            return json_body(send(client, "GET", f"/contents/generations/tasks/{task_id}",
-                                  deadline=deadline))
+            return json_body(send(client, "GET", f"/contents/generations/tasks/{task_id}", deadline=deadline))
         except GenerationError as error:
             if error.error_kind == "not_found":
                 return None
             raise
 
-    def _wait_and_fetch(self, client: httpx.Client, task_id: str, ctx: CallContext,
-                        deadline: Deadline) -> bytes:
+    def _wait_and_fetch(self, client: httpx.Client, task_id: str, ctx: CallContext, deadline: Deadline) -> bytes:
         """Poll until the task succeeded, then download its clip (re-polling for a fresh URL
         once if the first has expired)."""
         started, fresh_tries = time.monotonic(), 1
@@ -314,14 +349,15 @@ class Ark:
                         return send(plain, "GET", url, deadline=deadline).content
                 except GenerationError as error:
                     cause = error.__cause__
-                    gone = isinstance(cause, httpx.HTTPStatusError) and \
-                        cause.response.status_code in GONE
+                    gone = isinstance(cause, httpx.HTTPStatusError) and cause.response.status_code in GONE
                     if not gone:
                         raise
                     if fresh_tries == 0:
-                        raise GenerationError(f"url_expired: the clip of task {task_id} could "
-                                              f"not be fetched: {error}", error_kind="url_expired",
-                                              retryable=True) from error
+                        raise GenerationError(
+                            f"url_expired: the clip of task {task_id} could not be fetched: {error}",
+                            error_kind="url_expired",
+                            retryable=True,
+                        ) from error
                     fresh_tries -= 1
                     continue
             if status in ("failed", "cancelled", "expired"):
@@ -350,7 +386,8 @@ def settings_from_env(env: Mapping[str, str]) -> ArkSettings:
         durations=parse_durations(env.get(prefix + "DURATIONS", "2-12")),
         poll_s=_number(env, prefix + "POLL", 5.0),
         key_env=env.get(prefix + "KEY_ENV", "ARK_API_KEY"),
-        limiter=RateLimiter.from_env("ark"))
+        limiter=RateLimiter.from_env("ark"),
+    )
 
 
 def make(arg: str | None) -> Ark:

@@ -7,10 +7,12 @@ touch the database: the context is their only way to report progress and remote 
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,11 +20,11 @@ class Job:
     """One task as a backend sees it: what to make, from which inputs, and where to write it."""
 
     task_id: str
-    kind: str                     # character_sheet | first_frame | last_frame | video | llm | noop
+    kind: str  # character_sheet | first_frame | last_frame | video | llm | noop
     lane: str
-    params: Mapping[str, Any]     # the params contract (see params.py)
-    inputs: Mapping[str, Path]    # outputs of the task's dependencies, by their kind
-    out_path: Path                # temporary file to write; the runtime moves it into place
+    params: Mapping[str, Any]  # the params contract (see params.py)
+    inputs: Mapping[str, Path]  # outputs of the task's dependencies, by their kind
+    out_path: Path  # temporary file to write; the runtime moves it into place
     remote_job_id: str | None = None  # recorded by an earlier attempt: resume, do not pay again
 
 
@@ -30,8 +32,8 @@ class Job:
 class Output:
     """What a successful call produced and what it cost."""
 
-    path: Path | None             # the file written (normally job.out_path), None if no file
-    cost: float = 0.0             # money spent by this call (0 for offline backends)
+    path: Path | None  # the file written (normally job.out_path), None if no file
+    cost: float = 0.0  # money spent by this call (0 for offline backends)
     model: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     remote_job_id: str | None = None
@@ -44,11 +46,11 @@ class Output:
 class CallContext(Protocol):
     """What the runtime lends a backend for one call."""
 
-    timeout_s: float              # every external call must honour it
-    uid: str | None               # the worker's API identity (for rate limiting)
+    timeout_s: float  # every external call must honour it
+    uid: str | None  # the worker's API identity (for rate limiting)
 
     def stage(self, name: str) -> None:
-        """Report progress: loading_model | generating_image | generating_video | uploading
+        """Report progress: loading_model | generating_image | generating_video | generating_audio | uploading
         | finalizing."""
 
     def remember_remote_job(self, job_id: str) -> None:
@@ -68,6 +70,20 @@ class CallContext(Protocol):
 def is_remote(backend: object) -> bool:
     """Whether the backend's calls wait on a remote service (False unless it says `remote = True`)."""
     return bool(getattr(backend, "remote", False))
+
+
+def provider(backend: object) -> str:
+    """Who a backend's calls go to, as outages are kept and shown: its name and the host of its
+    `base_url` ("comfyui at 10.0.0.5:8188"); a loopback address is this PC's own service, so it
+    names the PC too (two PCs' local ComfyUIs are two providers)."""
+    name = str(getattr(backend, "name", type(backend).__name__))
+    base_url = getattr(backend, "base_url", None)
+    if not base_url:
+        return name
+    where = urlsplit(str(base_url))
+    if where.hostname in ("localhost", "127.0.0.1", "::1") or (where.hostname or "").startswith("127."):
+        return f"{name} at {where.netloc} on {socket.gethostname()}"
+    return f"{name} at {where.netloc}"
 
 
 def canceled(ctx: CallContext) -> bool:

@@ -1,7 +1,9 @@
 """HTTP calls under one deadline, rate limited per uid, failing only with GenerationError.
 
-Every request gets the time left of the job's deadline as its httpx timeout (connect, read,
-write and pool alike), so a hung server costs at most the caller's `timeout_s`.
+Every request gets the time left of the job's deadline as its httpx timeout (read, write and
+pool alike), so a hung server costs at most the caller's `timeout_s`; connecting gets at most
+CONNECT_TIMEOUT_S of it, so an address that answers nothing is known for what it is (the call
+never went out: no attempt used) long before the job's deadline.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pipeline_kit.backends.classify import classify
 from pipeline_kit.backends.params import permanent
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import GenerationError
+
+CONNECT_TIMEOUT_S = 10.0  # a provider that takes longer to accept a connection is unreachable
 
 
 @functools.cache
@@ -49,24 +53,32 @@ class Deadline:
         """Seconds left; a retryable `timeout` GenerationError when none are."""
         left = self._end - self._clock()
         if left <= 0:
-            raise GenerationError(f"timeout: no answer within {self.seconds:g} s",
-                                  error_kind="timeout", retryable=True)
+            raise GenerationError(f"timeout: no answer within {self.seconds:g} s", error_kind="timeout", retryable=True)
         return left
 
 
-def send(client: httpx.Client, method: str, url: str, *, deadline: Deadline,
-         **kwargs: Any) -> httpx.Response:
+def send(client: httpx.Client, method: str, url: str, *, deadline: Deadline, **kwargs: Any) -> httpx.Response:
     """One request within the deadline; a non-2xx status or any failure -> GenerationError."""
     try:
-        response = client.request(method, url, timeout=deadline.remaining(), **kwargs)
+        left = deadline.remaining()
+        timeout = httpx.Timeout(left, connect=min(left, CONNECT_TIMEOUT_S))
+        response = client.request(method, url, timeout=timeout, **kwargs)
         response.raise_for_status()
     except Exception as exc:  # the classify table decides what each failure is
         raise classify(exc) from exc
     return response
 
 
-def send_paid(client: httpx.Client, method: str, url: str, *, deadline: Deadline,
-              limiter: RateLimiter, uid: str | None, **kwargs: Any) -> httpx.Response:
+def send_paid(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    *,
+    deadline: Deadline,
+    limiter: RateLimiter,
+    uid: str | None,
+    **kwargs: Any,
+) -> httpx.Response:
     """`send` for a call that spends quota: take a token first, honour a 429's Retry-After."""
     limiter.acquire(uid, max_wait=deadline.remaining())
     try:
@@ -85,8 +97,7 @@ def json_body(response: httpx.Response) -> Any:
         raise classify(exc) from exc
 
 
-def first_image(answer: Any, deadline: Deadline,
-                on_item: Callable[[dict[str, Any]], None] | None = None) -> bytes:
+def first_image(answer: Any, deadline: Deadline, on_item: Callable[[dict[str, Any]], None] | None = None) -> bytes:
     """The image in an images answer's `data[0]` (OpenAI's shape, which Ark shares): decoded from
     `b64_json`, or downloaded from its `url` at once (such URLs expire) by a client that carries no
     key. `on_item` may inspect the item first (Ark puts a per-image error there)."""

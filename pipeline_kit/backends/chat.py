@@ -31,9 +31,18 @@ class Reply:
 
 
 @classified
-def complete(messages: Sequence[Mapping[str, str]], *, model: str, url: str, api_key: str | None,
-             timeout_s: float, limiter: RateLimiter, uid: str | None, json_answer: bool = True,
-             max_tokens: int | None = None) -> Reply:
+def complete(
+    messages: Sequence[Mapping[str, str]],
+    *,
+    model: str,
+    url: str,
+    api_key: str | None,
+    timeout_s: float,
+    limiter: RateLimiter,
+    uid: str | None,
+    json_answer: bool = True,
+    max_tokens: int | None = None,
+) -> Reply:
     """One chat completion within `timeout_s`, after a token of `uid`'s rate bucket."""
     request: dict[str, Any] = {"model": model, "messages": list(messages), "stream": False}
     if json_answer:
@@ -42,8 +51,16 @@ def complete(messages: Sequence[Mapping[str, str]], *, model: str, url: str, api
         request["max_tokens"] = int(max_tokens)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with http_client() as client:
-        response = send_paid(client, "POST", f"{url.rstrip('/')}/chat/completions", json=request,
-                             headers=headers, deadline=Deadline(timeout_s), limiter=limiter, uid=uid)
+        response = send_paid(
+            client,
+            "POST",
+            f"{url.rstrip('/')}/chat/completions",
+            json=request,
+            headers=headers,
+            deadline=Deadline(timeout_s),
+            limiter=limiter,
+            uid=uid,
+        )
     body = json_body(response)
     try:
         choice = body["choices"][0]
@@ -53,7 +70,10 @@ def complete(messages: Sequence[Mapping[str, str]], *, model: str, url: str, api
     if not isinstance(content, str):
         raise permanent("bad_output", "bad_output: choices[0].message.content is not text")
     usage = body.get("usage") or {}
-    return Reply(text=content, model=str(body.get("model") or model),
-                 tokens_in=int(usage.get("prompt_tokens") or 0),
-                 tokens_out=int(usage.get("completion_tokens") or 0),
-                 truncated=choice.get("finish_reason") == "length")
+    return Reply(
+        text=content,
+        model=str(body.get("model") or model),
+        tokens_in=int(usage.get("prompt_tokens") or 0),
+        tokens_out=int(usage.get("completion_tokens") or 0),
+        truncated=choice.get("finish_reason") == "length",
+    )

@@ -37,14 +37,30 @@ def cut(first: Image.Image, last: Image.Image, count: int) -> Iterator[Image.Ima
         yield first if index < (count + 1) // 2 else last
 
 
-def write_mp4(path: Path, pictures: Iterable[Image.Image], size: tuple[int, int],
-              fps: int) -> None:
+def write_mp4(path: Path, pictures: Iterable[Image.Image], size: tuple[int, int], fps: int) -> None:
     """Encode RGB pictures of `size`, made one at a time, to an H.264 MP4 at `path`."""
     writer = imageio_ffmpeg.write_frames(
-        str(path), size, fps=fps, codec="libx264", pix_fmt_out="yuv420p", quality=None,
-        macro_block_size=1, ffmpeg_log_level="error",
-        output_params=["-preset", "veryfast", "-crf", "23", "-map_metadata", "-1",
-                       "-fflags", "+bitexact", "-flags:v", "+bitexact"])
+        str(path),
+        size,
+        fps=fps,
+        codec="libx264",
+        pix_fmt_out="yuv420p",
+        quality=None,
+        macro_block_size=1,
+        ffmpeg_log_level="error",
+        output_params=[
+            "-preset",
+            "veryfast",
+            "-crf",
+            "23",
+            "-map_metadata",
+            "-1",
+            "-fflags",
+            "+bitexact",
+            "-flags:v",
+            "+bitexact",
+        ],
+    )
     writer.send(None)  # start the ffmpeg process
     try:
         for picture in pictures:

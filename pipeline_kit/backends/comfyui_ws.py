@@ -37,8 +37,10 @@ class Progress:
     def __enter__(self) -> Progress:
         try:
             from websockets.sync.client import connect
-            self._ws = self._stack.enter_context(connect(
-                self._url, open_timeout=self._open_timeout_s, close_timeout=1, compression=None))
+
+            self._ws = self._stack.enter_context(
+                connect(self._url, open_timeout=self._open_timeout_s, close_timeout=1, compression=None)
+            )
         except Exception:  # no package, refused, not a websocket: polling it is
             self._ws = None
         return self

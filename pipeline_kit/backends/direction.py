@@ -11,12 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def frame_prompts(item: Mapping[str, Any], style: str) -> dict[str, str]:
-    """The prompts of a shot's first frame, last frame and video from the director's answer."""
+def frame_prompts(item: Mapping[str, Any], style: str, closing: str = "") -> dict[str, str]:
+    """The prompts of a shot's first frame, last frame and video from the director's answer;
+    `closing` (the request for a picture without lettering) ends both frames' prompts."""
     staging = f"{item['shot_size']} shot, {item['camera']}. In frame: {item['in_frame']}."
+    tail = f"\n{closing}" if closing else ""
     return {
-        "first_frame": f"{item['first_frame']}\n{staging}\n{item['visual']}\nStyle: {style}",
-        "last_frame": f"{item['last_frame']}\n{staging}\n{item['visual']}\nStyle: {style}",
+        "first_frame": f"{item['first_frame']}\n{staging}\n{item['visual']}\nStyle: {style}{tail}",
+        "last_frame": f"{item['last_frame']}\n{staging}\n{item['visual']}\nStyle: {style}{tail}",
         "video": f"{item['motion']}\nCamera: {item['camera']}. Shot size: {item['shot_size']}.",
     }
 
@@ -39,9 +41,16 @@ def directed(task_params: Mapping[str, Any], kind: str, result: Mapping[str, Any
     out = dict(task_params)
     if kind == "direct_chapter":
         looks = result.get("characters") or {}
-        out["chunks"] = [{**chunk, "messages": [*chunk["messages"][:-1], {
-            **chunk["messages"][-1], "content": recast(chunk["messages"][-1]["content"], looks)}]}
-            for chunk in task_params.get("chunks") or []]
+        out["chunks"] = [
+            {
+                **chunk,
+                "messages": [
+                    *chunk["messages"][:-1],
+                    {**chunk["messages"][-1], "content": recast(chunk["messages"][-1]["content"], looks)},
+                ],
+            }
+            for chunk in task_params.get("chunks") or []
+        ]
         return out
     if kind == "character_sheet":
         looks = (result.get("characters") or {}).get(str(task_params.get("name")))

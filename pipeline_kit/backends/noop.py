@@ -42,9 +42,11 @@ class SleepBackend(NoopBackend):
         ctx.stage("generating_image")
         time.sleep(min(self.seconds, ctx.timeout_s))
         if self.seconds > ctx.timeout_s:
-            raise GenerationError(f"timeout: sleep {self.seconds:g} s exceeds the "
-                                  f"{ctx.timeout_s:g} s timeout", error_kind="timeout",
-                                  retryable=True)
+            raise GenerationError(
+                f"timeout: sleep {self.seconds:g} s exceeds the {ctx.timeout_s:g} s timeout",
+                error_kind="timeout",
+                retryable=True,
+            )
         return super().run(job, ctx)
 
 

@@ -8,7 +8,8 @@ What OpenAI's Images API documents, and this module relies on:
   edit, DALL-E 2 takes one square PNG and no references here).
 - Sizes: `1024x1024`, `1536x1024`, `1024x1536` for GPT image models; `1024x1024`, `1792x1024`,
   `1024x1792` for DALL-E 3; `256x256`, `512x512`, `1024x1024` for DALL-E 2. The size of the
-  model's nearest shape is asked for and the answer cut to the task's size from its centre. A
+  model's nearest shape is asked for and the answer cut to the task's shape from its centre, at
+  the model's scale (a provider's picture is never shrunk: the film scales it). A
   model not in that table (an OpenAI-compatible server) is asked for the task's size exactly.
 - The answer's `data[0]` holds `b64_json` (or `url`).
 
@@ -30,13 +31,14 @@ import os
 from typing import Any
 
 
+from pipeline_kit import kinds
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.calls import Deadline, first_image, http_client, json_body, send, send_paid
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.images import save_checked_png, save_fitted_png
 from pipeline_kit.backends.ratelimit import RateLimiter
-from pipeline_kit.backends.references import character_sheets, input_bytes
+from pipeline_kit.backends.references import input_bytes, labelled_references, reference_note, with_references
 from pipeline_kit.errors import BadInput
 
 DEFAULT_URL = "https://api.openai.com"
@@ -72,6 +74,7 @@ def provider_size(model: str, size: tuple[int, int]) -> tuple[int, int]:
         shape = abs(math.log(option[0] * height / (option[1] * width)))
         covers = option[0] >= width and option[1] >= height
         return round(shape, 6), not covers, option[0] * option[1]
+
     return min(sizes, key=distance)
 
 
@@ -81,8 +84,7 @@ class OpenAIImages:
     name = "openai"
     remote = True  # calls wait on the service: `--inflight` may hold several
 
-    def __init__(self, base_url: str, api_key: str, model: str, price: float,
-                 limiter: RateLimiter) -> None:
+    def __init__(self, base_url: str, api_key: str, model: str, price: float, limiter: RateLimiter) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.model, self.price, self.limiter = model, price, limiter
@@ -107,41 +109,65 @@ class OpenAIImages:
     @classified
     def run(self, job: Job, ctx: CallContext) -> Output:
         """Generate (or, from the shot's character sheets, edit) one image; write it as PNG."""
-        params.check_kind(job.kind, params.IMAGE_KINDS, self.name)
-        prompt = str(params.require(job.params, "prompt"))
+        params.check_kind(job.kind, kinds.made_by(self.name), self.name)
+        sheets = labelled_references(job.kind, job.params, job.inputs, MAX_REFERENCES)
+        prompt = with_references(
+            str(params.require(job.params, "prompt")), reference_note(job.params, job.inputs, sheets)
+        )
         size = params.size(job.params)
         asked = provider_size(self.model, size)
-        sheets = character_sheets(job.kind, job.inputs, MAX_REFERENCES)
         if sheets and self.model.startswith("dall-e"):
-            raise params.permanent("unsupported_model", f"unsupported_model: {self.model} "
-                                   "cannot draw from reference images; use a GPT image model")
-        fields: dict[str, Any] = {"model": self.model, "prompt": prompt,
-                                  "size": "{}x{}".format(*asked), "n": 1}
+            raise params.permanent(
+                "unsupported_model",
+                f"unsupported_model: {self.model} cannot draw from reference images; use a GPT image model",
+            )
+        fields: dict[str, Any] = {"model": self.model, "prompt": prompt, "size": "{}x{}".format(*asked), "n": 1}
         if not is_gpt_image(self.model):
             fields["response_format"] = "b64_json"
         deadline = Deadline(ctx.timeout_s)
         ctx.stage("generating_image")
         with http_client(headers={"Authorization": f"Bearer {self._api_key}"}) as client:
             if sheets:
-                files = [("image[]", (p.name, input_bytes(p), MIME.get(p.suffix.lower(),
-                                                                     "image/png")))
-                         for p in sheets]
-                response = send_paid(client, "POST", f"{self.base_url}/v1/images/edits",
-                                     data={k: str(v) for k, v in fields.items()}, files=files,
-                                     deadline=deadline, limiter=self.limiter, uid=ctx.uid)
+                files = [("image[]", (p.name, input_bytes(p), MIME.get(p.suffix.lower(), "image/png"))) for p in sheets]
+                response = send_paid(
+                    client,
+                    "POST",
+                    f"{self.base_url}/v1/images/edits",
+                    data={k: str(v) for k, v in fields.items()},
+                    files=files,
+                    deadline=deadline,
+                    limiter=self.limiter,
+                    uid=ctx.uid,
+                )
             else:
-                response = send_paid(client, "POST", f"{self.base_url}/v1/images/generations",
-                                     json=fields, deadline=deadline, limiter=self.limiter,
-                                     uid=ctx.uid)
+                response = send_paid(
+                    client,
+                    "POST",
+                    f"{self.base_url}/v1/images/generations",
+                    json=fields,
+                    deadline=deadline,
+                    limiter=self.limiter,
+                    uid=ctx.uid,
+                )
         ctx.stage("finalizing")
         data = first_image(json_body(response), deadline)
-        facts = save_checked_png(data, size, job.out_path) if asked == size \
+        facts = (
+            save_checked_png(data, size, job.out_path)
+            if asked == size
             else save_fitted_png(data, asked, size, job.out_path)
-        return Output(path=job.out_path, cost=self.price, model=self.model,
-                      settings={"provider": self.name, "size": fields["size"],
-                                "endpoint": self.base_url,
-                                "references": len(sheets)},
-                      result={**facts, "references": [p.name for p in sheets]})
+        )
+        return Output(
+            path=job.out_path,
+            cost=self.price,
+            model=self.model,
+            settings={
+                "provider": self.name,
+                "size": fields["size"],
+                "endpoint": self.base_url,
+                "references": len(sheets),
+            },
+            result={**facts, "references": [p.name for p in sheets]},
+        )
 
 
 def make(arg: str | None) -> OpenAIImages:
@@ -152,11 +178,15 @@ def make(arg: str | None) -> OpenAIImages:
     if not api_key:
         raise BadInput("backend 'openai' needs OPENAI_API_KEY in the environment")
     try:
-        price = float(os.environ.get("PIPELINE_KIT_OPENAI_IMAGE_PRICE",
-                                     os.environ.get("PIPELINE_KIT_OPENAI_PRICE", "0")))
+        price = float(
+            os.environ.get("PIPELINE_KIT_OPENAI_IMAGE_PRICE", os.environ.get("PIPELINE_KIT_OPENAI_PRICE", "0"))
+        )
     except ValueError:
-        raise BadInput("PIPELINE_KIT_OPENAI_IMAGE_PRICE (or _PRICE) must be a number (cost per "
-                       "image)") from None
-    return OpenAIImages(os.environ.get("PIPELINE_KIT_OPENAI_URL", DEFAULT_URL), api_key,
-                        os.environ.get("PIPELINE_KIT_OPENAI_MODEL", DEFAULT_MODEL), price,
-                        RateLimiter.from_env("openai"))
+        raise BadInput("PIPELINE_KIT_OPENAI_IMAGE_PRICE (or _PRICE) must be a number (cost per image)") from None
+    return OpenAIImages(
+        os.environ.get("PIPELINE_KIT_OPENAI_URL", DEFAULT_URL),
+        api_key,
+        os.environ.get("PIPELINE_KIT_OPENAI_MODEL", DEFAULT_MODEL),
+        price,
+        RateLimiter.from_env("openai"),
+    )

@@ -11,16 +11,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline_kit import kinds
 from pipeline_kit.backends.base import Job
 from pipeline_kit.errors import GenerationError
-
-IMAGE_KINDS = frozenset({"character_sheet", "first_frame", "last_frame"})
-VIDEO_KINDS = frozenset({"video"})
-FRAME_KINDS = frozenset({"first_frame", "last_frame"})  # drawn from the shot's character sheets
-DIRECTOR_KINDS = frozenset({"direct_chapter", "direct_book"})  # run by the worker itself (model: split --director)
-RECORD_KINDS = frozenset({"llm", "noop", *DIRECTOR_KINDS})  # output: a JSON record
-SUFFIXES = {**dict.fromkeys(IMAGE_KINDS, ".png"), **dict.fromkeys(VIDEO_KINDS, ".mp4"),
-            **dict.fromkeys(RECORD_KINDS, ".json")}
 
 DEFAULT_WIDTH, DEFAULT_HEIGHT, DEFAULT_FPS = 640, 360, 12
 MAX_SIDE = 4096
@@ -34,17 +27,18 @@ def permanent(error_kind: str, message: str) -> GenerationError:
 def check_kind(kind: str, supported: frozenset[str], backend: str) -> None:
     """Refuse a kind this backend does not make (permanent `invalid_kind`)."""
     if kind not in supported:
-        raise permanent("invalid_kind",
-                        f"backend {backend} cannot make kind {kind!r} "
-                        f"(it makes {', '.join(sorted(supported))})")
+        raise permanent(
+            "invalid_kind", f"backend {backend} cannot make kind {kind!r} (it makes {', '.join(sorted(supported))})"
+        )
 
 
 def suffix_for(kind: str) -> str:
-    """The output suffix of a kind: .png for images, .mp4 for video, .json for records."""
-    try:
-        return SUFFIXES[kind]
-    except KeyError:
-        raise permanent("invalid_kind", f"unknown task kind {kind!r}") from None
+    """The output suffix of a kind (the registry's): .png for images, .mp4 for video, .wav for
+    voice, .json for records."""
+    found = kinds.get(kind)
+    if found is None:
+        raise permanent("invalid_kind", f"unknown task kind {kind!r}")
+    return found.suffix
 
 
 def require(params: Mapping[str, Any], name: str) -> Any:
@@ -68,18 +62,21 @@ def _positive_int(params: Mapping[str, Any], name: str, default: int, limit: int
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise permanent("bad_param",
-                        f"params field {name!r} must be an integer, got {value!r}") from None
+        raise permanent("bad_param", f"params field {name!r} must be an integer, got {value!r}") from None
     if not 0 < number <= limit:
-        raise permanent("unsupported_size" if name in ("width", "height") else "bad_param",
-                        f"params field {name!r} must be in 1..{limit}, got {number}")
+        raise permanent(
+            "unsupported_size" if name in ("width", "height") else "bad_param",
+            f"params field {name!r} must be in 1..{limit}, got {number}",
+        )
     return number
 
 
 def size(params: Mapping[str, Any]) -> tuple[int, int]:
     """(width, height), default 640x360."""
-    return (_positive_int(params, "width", DEFAULT_WIDTH, MAX_SIDE),
-            _positive_int(params, "height", DEFAULT_HEIGHT, MAX_SIDE))
+    return (
+        _positive_int(params, "width", DEFAULT_WIDTH, MAX_SIDE),
+        _positive_int(params, "height", DEFAULT_HEIGHT, MAX_SIDE),
+    )
 
 
 def even_size(params: Mapping[str, Any]) -> tuple[int, int]:
@@ -99,11 +96,9 @@ def duration_s(params: Mapping[str, Any]) -> float:
     try:
         seconds = float(value)
     except (TypeError, ValueError):
-        raise permanent("bad_param",
-                        f"params field 'duration_s' must be a number, got {value!r}") from None
+        raise permanent("bad_param", f"params field 'duration_s' must be a number, got {value!r}") from None
     if not (math.isfinite(seconds) and 0 < seconds <= 600):
-        raise permanent("bad_param",
-                        f"params field 'duration_s' must be in (0, 600], got {value!r}")
+        raise permanent("bad_param", f"params field 'duration_s' must be in (0, 600], got {value!r}")
     return seconds
 
 
@@ -120,8 +115,15 @@ def seed(job: Job) -> int:
     try:
         return int(value) & 0xFFFFFFFF
     except (TypeError, ValueError):
-        raise permanent("bad_param",
-                        f"params field 'seed' must be an integer, got {value!r}") from None
+        raise permanent("bad_param", f"params field 'seed' must be an integer, got {value!r}") from None
+
+
+def voice_lines(params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The lines of a voice task: objects with a `text` (an empty list: a silent shot)."""
+    lines = params.get("lines")
+    if not isinstance(lines, list) or not all(isinstance(x, Mapping) and isinstance(x.get("text"), str) for x in lines):
+        raise permanent("bad_param", "params field 'lines' must be a list of objects with a 'text'")
+    return [dict(x) for x in lines if x["text"].strip()]
 
 
 def record_suffix(kind: str, supported: frozenset[str], backend: str) -> str:
@@ -132,5 +134,5 @@ def record_suffix(kind: str, supported: frozenset[str], backend: str) -> str:
 
 def image_suffix(kind: str, backend: str) -> str:
     """.png for the image kinds an image-only backend makes; any other kind is refused."""
-    check_kind(kind, IMAGE_KINDS, backend)
-    return ".png"
+    check_kind(kind, frozenset(kinds.names(media=kinds.Media.IMAGE)), backend)
+    return kinds.Media.IMAGE.value

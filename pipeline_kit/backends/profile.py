@@ -34,8 +34,7 @@ from pipeline_kit.errors import BadInput
 
 ENV_VAR = "PIPELINE_KIT_PROFILE"
 FILE_NAME = "pipeline-kit.toml"
-_SECRET = re.compile(r"^(api_?)?(key|token|secret|password)$|_(key|token|secret|password)$",
-                     re.IGNORECASE)
+_SECRET = re.compile(r"^(api_?)?(key|token|secret|password)$|_(key|token|secret|password)$", re.IGNORECASE)
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,40}$")
 
 
@@ -67,16 +66,19 @@ def load_profile(path: Path) -> Profile:
         raise BadInput(f"profile {path}: {exc}") from None
     unknown = set(data) - {"backends", "providers"}
     if unknown:
-        raise BadInput(f"profile {path}: unknown table(s) {', '.join(sorted(unknown))}; "
-                       "use [backends] and [providers.NAME]")
+        raise BadInput(
+            f"profile {path}: unknown table(s) {', '.join(sorted(unknown))}; use [backends] and [providers.NAME]"
+        )
     routing = None
     if "backends" in data:
         backends = _table(data["backends"], path, "[backends]")
         if not all(isinstance(v, str) for v in backends.values()):
             raise BadInput(f"profile {path}: [backends] values are backend names in quotes")
         routing = Routing.parse(",".join(f"{k}={v}" for k, v in backends.items()))
-    providers = {name: _settings(name, table, path) for name, table in
-                 _table(data.get("providers", {}), path, "[providers]").items()}
+    providers = {
+        name: _settings(name, table, path)
+        for name, table in _table(data.get("providers", {}), path, "[providers]").items()
+    }
     return Profile(path=path, routing=routing, providers=providers)
 
 
@@ -92,12 +94,12 @@ def _settings(provider: str, table: Any, path: Path) -> dict[str, str]:
     settings: dict[str, str] = {}
     for key, value in _table(table, path, f"[providers.{provider}]").items():
         if _SECRET.search(key):
-            raise BadInput(f"profile {path}: [providers.{provider}] {key} looks like a secret; "
-                           "put the key in an environment variable and name it with key_env")
-        if not _NAME.match(key) or not isinstance(value, (str, int, float)) \
-                or isinstance(value, bool):
-            raise BadInput(f"profile {path}: [providers.{provider}] {key} must be a name with a "
-                           "text or number value")
+            raise BadInput(
+                f"profile {path}: [providers.{provider}] {key} looks like a secret; "
+                "put the key in an environment variable and name it with key_env"
+            )
+        if not _NAME.match(key) or not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise BadInput(f"profile {path}: [providers.{provider}] {key} must be a name with a text or number value")
         settings[key] = str(value)
     return settings
 

@@ -10,16 +10,23 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from pipeline_kit.backends.routing import GENERATION_KINDS, Router
+from pipeline_kit import kinds
+from pipeline_kit.backends.routing import Router
 from pipeline_kit.errors import BadInput, GenerationError
 
+# The kinds of a book's graph that a routing sends to a provider (not the ad-hoc records, not
+# what every worker makes itself), in the order a book makes them.
+# What providers make: not records, not the music bed (`film --music` makes it from a file on one PC)
+GENERATION_KINDS = tuple(
+    k.name for k in kinds.KINDS if k.local is None and k.role not in (kinds.Role.RECORD, kinds.Role.MUSIC)
+)
 
-def provider_lines(router: Router, *, check: bool = False,
-                   env: Mapping[str, str] = os.environ) -> list[str]:
+
+def provider_lines(router: Router, *, check: bool = False, env: Mapping[str, str] = os.environ) -> list[str]:
     """One line per generation kind: who makes it, where, with what, and whether it answers."""
     lines = []
     for kind in GENERATION_KINDS:
-        spec = router.routing.spec_for(kind)
+        spec = router.spec_for(kind)
         if spec is None:
             lines.append(f"{kind}: no backend routed")
             continue
@@ -34,8 +41,12 @@ def provider_lines(router: Router, *, check: bool = False,
             continue
         facts = describe(kind)
         key = facts.get("key")
-        parts = [f"{kind}: {spec}", facts.get("url", "-"), f"model {facts.get('model', '-')}",
-                 f"key {key} {'set' if env.get(key) else 'NOT set'}" if key else "no key"]
+        parts = [
+            f"{kind}: {spec}",
+            facts.get("url", "-"),
+            f"model {facts.get('model', '-')}",
+            f"key {key} {'set' if env.get(key) else 'NOT set'}" if key else "no key",
+        ]
         if check:
             try:
                 backend.check()

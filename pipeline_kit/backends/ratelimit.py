@@ -3,7 +3,8 @@
 Each uid (a worker's API identity) gets a bucket of `burst` tokens refilled at `rate` tokens a
 second; a call takes one token. A 429's Retry-After blocks that uid's next call until the
 server's time has passed. A caller that would have to wait longer than it may (its timeout)
-gets a retryable `rate_limited` error at once instead of sleeping through its lease.
+gets a retryable `rate_limited` error at once instead of sleeping through its lease; the call
+never went out, so it is `turned_away` (no attempt used, the provider paused for that long).
 """
 
 from __future__ import annotations
@@ -27,9 +28,14 @@ class _Bucket:
 class RateLimiter:
     """A thread-safe token bucket per uid (`rate` calls a second, bursts of `burst`)."""
 
-    def __init__(self, rate: float, burst: int = 1, *,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        rate: float,
+        burst: int = 1,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         if not (rate > 0 and burst >= 1):
             raise BadInput(f"rate limit needs rate > 0 and burst >= 1, got {rate}, {burst}")
         self.rate, self.burst = float(rate), int(burst)
@@ -70,7 +76,11 @@ class RateLimiter:
             if wait > max_wait:
                 raise GenerationError(
                     f"rate_limited: uid {uid!r} may call again in {wait:.1f} s",
-                    error_kind="rate_limited", retryable=True, retry_after=wait)
+                    error_kind="rate_limited",
+                    retryable=True,
+                    retry_after=wait,
+                    turned_away=True,
+                )
             bucket.tokens -= 1.0  # may go negative: a reservation that later callers wait behind
         if wait > 0:
             self._sleep(wait)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from pipeline_kit.backends.params import FRAME_KINDS, permanent
+from pipeline_kit import kinds
+from pipeline_kit.backends.params import permanent
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp"})
 
@@ -26,10 +27,31 @@ def image_inputs(inputs: Mapping[str, Path], limit: int) -> list[Path]:
     return [p for p in paths if p.suffix.lower() in IMAGE_SUFFIXES][:limit]
 
 
-def character_sheets(kind: str, inputs: Mapping[str, Path], limit: int) -> list[Path]:
-    """The sheets a frame is drawn from, so faces and costumes stay the same from shot to shot:
-    a first or last frame's image inputs (its shot's characters); none for any other kind."""
-    return image_inputs(inputs, limit) if kind in FRAME_KINDS else []
+def labelled_references(kind: str, params: Mapping[str, object], inputs: Mapping[str, Path], limit: int) -> list[Path]:
+    """The pictures a frame is drawn from, in the order its params' `references` name them (the
+    shot's first frame before the sheets), then any other image input; none for other kinds."""
+    if kind not in kinds.names(kinds.Role.FRAME):
+        return []
+    labels = params.get("references") or {}
+    named = [inputs[t] for t in labels if isinstance(labels, Mapping) and t in inputs]
+    return image_inputs({**{str(k): p for k, p in enumerate(named)}, **inputs}, limit)
+
+
+def reference_note(params: Mapping[str, object], inputs: Mapping[str, Path], used: list[Path]) -> str:
+    """`Image 1 is the first frame of this shot; image 2 is the character sheet of X.`: which
+    reference is whom, in the order they are sent (empty when none is labelled)."""
+    labels = params.get("references") or {}
+    if not isinstance(labels, Mapping):
+        return ""
+    by_path = {inputs[t]: str(label) for t, label in labels.items() if t in inputs}
+    said = [f"image {k} is {by_path[p]}" for k, p in enumerate(used, start=1) if p in by_path]
+    note = "; ".join(said)
+    return note[:1].upper() + note[1:] + "." if said else ""
+
+
+def with_references(prompt: str, note: str) -> str:
+    """The prompt with its reference note after it, when there is one."""
+    return f"{prompt}\n{note}" if note else prompt
 
 
 def input_bytes(path: Path) -> bytes:
@@ -46,8 +68,7 @@ def data_uri(path: Path, *, max_side: int, min_side: int = 1, quality: int = 90)
         with Image.open(path) as source:
             image = source.convert("RGB")
     except OSError as exc:  # missing file, or not an image
-        raise permanent("bad_input", f"bad_input: {path.name} is not a readable image: "
-                                     f"{exc}") from exc
+        raise permanent("bad_input", f"bad_input: {path.name} is not a readable image: {exc}") from exc
     scale = min(1.0, max_side / max(image.size))
     scale = max(scale, min_side / min(image.size))
     if scale != 1.0:

@@ -11,13 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from pipeline_kit import kinds
 from pipeline_kit.backends import get_backend
 from pipeline_kit.backends.base import Backend
-from pipeline_kit.backends.params import DIRECTOR_KINDS, SUFFIXES, permanent
+from pipeline_kit.backends.params import permanent
 from pipeline_kit.errors import BadInput, GenerationError
 
-KINDS = tuple(sorted(set(SUFFIXES) - DIRECTOR_KINDS))  # the task kinds a routing may name
-GENERATION_KINDS = ("character_sheet", "first_frame", "last_frame", "video")
+KINDS = kinds.routed()  # the task kinds a routing may name
+# A kind a routing does not name goes where its elder goes (`Kind.follows`: location sheets are
+# drawn as the character sheets are, unless routed on their own).
+FOLLOWS = {k.name: k.follows for k in kinds.KINDS if k.follows}
+# A kind the routing does not name and its default backend does not make goes to its
+# `Kind.fallback` instead: a book speaks (offline) whatever picture provider a worker runs.
+FALLBACK = {k.name: k.fallback for k in kinds.KINDS if k.fallback}
 
 
 @dataclass(frozen=True)
@@ -40,12 +46,14 @@ class Routing:
             kind, sep, spec = (x.strip() for x in item.partition("="))
             if not (sep and kind and spec):
                 raise BadInput(f"--backend routing items are KIND=NAME, got {item!r}")
-            if kind in DIRECTOR_KINDS:
-                raise BadInput(f"--backend cannot route {kind!r}: every worker serving the llm lane runs "
-                               "director tasks itself, with the model `split --director` named")
+            local = kinds.get(kind)
+            if local is not None and local.local is not None:
+                raise BadInput(
+                    f"--backend cannot route {kind!r}: every worker serving the {local.lane} lane runs "
+                    f"{local.local} tasks itself"
+                )
             if kind != "default" and kind not in KINDS:
-                raise BadInput(f"--backend routes unknown kind {kind!r}; kinds: "
-                               f"{', '.join(KINDS)} (and default)")
+                raise BadInput(f"--backend routes unknown kind {kind!r}; kinds: {', '.join(KINDS)} (and default)")
             if kind in routes:
                 raise BadInput(f"--backend routes kind {kind!r} twice")
             routes[kind] = spec
@@ -54,6 +62,8 @@ class Routing:
 
     def spec_for(self, kind: str) -> str | None:
         """The backend spec that makes `kind`, None if nothing is routed to it."""
+        if kind not in self.routes and kind in FOLLOWS and FOLLOWS[kind] in self.routes:
+            return self.routes[FOLLOWS[kind]]
         return self.routes.get(kind, self.default)
 
     def text(self) -> str:
@@ -85,14 +95,28 @@ class Router:
         return router
 
     def backend_for(self, kind: str) -> Backend:
-        """The backend routed to `kind`; a kind routed nowhere is a permanent `invalid_kind`."""
-        spec = self.routing.spec_for(kind)
+        """The backend routed to `kind` (or its FALLBACK); a kind routed nowhere is a permanent
+        `invalid_kind`."""
+        spec = self.spec_for(kind)
         if spec is None:
-            raise permanent("invalid_kind", f"invalid_kind: no backend is routed to kind {kind!r} "
-                                            f"(--backend {self.routing.text()})")
+            raise permanent(
+                "invalid_kind", f"invalid_kind: no backend is routed to kind {kind!r} (--backend {self.routing.text()})"
+            )
         if spec not in self._built:
             self._built[spec] = self._build(spec)
         return self._built[spec]
+
+    def spec_for(self, kind: str) -> str | None:
+        """The spec routed to `kind`; its FALLBACK when only the default names it and cannot make it."""
+        spec = self.routing.spec_for(kind)
+        if kind in FALLBACK and kind not in self.routing.routes and spec is not None:
+            if spec not in self._built:
+                self._built[spec] = self._build(spec)
+            try:
+                self._built[spec].suffix(kind)
+            except GenerationError:
+                return FALLBACK[kind]
+        return spec or FALLBACK.get(kind)
 
     def built(self) -> list[Backend]:
         """The backends built so far (all of them after `check`)."""
@@ -109,14 +133,17 @@ class Router:
             try:
                 self.backend_for(kind).suffix(kind)
             except GenerationError:
-                raise BadInput(f"backend {spec!r} cannot make kind {kind!r} "
-                               f"(--backend {self.routing.text()})") from None
+                raise BadInput(
+                    f"backend {spec!r} cannot make kind {kind!r} (--backend {self.routing.text()})"
+                ) from None
         for kind, lane in (waiting or {}).items():
-            spec = self.routing.spec_for(kind)
+            spec = self.spec_for(kind)
             try:
                 self.backend_for(kind).suffix(kind)
             except GenerationError:
                 who = f"backend {spec!r} cannot make" if spec else "no backend is routed to"
-                raise BadInput(f"{who} kind {kind!r}, which lane {lane!r} holds: route it "
-                               f"(--backend {kind}=NAME,default={spec or 'NAME'}) or leave the lane out "
-                               f"(--lanes without {lane})") from None
+                raise BadInput(
+                    f"{who} kind {kind!r}, which lane {lane!r} holds: route it "
+                    f"(--backend {kind}=NAME,default={spec or 'NAME'}) or leave the lane out "
+                    f"(--lanes without {lane})"
+                ) from None

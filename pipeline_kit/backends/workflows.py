@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline_kit import kinds
 from pipeline_kit.backends.params import permanent
 from pipeline_kit.errors import BadInput
 
-WORKFLOW_KINDS = ("character_sheet", "first_frame", "last_frame", "video")
-VALUE_NAMES = frozenset({"prompt", "negative_prompt", "seed", "width", "height", "duration_s",
-                         "fps", "frames"})
-FRAME_NAMES = frozenset({"first_frame", "last_frame"})
+WORKFLOW_KINDS = tuple(k.name for k in kinds.KINDS if "comfyui" in k.backends)  # a file each, KIND.json
+VALUE_NAMES = frozenset({"prompt", "negative_prompt", "seed", "width", "height", "duration_s", "fps", "frames"})
+FRAME_NAMES = frozenset(kinds.names(kinds.Role.FRAME))  # a frame's inputs are keyed by their kind
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+[0-9]*)\s*\}\}")
 _REFERENCE = re.compile(r"^reference_([1-9][0-9]?)$")
 
@@ -54,22 +54,34 @@ def _strings(value: Any) -> list[str]:
 
 def placeholders(workflow: Workflow) -> set[str]:
     """The placeholder names a workflow uses."""
-    return {name for node in workflow.values() for value in node["inputs"].values()
-            for text in _strings(value) for name in _PLACEHOLDER.findall(text)}
+    return {
+        name
+        for node in workflow.values()
+        for value in node["inputs"].values()
+        for text in _strings(value)
+        for name in _PLACEHOLDER.findall(text)
+    }
 
 
 def check_workflow(data: Any, where: str) -> Workflow:
     """`data` if it is an API-format workflow whose placeholders are all known; else BadInput."""
     if isinstance(data, dict) and "nodes" in data and "links" in data:
         raise BadInput(f"{where} is a UI workflow; export it with ComfyUI's 'Save (API)'")
-    if not data or not isinstance(data, dict) or not all(
-            isinstance(node, dict) and isinstance(node.get("class_type"), str)
-            and isinstance(node.get("inputs"), dict) for node in data.values()):
+    if (
+        not data
+        or not isinstance(data, dict)
+        or not all(
+            isinstance(node, dict) and isinstance(node.get("class_type"), str) and isinstance(node.get("inputs"), dict)
+            for node in data.values()
+        )
+    ):
         raise BadInput(f"{where} is not an API-format workflow (node id -> class_type, inputs)")
     unknown = sorted(n for n in placeholders(data) if n not in VALUE_NAMES and not is_image_name(n))
     if unknown:
-        raise BadInput(f"{where} uses unknown placeholder(s) {', '.join(unknown)}; known: "
-                       f"{', '.join(sorted(VALUE_NAMES | FRAME_NAMES))}, reference_1, ...")
+        raise BadInput(
+            f"{where} uses unknown placeholder(s) {', '.join(unknown)}; known: "
+            f"{', '.join(sorted(VALUE_NAMES | FRAME_NAMES))}, reference_1, ..."
+        )
     return data
 
 
@@ -86,8 +98,9 @@ def load_workflows(folder: Path) -> dict[str, Workflow]:
     """The workflows a folder holds, by kind (a kind without a file is absent)."""
     if not folder.is_dir():
         raise BadInput(f"PIPELINE_KIT_COMFYUI_WORKFLOWS names {folder}, which is not a folder")
-    found = {kind: load_workflow(folder / f"{kind}.json") for kind in WORKFLOW_KINDS
-             if (folder / f"{kind}.json").is_file()}
+    found = {
+        kind: load_workflow(folder / f"{kind}.json") for kind in WORKFLOW_KINDS if (folder / f"{kind}.json").is_file()
+    }
     if not found:
         raise BadInput(f"{folder} holds none of {', '.join(k + '.json' for k in WORKFLOW_KINDS)}")
     return found
@@ -101,8 +114,9 @@ def _fill(value: Any, values: Mapping[str, Any], where: str) -> Any:
 
     def known(name: str) -> Any:
         if name not in values:
-            raise permanent("missing_input", f"missing_input: workflow {where} needs "
-                                             f"{{{{{name}}}}}, which this task does not have")
+            raise permanent(
+                "missing_input", f"missing_input: workflow {where} needs {{{{{name}}}}}, which this task does not have"
+            )
         return values[name]
 
     whole = _PLACEHOLDER.fullmatch(value.strip())
@@ -116,6 +130,5 @@ def substitute(workflow: Workflow, values: Mapping[str, Any], where: str) -> Wor
     fill (a second reference for a shot with one character) is a permanent `missing_input`."""
     filled = copy.deepcopy(workflow)
     for node in filled.values():
-        node["inputs"] = {key: _fill(value, values, where)
-                          for key, value in node["inputs"].items()}
+        node["inputs"] = {key: _fill(value, values, where) for key, value in node["inputs"].items()}
     return filled

@@ -48,15 +48,34 @@ class BenchConfig:
         return self.tasks if self.tasks is not None else min(CLAIMS_PER_RUN * batch, MAX_DEFAULT_TASKS)
 
 
-def build_config(*, quick: bool = False, databases: str | None = None, workers: str | None = None,
-                 batches: str | None = None, tasks: int | None = None, runs: int | None = None,
-                 latency_rows: str | None = None, out: Path | None = None,
-                 peers: Path | None = None) -> BenchConfig:
+def build_config(
+    *,
+    quick: bool = False,
+    databases: str | None = None,
+    workers: str | None = None,
+    batches: str | None = None,
+    tasks: int | None = None,
+    runs: int | None = None,
+    latency_rows: str | None = None,
+    out: Path | None = None,
+    peers: Path | None = None,
+) -> BenchConfig:
     """Validate command-line style values into a BenchConfig; anything wrong is BadInput.
 
     `peers`: a folder with bench/peers.sh's libs.jsonl, read here so a bad one stops the bench at once."""
-    base = BenchConfig(workers=(1, 2), tasks=1000, runs=1, latency_rows=(10_000, 100_000),
-                       latency_history=0, latency_claims=200, quick=True) if quick else BenchConfig()
+    base = (
+        BenchConfig(
+            workers=(1, 2),
+            tasks=1000,
+            runs=1,
+            latency_rows=(10_000, 100_000),
+            latency_history=0,
+            latency_claims=200,
+            quick=True,
+        )
+        if quick
+        else BenchConfig()
+    )
     dbs = _names(databases) if databases is not None else base.databases
     for name in dbs:
         if name not in DATABASES:
@@ -73,7 +92,8 @@ def build_config(*, quick: bool = False, databases: str | None = None, workers: 
         batches=_ints("--batches", batches, base.batches, MAX_BATCH),
         tasks=task_count,
         runs=run_count,
-        latency_rows=() if (latency_rows or "").strip() == "0"
+        latency_rows=()
+        if (latency_rows or "").strip() == "0"
         else _ints("--latency-rows", latency_rows, base.latency_rows, MAX_TASKS, low=MIN_LATENCY_ROWS),
         latency_history=base.latency_history,
         latency_claims=base.latency_claims,

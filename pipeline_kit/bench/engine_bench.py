@@ -41,8 +41,9 @@ class EngineWorker:
             leases = claim(self._db, self.worker_id, [LANE], limit=self.batch, lease_s=LEASE_S, cache=self._cache)
             if not leases:
                 return total
-            acks = complete_many(self._db, [Completion(task_id=x.task_id, token=x.token) for x in leases],
-                                 worker_id=self.worker_id)
+            acks = complete_many(
+                self._db, [Completion(task_id=x.task_id, token=x.token) for x in leases], worker_id=self.worker_id
+            )
             total += list(acks.values()).count(Ack.ACCEPTED)
 
     def close(self) -> None:
@@ -51,7 +52,10 @@ class EngineWorker:
 
 # The modes of a configuration, run in this order each round: what each forked worker runs.
 WORKERS: dict[str, type[EngineWorker] | type[RawWorker]] = {
-    "engine": EngineWorker, "raw": RawWorker, "minimal": MinimalWorker}
+    "engine": EngineWorker,
+    "raw": RawWorker,
+    "minimal": MinimalWorker,
+}
 
 
 def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeout_s: float) -> Sample:
@@ -70,14 +74,20 @@ def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeou
         found = check(db, timed.done)
     finally:
         db.dispose()
-    return Sample(mode=mode, tasks=tasks, tasks_per_s=tasks / timed.seconds, enqueue_per_s=tasks / enqueue_s,
-                  cpu_ms_per_task=timed.cpu_s * 1000 / tasks,
-                  exactly_once=found.exactly_once(expect_attempt_rows=mode != "minimal"),
-                  per_worker=timed.per_worker)
+    return Sample(
+        mode=mode,
+        tasks=tasks,
+        tasks_per_s=tasks / timed.seconds,
+        enqueue_per_s=tasks / enqueue_s,
+        cpu_ms_per_task=timed.cpu_s * 1000 / tasks,
+        exactly_once=found.exactly_once(expect_attempt_rows=mode != "minimal"),
+        per_worker=timed.per_worker,
+    )
 
 
-def throughput(database: str, url: str, config: BenchConfig,
-               progress: Progress) -> Iterator[tuple[ThroughputRow, list[Sample]]]:
+def throughput(
+    database: str, url: str, config: BenchConfig, progress: Progress
+) -> Iterator[tuple[ThroughputRow, list[Sample]]]:
     """Every (batch, workers) configuration of one database, engine, raw and minimal in turn."""
     for batch in config.batches:
         tasks = config.tasks_for(batch)
@@ -86,13 +96,25 @@ def throughput(database: str, url: str, config: BenchConfig,
             for run in range(config.runs):
                 for mode in WORKERS:
                     sample = redo_if_interrupted(
-                        partial(one_run, url, mode, workers=workers, batch=batch, tasks=tasks,
-                                timeout_s=config.run_timeout_s),
-                        url, f"{database} workers={workers} batch={batch} {mode}", progress)
+                        partial(
+                            one_run,
+                            url,
+                            mode,
+                            workers=workers,
+                            batch=batch,
+                            tasks=tasks,
+                            timeout_s=config.run_timeout_s,
+                        ),
+                        url,
+                        f"{database} workers={workers} batch={batch} {mode}",
+                        progress,
+                    )
                     samples.append(sample)
-                    progress(f"{database} workers={workers} batch={batch} run {run + 1}/{config.runs} "
-                             f"{mode}: {sample.tasks_per_s:,.0f} tasks/s"
-                             f"{'' if sample.exactly_once else ' EXACTLY-ONCE VIOLATED'}")
+                    progress(
+                        f"{database} workers={workers} batch={batch} run {run + 1}/{config.runs} "
+                        f"{mode}: {sample.tasks_per_s:,.0f} tasks/s"
+                        f"{'' if sample.exactly_once else ' EXACTLY-ONCE VIOLATED'}"
+                    )
             yield _row(database, workers, batch, tasks, config.runs, samples), samples
 
 
@@ -101,8 +123,16 @@ def enqueue_rows(database: str, samples: list[Sample]) -> list[EnqueueRow]:
     rows = []
     for tasks in sorted({s.tasks for s in samples}):
         rates = [s.enqueue_per_s for s in samples if s.tasks == tasks]
-        rows.append(EnqueueRow(database=database, tasks=tasks, runs=len(rates), tasks_per_s=statistics.median(rates),
-                               tasks_per_s_min=min(rates), tasks_per_s_max=max(rates)))
+        rows.append(
+            EnqueueRow(
+                database=database,
+                tasks=tasks,
+                runs=len(rates),
+                tasks_per_s=statistics.median(rates),
+                tasks_per_s_min=min(rates),
+                tasks_per_s_max=max(rates),
+            )
+        )
     return rows
 
 
@@ -112,12 +142,24 @@ def _row(database: str, workers: int, batch: int, tasks: int, runs: int, samples
     eng, raw, low = rates["engine"], rates["raw"], rates["minimal"]
     shares = [min(s.per_worker) * workers / max(1, sum(s.per_worker)) for s in samples if s.mode == "engine"]
     return ThroughputRow(
-        database=database, workers=workers, batch=batch, tasks=tasks, runs=runs,
-        tasks_per_s=statistics.median(eng), tasks_per_s_min=min(eng), tasks_per_s_max=max(eng),
-        raw_tasks_per_s=statistics.median(raw), raw_tasks_per_s_min=min(raw), raw_tasks_per_s_max=max(raw),
+        database=database,
+        workers=workers,
+        batch=batch,
+        tasks=tasks,
+        runs=runs,
+        tasks_per_s=statistics.median(eng),
+        tasks_per_s_min=min(eng),
+        tasks_per_s_max=max(eng),
+        raw_tasks_per_s=statistics.median(raw),
+        raw_tasks_per_s_min=min(raw),
+        raw_tasks_per_s_max=max(raw),
         ratio=statistics.median(eng) / statistics.median(raw),
-        minimal_tasks_per_s=statistics.median(low), minimal_tasks_per_s_min=min(low),
-        minimal_tasks_per_s_max=max(low), minimal_ratio=statistics.median(eng) / statistics.median(low),
-        cpu_ms_per_task=cpu["engine"], raw_cpu_ms_per_task=cpu["raw"],
-        exactly_once=all(s.exactly_once for s in samples), fairness=statistics.median(shares),
+        minimal_tasks_per_s=statistics.median(low),
+        minimal_tasks_per_s_min=min(low),
+        minimal_tasks_per_s_max=max(low),
+        minimal_ratio=statistics.median(eng) / statistics.median(low),
+        cpu_ms_per_task=cpu["engine"],
+        raw_cpu_ms_per_task=cpu["raw"],
+        exactly_once=all(s.exactly_once for s in samples),
+        fairness=statistics.median(shares),
     )

@@ -12,8 +12,7 @@ LATENCY_GROWTH = 1.5
 SMALL, LARGE = 10_000, 1_000_000
 
 
-def judge(results: Sequence[ThroughputRow], latency: Sequence[LatencyRow],
-          peers: PeerFigures) -> tuple[Goal, ...]:
+def judge(results: Sequence[ThroughputRow], latency: Sequence[LatencyRow], peers: PeerFigures) -> tuple[Goal, ...]:
     return (_raw_share(results), _peers(results, peers), *_latency(latency), _exactly_once(results))
 
 
@@ -23,10 +22,12 @@ def _raw_share(results: Sequence[ThroughputRow]) -> Goal:
         return Goal(name, None, "no throughput measured")
     worst = min(results, key=lambda r: r.ratio)
     below = [r for r in results if r.ratio < RAW_SHARE]
-    detail = (f"{len(results) - len(below)} of {len(results)} configurations at or above; lowest "
-              f"{worst.ratio:.2f} ({worst.database}, {worst.workers} workers, batch {worst.batch}); against the "
-              f"minimal floor with no attempt history {min(r.minimal_ratio for r in results):.2f}"
-              f"–{max(r.minimal_ratio for r in results):.2f}")
+    detail = (
+        f"{len(results) - len(below)} of {len(results)} configurations at or above; lowest "
+        f"{worst.ratio:.2f} ({worst.database}, {worst.workers} workers, batch {worst.batch}); against the "
+        f"minimal floor with no attempt history {min(r.minimal_ratio for r in results):.2f}"
+        f"–{max(r.minimal_ratio for r in results):.2f}"
+    )
     return Goal(name, not below, detail)
 
 
@@ -50,8 +51,10 @@ def _peers(results: Sequence[ThroughputRow], figures: PeerFigures) -> Goal:
             top = max((r for r in ours if r.workers == n), key=lambda r: r.tasks_per_s)
             ahead = top.tasks_per_s > peer.jobs_per_s
             verdicts.append(ahead)
-            parts.append(f"{library} x{n}: {top.tasks_per_s:,.0f} (batch {top.batch}) "
-                         f"vs {peer.jobs_per_s:,.0f} {'ahead' if ahead else 'BEHIND'}")
+            parts.append(
+                f"{library} x{n}: {top.tasks_per_s:,.0f} (batch {top.batch}) "
+                f"vs {peer.jobs_per_s:,.0f} {'ahead' if ahead else 'BEHIND'}"
+            )
     met = False if False in verdicts else (None if None in verdicts else True)
     return Goal(name, met, "; ".join(parts) + f" (peers: {figures.source})")
 
@@ -67,12 +70,13 @@ def _latency(latency: Sequence[LatencyRow]) -> list[Goal]:
             goals.append(Goal(name, None, "not measured at 10,000 and 1,000,000 pending in this run"))
             continue
         growth = large.p50_ms / small.p50_ms
-        detail = (f"p50 {small.p50_ms:.3f} -> {large.p50_ms:.3f} ms (x{growth:.2f}); "
-                  f"p95 {small.p95_ms:.3f} -> {large.p95_ms:.3f} ms (x{large.p95_ms / small.p95_ms:.2f})")
+        detail = (
+            f"p50 {small.p50_ms:.3f} -> {large.p50_ms:.3f} ms (x{growth:.2f}); "
+            f"p95 {small.p95_ms:.3f} -> {large.p95_ms:.3f} ms (x{large.p95_ms / small.p95_ms:.2f})"
+        )
         history = [r for (p, c), r in rows.items() if p == SMALL and c > 0]
         for h in history:
-            detail += (f"; with {h.completed:,} completed kept: p50 {h.p50_ms:.3f} ms "
-                       f"(x{h.p50_ms / small.p50_ms:.2f})")
+            detail += f"; with {h.completed:,} completed kept: p50 {h.p50_ms:.3f} ms (x{h.p50_ms / small.p50_ms:.2f})"
         goals.append(Goal(name, growth <= LATENCY_GROWTH, detail))
     return goals
 

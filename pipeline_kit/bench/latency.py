@@ -41,9 +41,17 @@ def measure(database: str, url: str, *, pending: int, completed: int, claims: in
         raw_ms = _timed(lambda: raw.claim(uuid.uuid4().hex), claims)
     finally:
         raw.close()
-    return LatencyRow(database=database, pending=pending, completed=completed, claims=claims,
-                      p50_ms=statistics.median(engine_ms), p95_ms=_p95(engine_ms),
-                      raw_p50_ms=statistics.median(raw_ms), raw_p95_ms=_p95(raw_ms), seed_s=seed_s)
+    return LatencyRow(
+        database=database,
+        pending=pending,
+        completed=completed,
+        claims=claims,
+        p50_ms=statistics.median(engine_ms),
+        p95_ms=_p95(engine_ms),
+        raw_p50_ms=statistics.median(raw_ms),
+        raw_p95_ms=_p95(raw_ms),
+        seed_s=seed_s,
+    )
 
 
 def _timed(call: Callable[[], object], count: int) -> list[float]:

@@ -95,15 +95,25 @@ def read_measured(folder: Path) -> PeerFigures:
     path = folder / RESULTS_FILE
     runs = _clean_runs(path)
     if not any(r.lib in PEER_GOAL_LIBRARIES for r in runs):
-        raise BadInput(f"{path}: no clean throughput run of {', '.join(PEER_GOAL_LIBRARIES)} "
-                       "(status ok, no duplicate, none missing); bench/peers.sh measures them")
+        raise BadInput(
+            f"{path}: no clean throughput run of {', '.join(PEER_GOAL_LIBRARIES)} "
+            "(status ok, no duplicate, none missing); bench/peers.sh measures them"
+        )
     groups: dict[tuple[str, str, int, str], list[_Run]] = {}
     for run in runs:
         groups.setdefault((run.lib, run.version, run.processes, run.config), []).append(run)
     peers = tuple(
-        Peer(f"{lib} {version}", "sqlite" if lib in SQLITE_LIBRARIES else "postgresql", processes, config,
-             statistics.median(r.jobs_per_s for r in group), len(group), _span(group))
-        for (lib, version, processes, config), group in groups.items())
+        Peer(
+            f"{lib} {version}",
+            "sqlite" if lib in SQLITE_LIBRARIES else "postgresql",
+            processes,
+            config,
+            statistics.median(r.jobs_per_s for r in group),
+            len(group),
+            _span(group),
+        )
+        for (lib, version, processes, config), group in groups.items()
+    )
     hosts = sorted({r.host for r in runs})
     same_day = {r.at.date() for r in runs} == {date.today()} and hosts == [platform.node()]
     return PeerFigures(f"{path}, {len(runs)} runs {_span(runs)} on host {', '.join(hosts)}", same_day, peers)
@@ -135,11 +145,21 @@ def _clean_runs(path: Path) -> list[_Run]:
             row = json.loads(line)
             outcome = (row.get("mode"), row.get("status"), row.get("duplicates"), row.get("missing"))
             if outcome == ("throughput", "ok", 0, 0):
-                runs.append(_Run(str(row["lib"]), str(row["version"]), int(row["procs"]), str(row["config"]),
-                                 float(row["jobs_per_s"]), datetime.fromisoformat(row["ts"]), str(row["host"])))
+                runs.append(
+                    _Run(
+                        str(row["lib"]),
+                        str(row["version"]),
+                        int(row["procs"]),
+                        str(row["config"]),
+                        float(row["jobs_per_s"]),
+                        datetime.fromisoformat(row["ts"]),
+                        str(row["host"]),
+                    )
+                )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise BadInput(f"{path} line {number} is not a run record of bench-peers "
-                           f"({type(exc).__name__}: {exc})") from None
+            raise BadInput(
+                f"{path} line {number} is not a run record of bench-peers ({type(exc).__name__}: {exc})"
+            ) from None
     return runs
 
 

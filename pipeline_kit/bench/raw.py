@@ -28,8 +28,10 @@ LEASE_S = 300.0
 
 def complete_statement(dialect: str) -> str:
     """One guarded UPDATE for a whole claimed batch: only rows still held by this token change."""
-    return (f"UPDATE tasks SET status = 'completed', finished_at = {sql_now(dialect)}, lease_expires_at = NULL, "
-            "stage = 'done', progress = 1.0 WHERE task_id IN :ids AND lease_token = :token AND status = 'processing'")
+    return (
+        f"UPDATE tasks SET status = 'completed', finished_at = {sql_now(dialect)}, lease_expires_at = NULL, "
+        "stage = 'done', progress = 1.0 WHERE task_id IN :ids AND lease_token = :token AND status = 'processing'"
+    )
 
 
 class RawWorker:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pipeline_kit.bench.peers import REPORT_DAY, REPORT_RAW
 from pipeline_kit.bench.results import BenchReport, ThroughputRow
+from pipeline_kit.plural import plural
 
 
 def to_json(report: BenchReport) -> dict[str, Any]:
@@ -36,8 +37,9 @@ def markdown(report: BenchReport) -> str:
         f"Started {report.started_at} UTC, took {report.seconds:.0f} s. {m['cpus']} CPUs, load average "
         f"{m['load_before']} before / {m['load_after']} after; Python {m['python']}, "
         f"SQLAlchemy {m['sqlalchemy']}, {'; '.join(f'{k} {v}' for k, v in m['servers'].items())}.",
-        "No-op tasks per run: " + ", ".join(f"{n:,} at batch {b}" for b, n in c["tasks_per_run"].items())
-        + f"; median of {c['runs']} run(s); engine, raw and minimal runs take turns, "
+        "No-op tasks per run: "
+        + ", ".join(f"{n:,} at batch {b}" for b, n in c["tasks_per_run"].items())
+        + f"; median of {plural(c['runs'], 'run')}; engine, raw and minimal runs take turns, "
         "so ratios are side by side. Definitions: bench/README.md.",
         "",
         *(f"**Stopped early:** {f}" for f in report.failures),
@@ -67,15 +69,20 @@ def markdown(report: BenchReport) -> str:
         "",
         "| database | tasks | runs | tasks/s, median (min–max) |",
         "|---|---|---|---|",
-        *(f"| {e.database} | {e.tasks:,} | {e.runs} | "
-          f"{_rate(e.tasks_per_s, e.tasks_per_s_min, e.tasks_per_s_max)} |" for e in report.enqueue),
+        *(
+            f"| {e.database} | {e.tasks:,} | {e.runs} | {_rate(e.tasks_per_s, e.tasks_per_s_min, e.tasks_per_s_max)} |"
+            for e in report.enqueue
+        ),
         "",
         "## Claim latency, one client (claim 1 + commit, ms)",
         "",
         "| database | pending | completed kept | claims | engine p50 | engine p95 | raw p50 | raw p95 | seed s |",
         "|---|---|---|---|---|---|---|---|---|",
-        *(f"| {x.database} | {x.pending:,} | {x.completed:,} | {x.claims:,} | {x.p50_ms:.3f} | {x.p95_ms:.3f} | "
-          f"{x.raw_p50_ms:.3f} | {x.raw_p95_ms:.3f} | {x.seed_s:.1f} |" for x in report.latency),
+        *(
+            f"| {x.database} | {x.pending:,} | {x.completed:,} | {x.claims:,} | {x.p50_ms:.3f} | {x.p95_ms:.3f} | "
+            f"{x.raw_p50_ms:.3f} | {x.raw_p95_ms:.3f} | {x.seed_s:.1f} |"
+            for x in report.latency
+        ),
         "",
         f"## Peers, {p.when}",
         "",
@@ -85,27 +92,34 @@ def markdown(report: BenchReport) -> str:
         "",
         "| library | database | processes | configuration | runs | measured | jobs/s |",
         "|---|---|---|---|---|---|---|",
-        *(f"| {x.library} | {x.database} | {x.processes} | {x.config} | {x.runs} | {x.measured} | "
-          f"{x.jobs_per_s:,.0f} |" for x in p.peers),
+        *(
+            f"| {x.library} | {x.database} | {x.processes} | {x.config} | {x.runs} | {x.measured} | "
+            f"{x.jobs_per_s:,.0f} |"
+            for x in p.peers
+        ),
         "",
         f"REPORT.md's own raw ceilings ({REPORT_DAY}, its minimal `jobs` table, not this schema), jobs/s:",
         "",
         "| database | statements | 1 | 2 | 4 | 8 |",
         "|---|---|---|---|---|---|",
-        *(f"| {db} | {what} | " + " | ".join(f"{by.get(n, 0):,}" if n in by else "–" for n in (1, 2, 4, 8)) + " |"
-          for db, what, by in REPORT_RAW),
+        *(
+            f"| {db} | {what} | " + " | ".join(f"{by.get(n, 0):,}" if n in by else "–" for n in (1, 2, 4, 8)) + " |"
+            for db, what, by in REPORT_RAW
+        ),
         "",
     ]
     return "\n".join(lines)
 
 
 def _throughput_line(r: ThroughputRow) -> str:
-    return (f"| {r.database} | {r.workers} | {r.batch} | {_rate(r.tasks_per_s, r.tasks_per_s_min, r.tasks_per_s_max)} "
-            f"| {_rate(r.raw_tasks_per_s, r.raw_tasks_per_s_min, r.raw_tasks_per_s_max)} | {r.ratio:.2f} "
-            f"| {_rate(r.minimal_tasks_per_s, r.minimal_tasks_per_s_min, r.minimal_tasks_per_s_max)} "
-            f"| {r.minimal_ratio:.2f} "
-            f"| {r.cpu_ms_per_task:.2f} / {r.raw_cpu_ms_per_task:.2f} | {r.fairness:.2f} "
-            f"| {'yes' if r.exactly_once else '**NO**'} |")
+    return (
+        f"| {r.database} | {r.workers} | {r.batch} | {_rate(r.tasks_per_s, r.tasks_per_s_min, r.tasks_per_s_max)} "
+        f"| {_rate(r.raw_tasks_per_s, r.raw_tasks_per_s_min, r.raw_tasks_per_s_max)} | {r.ratio:.2f} "
+        f"| {_rate(r.minimal_tasks_per_s, r.minimal_tasks_per_s_min, r.minimal_tasks_per_s_max)} "
+        f"| {r.minimal_ratio:.2f} "
+        f"| {r.cpu_ms_per_task:.2f} / {r.raw_cpu_ms_per_task:.2f} | {r.fairness:.2f} "
+        f"| {'yes' if r.exactly_once else '**NO**'} |"
+    )
 
 
 def _met(met: bool | None) -> str:

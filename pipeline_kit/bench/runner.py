@@ -52,13 +52,28 @@ def run_bench(config: BenchConfig, progress: Progress = lambda _line: None) -> B
             progress(f"{database} stopped: {_first_line(exc)}")
         if samples:
             enqueues += enqueue_rows(database, samples)
-    machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-               "sqlalchemy": sa.__version__, "drivers": _drivers(), "servers": servers,
-               "load_before": load_before, "load_after": _load()}
-    return BenchReport(started_at=started, seconds=time.monotonic() - clock, machine=machine,
-                       config=_config_json(config), results=tuple(results), enqueue=tuple(enqueues),
-                       latency=tuple(latency), goals=judge(results, latency, config.peers), peers=config.peers,
-                       failures=tuple(failures))
+    machine = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "sqlalchemy": sa.__version__,
+        "drivers": _drivers(),
+        "servers": servers,
+        "load_before": load_before,
+        "load_after": _load(),
+    }
+    return BenchReport(
+        started_at=started,
+        seconds=time.monotonic() - clock,
+        machine=machine,
+        config=_config_json(config),
+        results=tuple(results),
+        enqueue=tuple(enqueues),
+        latency=tuple(latency),
+        goals=judge(results, latency, config.peers),
+        peers=config.peers,
+        failures=tuple(failures),
+    )
 
 
 def _latency(database: str, url: str, config: BenchConfig, progress: Progress) -> list[LatencyRow]:
@@ -68,10 +83,16 @@ def _latency(database: str, url: str, config: BenchConfig, progress: Progress) -
     rows: list[LatencyRow] = []
     for pending, completed in cases:
         claims = min(config.latency_claims, (pending - 2 * WARMUP) // 2)
-        row = redo_if_interrupted(partial(measure, database, url, pending=pending, completed=completed,
-                                          claims=claims), url, f"{database} latency", progress)
-        progress(f"{database} latency, {pending:,} pending + {completed:,} completed: "
-                 f"p50 {row.p50_ms:.3f} ms, p95 {row.p95_ms:.3f} ms (raw p50 {row.raw_p50_ms:.3f} ms)")
+        row = redo_if_interrupted(
+            partial(measure, database, url, pending=pending, completed=completed, claims=claims),
+            url,
+            f"{database} latency",
+            progress,
+        )
+        progress(
+            f"{database} latency, {pending:,} pending + {completed:,} completed: "
+            f"p50 {row.p50_ms:.3f} ms, p95 {row.p95_ms:.3f} ms (raw p50 {row.raw_p50_ms:.3f} ms)"
+        )
         rows.append(row)
     return rows
 

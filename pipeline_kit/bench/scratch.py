@@ -146,6 +146,16 @@ def redo_if_interrupted(measure: Callable[[], T], url: str, what: str, progress:
 
 def _connection_lost(exc: BaseException) -> bool:
     text = str(exc).lower()
-    return any(sign in text for sign in ("closed the connection", "lost connection", "shutting down",
-                                         "terminating connection", "connection failed", "connection refused",
-                                         "can't connect", "server has gone away"))
+    return any(
+        sign in text
+        for sign in (
+            "closed the connection",
+            "lost connection",
+            "shutting down",
+            "terminating connection",
+            "connection failed",
+            "connection refused",
+            "can't connect",
+            "server has gone away",
+        )
+    )

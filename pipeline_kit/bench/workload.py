@@ -49,17 +49,27 @@ def enqueue_tasks(db: Database, count: int) -> float:
 def check(db: Database, reported: int) -> Check:
     """Count what the run left behind."""
     with db.engine.connect() as conn:
-        one = conn.execute(sa.text(
-            "SELECT COUNT(*), SUM(CASE WHEN status = 'completed' AND attempts = 1 THEN 1 ELSE 0 END) FROM tasks"
-        )).one()
-        two = conn.execute(sa.text(
-            "SELECT COUNT(*), SUM(CASE WHEN outcome = 'completed' THEN 1 ELSE 0 END), COUNT(DISTINCT task_id) "
-            "FROM attempts"
-        )).one()
+        one = conn.execute(
+            sa.text(
+                "SELECT COUNT(*), SUM(CASE WHEN status = 'completed' AND attempts = 1 THEN 1 ELSE 0 END) FROM tasks"
+            )
+        ).one()
+        two = conn.execute(
+            sa.text(
+                "SELECT COUNT(*), SUM(CASE WHEN outcome = 'completed' THEN 1 ELSE 0 END), COUNT(DISTINCT task_id) "
+                "FROM attempts"
+            )
+        ).one()
         stale = conn.execute(sa.text("SELECT COUNT(*) FROM events WHERE kind = 'stale'")).scalar_one()
-    return Check(tasks=int(one[0]), completed_once=int(one[1] or 0), attempt_rows=int(two[0]),
-                 attempts_completed=int(two[1] or 0), attempt_tasks=int(two[2]), stale_events=int(stale),
-                 reported=reported)
+    return Check(
+        tasks=int(one[0]),
+        completed_once=int(one[1] or 0),
+        attempt_rows=int(two[0]),
+        attempts_completed=int(two[1] or 0),
+        attempt_tasks=int(two[2]),
+        stale_events=int(stale),
+        reported=reported,
+    )
 
 
 def seed_rows(db: Database, *, pending: int, completed: int = 0) -> float:
@@ -74,14 +84,17 @@ def seed_rows(db: Database, *, pending: int, completed: int = 0) -> float:
         if completed:
             conn.execute(sa.text(_insert_tasks(db.dialect, "completed", 1)), {"first": 1, "last": completed})
             now = sql_now(db.dialect)
-            conn.execute(sa.text(
-                "INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at, finished_at, "
-                f"outcome, cost) SELECT task_id, 1, 'bench-history', 'history', {now}, {now}, 'completed', 0.0 "
-                "FROM tasks WHERE status = 'completed'"
-            ))
+            conn.execute(
+                sa.text(
+                    "INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at, finished_at, "
+                    f"outcome, cost) SELECT task_id, 1, 'bench-history', 'history', {now}, {now}, 'completed', 0.0 "
+                    "FROM tasks WHERE status = 'completed'"
+                )
+            )
         if pending:
-            conn.execute(sa.text(_insert_tasks(db.dialect, "pending", 0)),
-                         {"first": completed + 1, "last": completed + pending})
+            conn.execute(
+                sa.text(_insert_tasks(db.dialect, "pending", 0)), {"first": completed + 1, "last": completed + pending}
+            )
     return time.perf_counter() - start
 
 
@@ -92,15 +105,17 @@ def _insert_tasks(dialect: str, status: str, attempts: int) -> str:
         "task_id, kind, lane, status, priority, attempts, retry_base, generation, max_attempts, "
         "run_after, deps_remaining, cost, created_at, finished_at"
     )
-    values = (
-        f"{{key}}, '{KIND}', '{LANE}', '{status}', 0, {attempts}, 0, 0, 3, {now}, 0, 0.0, {now}, {finished}"
-    )
+    values = f"{{key}}, '{KIND}', '{LANE}', '{status}', 0, {attempts}, 0, 0, 3, {now}, 0, 0.0, {now}, {finished}"
     if dialect == "postgresql":
         key = "'bench-' || lpad(g::text, 8, '0')"
-        return (f"INSERT INTO tasks ({columns}) SELECT {values.format(key=key)} "
-                "FROM generate_series(CAST(:first AS bigint), CAST(:last AS bigint)) AS g")
+        return (
+            f"INSERT INTO tasks ({columns}) SELECT {values.format(key=key)} "
+            "FROM generate_series(CAST(:first AS bigint), CAST(:last AS bigint)) AS g"
+        )
     if dialect == "sqlite":
         key = "'bench-' || printf('%08d', n)"
-        return (f"WITH RECURSIVE seq(n) AS (SELECT :first UNION ALL SELECT n + 1 FROM seq WHERE n < :last) "
-                f"INSERT INTO tasks ({columns}) SELECT {values.format(key=key)} FROM seq")
+        return (
+            f"WITH RECURSIVE seq(n) AS (SELECT :first UNION ALL SELECT n + 1 FROM seq WHERE n < :last) "
+            f"INSERT INTO tasks ({columns}) SELECT {values.format(key=key)} FROM seq"
+        )
     raise BenchFailed(f"bulk seeding is written for postgresql and sqlite, not {dialect}")

@@ -24,8 +24,9 @@ class SmallDisk:
     def mount(cls, mountpoint: Path, size_mb: int) -> SmallDisk | None:
         """Mount a tmpfs of `size_mb` MiB there; None when this machine does not allow it."""
         mountpoint.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(mountpoint)],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size_mb}m", "tmpfs", str(mountpoint)], capture_output=True, text=True
+        )
         return cls(mountpoint) if done.returncode == 0 else None
 
     def unmount(self) -> None:

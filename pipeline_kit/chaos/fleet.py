@@ -62,9 +62,22 @@ class Fleet:
             if slot.index == 1 and self.skew_s:  # one PC whose clock is off
                 env["PIPELINE_KIT_CHAOS_SKEW_S"] = str(self.skew_s)
             slot.proc = subprocess.Popen(
-                [sys.executable, "-m", "pipeline_kit.chaos.worker", self.url, slot.worker_id, self.backend,
-                 str(self.lease_s), str(self.heartbeat_s), self.lane],
-                cwd=self.cwd, stdout=log, stderr=subprocess.STDOUT, env=env)
+                [
+                    sys.executable,
+                    "-m",
+                    "pipeline_kit.chaos.worker",
+                    self.url,
+                    slot.worker_id,
+                    self.backend,
+                    str(self.lease_s),
+                    str(self.heartbeat_s),
+                    self.lane,
+                ],
+                cwd=self.cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
             log.close()
 
     def running(self) -> list[Slot]:

@@ -43,9 +43,20 @@ class Profile:
 
 PROFILES: dict[str, Profile] = {
     # What the test suite runs on each database of this busy 2-core machine.
-    "smoke": Profile(name="smoke", tasks=300, workers=3, kills=12, stops=2, restarts=1, cuts=2, freezes=1,
-                     deadline_s=150.0),
+    "smoke": Profile(
+        name="smoke", tasks=300, workers=3, kills=12, stops=2, restarts=1, cuts=2, freezes=1, deadline_s=150.0
+    ),
     "ci": Profile(name="ci", tasks=1000, workers=4, kills=30, stops=4, restarts=1, cuts=4, freezes=2),
-    "release": Profile(name="release", tasks=10_000, workers=8, kills=200, stops=20, restarts=3, cuts=20,
-                       freezes=10, disk_full=5, deadline_s=3600.0),
+    "release": Profile(
+        name="release",
+        tasks=10_000,
+        workers=8,
+        kills=200,
+        stops=20,
+        restarts=3,
+        cuts=20,
+        freezes=10,
+        disk_full=5,
+        deadline_s=3600.0,
+    ),
 }

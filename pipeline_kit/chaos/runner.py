@@ -8,17 +8,19 @@ workers reach a server database through the `Proxy`, which is what `cut` and `fr
 from __future__ import annotations
 
 import random
+import secrets
 import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
-from pipeline_kit import engine
+from pipeline_kit import engine, security
 from pipeline_kit.chaos import server
 from pipeline_kit.chaos.disk import SmallDisk
 from pipeline_kit.chaos.fleet import Fleet, Slot
@@ -31,6 +33,7 @@ from pipeline_kit.db.connect import Database, connect, normalise_url
 from pipeline_kit.db.migrate import init
 from pipeline_kit.db.schema import attempts, events, tasks
 from pipeline_kit.errors import BadInput
+from pipeline_kit.store import open_store
 
 LANE = "chaos"
 TICK_S = 0.1
@@ -43,6 +46,7 @@ class Settings:
     database: str | None = None  # None: a fresh SQLite file in the work folder
     seed: int = 0
     workdir: Path | None = None
+    worker_account: bool = False  # workers log in as a worker account (grant-worker), not as the owner
 
 
 @dataclass
@@ -54,17 +58,25 @@ class _Watch:
 
     def add(self, db: Database, worker_id: str) -> None:
         with db.engine.connect() as conn:
-            held = conn.execute(sa.select(tasks.c.task_id, tasks.c.lease_token)
-                                .where(tasks.c.worker_id == worker_id, tasks.c.status == "processing")).all()
+            held = conn.execute(
+                sa.select(tasks.c.task_id, tasks.c.lease_token).where(
+                    tasks.c.worker_id == worker_id, tasks.c.status == "processing"
+                )
+            ).all()
         self.pending += [(r.task_id, r.lease_token, time.monotonic()) for r in held]
 
     def poll(self, db: Database) -> None:
         if not self.pending:
             return
         with db.engine.connect() as conn:
-            outcomes = {(r.task_id, r.lease_token): r.outcome for r in conn.execute(
-                sa.select(attempts.c.task_id, attempts.c.lease_token, attempts.c.outcome)
-                .where(attempts.c.task_id.in_([t for t, _, _ in self.pending])))}
+            outcomes = {
+                (r.task_id, r.lease_token): r.outcome
+                for r in conn.execute(
+                    sa.select(attempts.c.task_id, attempts.c.lease_token, attempts.c.outcome).where(
+                        attempts.c.task_id.in_([t for t, _, _ in self.pending])
+                    )
+                )
+            }
         still: list[tuple[str, str, float]] = []
         for task_id, token, since in self.pending:
             outcome = outcomes.get((task_id, token))
@@ -118,8 +130,13 @@ class _Run:
                 if finished >= self.profile.tasks:
                     break
                 if time.monotonic() > deadline:
-                    self.late.append(Violation("deadline", None, f"{finished} of {self.profile.tasks} tasks "
-                                                                 f"finished after {self.profile.deadline_s:.0f} s"))
+                    self.late.append(
+                        Violation(
+                            "deadline",
+                            None,
+                            f"{finished} of {self.profile.tasks} tasks finished after {self.profile.deadline_s:.0f} s",
+                        )
+                    )
                     break
                 self.fleet.wake_due()
                 self.restarting = [t for t in self.restarting if t.is_alive()]
@@ -137,7 +154,7 @@ class _Run:
                 thread.join()
         finally:
             self.fleet.shutdown()
-        self.watch.poll(self.db)  # the last restart has been waited for: the server answers again
+        _answered(lambda: self.watch.poll(self.db))  # the last restart was waited for: the server answers
 
     def fire(self, kind: str) -> bool:
         """Inject one fault; False when it cannot fire yet (no warm worker, a restart in progress)."""
@@ -147,7 +164,10 @@ class _Run:
             if not warm:
                 return False
             slot = self.rng.choice(warm)
-            self.watch.add(self.db, slot.worker_id)
+            try:
+                self.watch.add(self.db, slot.worker_id)
+            except sa.exc.DBAPIError:  # the server is restarting: fire once it answers again
+                return False
             if kind == "kill":
                 self.fleet.kill(slot)
             else:
@@ -178,13 +198,24 @@ def run_chaos(settings: Settings) -> Report:
     disk: SmallDisk | None = None
     try:
         _prepare(db, profile)
+        account = _worker_account(db, settings.seed) if settings.worker_account else None
+        workers_url = account.url if account else url
         if profile.disk_full:
-            disk = SmallDisk.mount(workdir / "data" / "outputs", size_mb=max(16, profile.tasks // 100))
-        fleet = Fleet(url=_via(url, proxy.port) if proxy else url, backend=profile.backend,
-                      lease_s=profile.lease_s, heartbeat_s=profile.heartbeat_s, lane=LANE, cwd=workdir,
-                      size=profile.workers, skew_s=profile.skew_s)
-        run = _Run(db=db, url=url, profile=profile, fleet=fleet, proxy=proxy, disk=disk,
-                   rng=random.Random(settings.seed))
+            made_in = (open_store(db).root or workdir / "data") / "outputs"  # where the workers make files
+            disk = SmallDisk.mount(made_in, size_mb=max(16, profile.tasks // 100))
+        fleet = Fleet(
+            url=_via(workers_url, proxy.port) if proxy else workers_url,
+            backend=profile.backend,
+            lease_s=profile.lease_s,
+            heartbeat_s=profile.heartbeat_s,
+            lane=LANE,
+            cwd=workdir,
+            size=profile.workers,
+            skew_s=profile.skew_s,
+        )
+        run = _Run(
+            db=db, url=url, profile=profile, fleet=fleet, proxy=proxy, disk=disk, rng=random.Random(settings.seed)
+        )
         started = time.monotonic()
         if profile.skew_s:
             run.injected["clock_skew"] += 1
@@ -193,14 +224,26 @@ def run_chaos(settings: Settings) -> Report:
         violations = run.late + check_all(db, root=workdir)
         with db.engine.connect() as conn:
             counts = dict(conn.execute(sa.select(tasks.c.status, sa.func.count()).group_by(tasks.c.status)).all())
-            fenced = conn.execute(sa.select(sa.func.count()).select_from(events)
-                                  .where(events.c.kind == "stale")).scalar_one()
-        return Report(profile=profile.name, database=db.url, workdir=str(workdir), tasks=profile.tasks,
-                      completed=counts.get("completed", 0), failed=counts.get("failed", 0), seconds=seconds,
-                      faults=dict(run.injected), worker_restarts=fleet.restarted, fenced_writes=fenced,
-                      recoveries_s=tuple(run.watch.seconds),
-                      recovery_bound_s=profile.lease_s + WATCHDOG_EVERY_S + 1.0,
-                      server_restarts_s=tuple(run.restarts_s), violations=tuple(violations))
+            fenced = conn.execute(
+                sa.select(sa.func.count()).select_from(events).where(events.c.kind == "stale")
+            ).scalar_one()
+        return Report(
+            profile=profile.name,
+            database=db.url,
+            account=account.role if account else None,
+            workdir=str(workdir),
+            tasks=profile.tasks,
+            completed=counts.get("completed", 0),
+            failed=counts.get("failed", 0),
+            seconds=seconds,
+            faults=dict(run.injected),
+            worker_restarts=fleet.restarted,
+            fenced_writes=fenced,
+            recoveries_s=tuple(run.watch.seconds),
+            recovery_bound_s=profile.lease_s + WATCHDOG_EVERY_S + 1.0,
+            server_restarts_s=tuple(run.restarts_s),
+            violations=tuple(violations),
+        )
     finally:
         if disk:
             disk.unmount()
@@ -218,18 +261,55 @@ def _prepare(db: Database, profile: Profile) -> None:
             raise BadInput(f"chaos needs a database without tasks (it checks every task at the end): {db.url}")
     if LANE not in {lane.lane for lane in engine.list_lanes(db)}:
         engine.add_lane(db, LANE)
-    specs = [engine.TaskSpec(task_id=f"chaos/{n:06d}", kind="noop", lane=LANE, max_attempts=50, bookcode="chaos",
-                             shot_id=f"chaos-{n:06d}", params={"seed": n})
-             for n in range(1, profile.tasks + 1)]
+    specs = [
+        engine.TaskSpec(
+            task_id=f"chaos/{n:06d}",
+            kind="noop",
+            lane=LANE,
+            max_attempts=50,
+            bookcode="chaos",
+            shot_id=f"chaos-{n:06d}",
+            params={"seed": n},
+        )
+        for n in range(1, profile.tasks + 1)
+    ]
     for start in range(0, len(specs), 1000):
         with db.engine.begin() as conn:
-            engine.enqueue(conn, specs[start:start + 1000])
+            engine.enqueue(conn, specs[start : start + 1000])
+
+
+@dataclass(frozen=True)
+class _Account:
+    role: str
+    url: str  # the run's database, logged in as the role
+
+
+def _worker_account(db: Database, seed: int) -> _Account:
+    """A worker account for the fleet, made with grant-worker's own statements."""
+    if db.dialect == "sqlite":
+        raise BadInput("--worker-account needs PostgreSQL or MariaDB: SQLite has no accounts")
+    role, password = f"pk_chaos_{seed % 1_000_000}", secrets.token_urlsafe(16)
+    security.apply(db, security.grant_statements(db.dialect, role, password, database=db.engine.url.database))
+    return _Account(role, db.engine.url.set(username=role, password=password).render_as_string(hide_password=False))
+
+
+def _answered(call: Callable[[], None], tries: int = 60) -> None:
+    """Run `call` once the server answers (it may still be coming back from a restart)."""
+    for _ in range(tries - 1):
+        try:
+            return call()
+        except sa.exc.DBAPIError:
+            time.sleep(1.0)
+    call()
 
 
 def _finished(db: Database) -> int:
     with db.engine.connect() as conn:
-        return int(conn.execute(sa.select(sa.func.count()).select_from(tasks)
-                                .where(tasks.c.status.in_(("completed", "failed")))).scalar_one())
+        return int(
+            conn.execute(
+                sa.select(sa.func.count()).select_from(tasks).where(tasks.c.status.in_(("completed", "failed")))
+            ).scalar_one()
+        )
 
 
 def _age(slot: Slot) -> float:

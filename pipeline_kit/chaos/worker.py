@@ -50,10 +50,19 @@ WATCHDOG_EVERY_S = 1.0
 
 def main(argv: list[str]) -> int:
     url, worker_id, backend, lease_s, heartbeat_s, lane = argv
-    cfg = WorkerConfig(worker_id=worker_id, lanes=(lane,), backend=backend, until_empty=True,
-                       lease_s=float(lease_s), heartbeat_s=float(heartbeat_s), outputs=Path("data/outputs"),
-                       spool=Path("data/spool"), poll_s=0.2, watchdog_every_s=WATCHDOG_EVERY_S,
-                       progress=False, reconnect=Reconnect(max_outage_s=120.0))
+    cfg = WorkerConfig(
+        worker_id=worker_id,
+        lanes=(lane,),
+        backend=backend,
+        until_empty=True,
+        lease_s=float(lease_s),
+        heartbeat_s=float(heartbeat_s),
+        spool=Path("data/spool"),
+        poll_s=0.2,
+        watchdog_every_s=WATCHDOG_EVERY_S,
+        progress=False,
+        reconnect=Reconnect(max_outage_s=120.0),
+    )
     summary = run_worker(create(url), cfg, handle_signals=True)
     print(summary.line())
     return 0

@@ -1,7 +1,6 @@
-"""The `pipeline-kit` command: argument parsing and exit codes, nothing else.
-
-Each area registers its subcommands from its own module; handlers call into the package and
-print. Exit codes: 0 success, 2 bad input or usage (one line on stderr), 1 runtime failure.
+"""The `pipeline-kit` command: each area registers its subcommands from its own module; handlers
+call into the package and print. Exit codes: 0 success, 2 bad input or usage (one line on stderr),
+1 runtime failure.
 """
 
 from __future__ import annotations
@@ -23,25 +22,30 @@ from pipeline_kit.cli import (
     worker_cmds,
 )
 from pipeline_kit.cli.common import command_name
+from pipeline_kit.cli.parser import Parser, add_global_options
 from pipeline_kit.errors import PipelineKitError
 from pipeline_kit.security import permission_denied, refusal
 
 AREAS = (engine_cmds, text_cmds, worker_cmds, store_cmds, film_cmds, analysis_cmds, ui_cmds, ops_cmds, bench_cmds)
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
-        raise SystemExit(2)
+DESCRIPTION = (
+    "Turn a novel into a film with AI on one PC or several: the book becomes storyboard shots, "
+    "each shot's frames and clip are tasks in one shared table, and workers on every PC claim them."
+)
+EPILOG = (
+    "Global options such as --db go before or after the command. Exit codes: 0 success, "
+    "2 bad input or usage (one line on stderr), 1 a runtime failure such as an unreachable database. "
+    "`pipeline-kit COMMAND --help` explains a command."
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pipeline-kit", description=__doc__.splitlines()[0])
-    parser.add_argument("--db", metavar="URL", help="database URL (else $PIPELINE_KIT_DB, else sqlite:///data/production.db)")
-    parser.add_argument("--version", action="version", version=f"pipeline-kit {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    """The whole command tree: every area's subcommands under one parser."""
+    parser = Parser(prog="pipeline-kit", description=DESCRIPTION, epilog=EPILOG)
+    add_global_options(parser, on_command=False)
+    parser.add_argument("--version", action="version", version=f"pipeline-kit {__version__}", help="print the version")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="what to do (each has its own --help)")
     sub.required = True
     for area in AREAS:
         area.register(sub)

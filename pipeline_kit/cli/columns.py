@@ -36,12 +36,16 @@ def pad(text: str, cells: int, *, right: bool = False) -> str:
     return fill + text if right else text + fill
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, right: Sequence[int] = (),
-          gap: str = "  ", indent: str = "") -> list[str]:
+def table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    *,
+    right: Sequence[int] = (),
+    gap: str = "  ",
+    indent: str = "",
+) -> list[str]:
     """Lines of a table whose columns are as wide as their widest cell or header; columns whose
     index is in `right` (numbers) are right-aligned. Trailing spaces are dropped."""
-    text = [[str(h) for h in headers],
-            *[["-" if v is None else str(v) for v in row] for row in rows]]
+    text = [[str(h) for h in headers], *[["-" if v is None else str(v) for v in row] for row in rows]]
     widths = [max(width(r[i]) for r in text) for i in range(len(headers))]
-    return [(indent + gap.join(pad(v, widths[i], right=i in right)
-                               for i, v in enumerate(r))).rstrip() for r in text]
+    return [(indent + gap.join(pad(v, widths[i], right=i in right) for i, v in enumerate(r))).rstrip() for r in text]

@@ -12,8 +12,7 @@ from pipeline_kit.db.migrate import require_schema
 from pipeline_kit.security import require_owner
 
 
-def open_db(args: argparse.Namespace, *, check_schema: bool = True,
-            owner: bool = False) -> Database:
+def open_db(args: argparse.Namespace, *, check_schema: bool = True, owner: bool = False) -> Database:
     """Connect to --db (or the environment / default) and insist on a current schema. Only
     `init` (check_schema=False) may create a SQLite file; every other verb needs it to exist.
     `owner`: the command changes what only the owner may, so a worker account is refused with
@@ -34,6 +33,7 @@ def command_name(args: argparse.Namespace) -> str:
 
 def int_in(low: int, high: int, what: str = "a whole number") -> Callable[[str], int]:
     """An argparse type: an integer from `low` to `high`, else one clear line."""
+
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -42,6 +42,7 @@ def int_in(low: int, high: int, what: str = "a whole number") -> Callable[[str],
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"expected {what} from {low} to {high}, got {value}")
         return value
+
     return parse
 
 
@@ -66,7 +67,7 @@ def json_object(text: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise argparse.ArgumentTypeError(f"not valid JSON ({exc.msg})") from None
     if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("expected a JSON object like {\"seed\": 1}")
+        raise argparse.ArgumentTypeError('expected a JSON object like {"seed": 1}')
     return value
 
 

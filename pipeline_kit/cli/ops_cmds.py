@@ -12,23 +12,34 @@ from pipeline_kit.errors import BadInput
 _count = int_in(0, 100_000)  # kills, restarts: zero is allowed
 
 
-
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("chaos", help="run workers under random kills, stops, restarts and cut connections, "
-                                     "then check the invariants")
+    p = sub.add_parser(
+        "chaos", help="run workers under random kills, stops, restarts and cut connections, then check the invariants"
+    )
     p.add_argument("--database", metavar="URL", help="an empty scratch database (default: a temporary SQLite file)")
-    p.add_argument("--profile", choices=["smoke", "ci", "release"], default="ci")
-    p.add_argument("--tasks", type=positive_int)
-    p.add_argument("--workers", type=positive_int)
-    p.add_argument("--kills", type=_count)
+    p.add_argument(
+        "--profile",
+        choices=["smoke", "ci", "release"],
+        default="ci",
+        help="how long and how hard: smoke (seconds), ci (minutes), release (the long soak)",
+    )
+    p.add_argument("--tasks", type=positive_int, help="tasks to run (default: the profile's)")
+    p.add_argument("--workers", type=positive_int, help="worker processes (default: the profile's)")
+    p.add_argument("--kills", type=_count, help="workers killed during the run (default: the profile's)")
     p.add_argument("--restarts", type=_count, help="database restarts (local PostgreSQL/MariaDB only)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--seed", type=int, default=0, help="random seed: the same seed gives the same faults")
+    p.add_argument(
+        "--worker-account",
+        action="store_true",
+        help="workers log in as a worker account made as grant-worker makes it (PostgreSQL/MariaDB)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_chaos)
 
-    p = sub.add_parser("grant-worker", help="create a database role that can only claim, heartbeat, "
-                                            "complete and fail tasks")
-    p.add_argument("role")
+    p = sub.add_parser(
+        "grant-worker", help="create a database role that can only claim, heartbeat, complete and fail tasks"
+    )
+    p.add_argument("role", help="the account to create or refresh, e.g. pk_pc2")
     p.add_argument("--password-env", metavar="VAR", help="read the role's password from this variable")
     p.add_argument("--print", action="store_true", help="print the SQL instead of running it")
     p.set_defaults(func=cmd_grant_worker)
@@ -37,9 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_chaos(args: argparse.Namespace) -> int:
     from pipeline_kit.chaos.profiles import PROFILES
     from pipeline_kit.chaos.runner import Settings, run_chaos
-    profile = PROFILES[args.profile].with_overrides(tasks=args.tasks, workers=args.workers, kills=args.kills,
-                                                   restarts=args.restarts)
-    report = run_chaos(Settings(profile=profile, database=args.database or args.db, seed=args.seed))
+
+    profile = PROFILES[args.profile].with_overrides(
+        tasks=args.tasks, workers=args.workers, kills=args.kills, restarts=args.restarts
+    )
+    report = run_chaos(
+        Settings(profile=profile, database=args.database or args.db, seed=args.seed, worker_account=args.worker_account)
+    )
     if args.json:
         print_json(report.to_json())
     else:
@@ -50,6 +65,7 @@ def cmd_chaos(args: argparse.Namespace) -> int:
 def cmd_grant_worker(args: argparse.Namespace) -> int:
     from pipeline_kit.db.connect import normalise_url, resolve_url
     from pipeline_kit.security import PLACEHOLDER, apply, grant_statements
+
     password = None
     if args.password_env and not args.print:
         password = os.environ.get(args.password_env)
@@ -62,9 +78,11 @@ def cmd_grant_worker(args: argparse.Namespace) -> int:
         statements = grant_statements(dialect, args.role, shown, database=url.database)
         print("\n".join(f"{sql};" for sql in statements))
         if shown:
-            sys.stderr.write(f"the password is shown as '{PLACEHOLDER}'; without --print, "
-                             "grant-worker applies these statements with the password from "
-                             "--password-env\n")
+            sys.stderr.write(
+                f"the password is shown as '{PLACEHOLDER}'; without --print, "
+                "grant-worker applies these statements with the password from "
+                "--password-env\n"
+            )
         return 0
     statements = grant_statements(dialect, args.role, password, database=url.database)
     db = open_db(args)

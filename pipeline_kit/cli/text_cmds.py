@@ -3,63 +3,124 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import sys
 
 from pipeline_kit import text
-from pipeline_kit.text import castdb
+from pipeline_kit.db import Database
+from pipeline_kit.text import castdb, placesdb, voices
+from pipeline_kit.text.lang import check_lang
+from pipeline_kit.text.prompts import STYLE
+from pipeline_kit.text.records import get_book
 from pipeline_kit.text.direct import CONTEXT_TOKENS, LANGUAGES, DirectorSettings, shot_direction
 from pipeline_kit.cli.common import open_db, positive_int, print_json
 from pipeline_kit.errors import BadInput
+from pipeline_kit.plural import plural
+
+SHOT_ID_HELP = "the shot, e.g. BOOKCODE-001-0001 (`status` and the storyboard show them)"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add this area's subcommands to the parser."""
     p = sub.add_parser("ingest", help="store a book (or one chapter) and print its bookcode")
-    p.add_argument("file")
-    p.add_argument("--title", required=True)
-    p.add_argument("--lang", choices=["zh", "en"], help="default: detected from the text")
+    p.add_argument("file", help="the book (or, with --chapter, one chapter) as a text file")
+    p.add_argument("--title", required=True, help="the book's title; it names the bookcode")
+    p.add_argument(
+        "--lang",
+        type=_lang,
+        metavar="zh|en",
+        help="the book's language, Chinese (zh) or English (en) (default: detected from the text)",
+    )
     p.add_argument("--chapter", type=positive_int, metavar="N", help="the file is chapter N: add or replace it")
     p.add_argument("--force", action="store_true", help="re-split a changed chapter that was already split")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("split", help="split the book's unsplit chapters into shots and tasks")
-    p.add_argument("bookcode")
-    p.add_argument("--model", metavar="ollama[:MODEL]",
-                   help="group sentences with a chat model (checked; the rules decide when it answers badly)")
-    p.add_argument("--director", nargs="?", const="ollama", metavar="ollama[:MODEL]|openai:MODEL",
-                   help="a chat model stages each chapter's shots and describes the cast, as llm-lane tasks "
-                        "the frames wait for (its prompts replace the rules' ones where it answered)")
-    p.add_argument("--prompt-lang", default="en", choices=sorted(LANGUAGES),
-                   help="language of the director's image and video prompts (default en; captions and "
-                        "spoken lines keep the book's language)")
-    p.add_argument("--director-context", type=positive_int, default=CONTEXT_TOKENS, metavar="TOKENS",
-                   help=f"the director model's context window; longer chapters go in chunks (default {CONTEXT_TOKENS})")
+    p.add_argument("bookcode", help="the book, as `ingest` printed it")
+    p.add_argument(
+        "--model",
+        metavar="ollama[:MODEL]",
+        help="group sentences with a chat model (checked; the rules decide when it answers badly)",
+    )
+    p.add_argument(
+        "--director",
+        nargs="?",
+        const="ollama",
+        metavar="ollama[:MODEL]|openai:MODEL",
+        help="a chat model stages each chapter's shots and describes the cast, as llm-lane tasks "
+        "the frames wait for (its prompts replace the rules' ones where it answered)",
+    )
+    p.add_argument(
+        "--prompt-lang",
+        default="en",
+        choices=sorted(LANGUAGES),
+        help="language of the director's image and video prompts (default en; captions and "
+        "spoken lines keep the book's language)",
+    )
+    p.add_argument(
+        "--director-context",
+        type=positive_int,
+        default=CONTEXT_TOKENS,
+        metavar="TOKENS",
+        help=f"the director model's context window; longer chapters go in chunks (default {CONTEXT_TOKENS})",
+    )
     p.set_defaults(func=cmd_split)
 
-    p = sub.add_parser("cast", help="list the book's character bible, or edit it (re-queues what changes)",
-                       description="cast BOOKCODE | cast BOOKCODE merge A B | rename OLD NEW | "
-                                   "describe NAME TEXT | drop NAME")
-    p.add_argument("bookcode")
-    p.add_argument("action", nargs="?", choices=sorted(CAST_ACTIONS))
-    p.add_argument("names", nargs="*", metavar="ARG")
+    p = sub.add_parser(
+        "cast",
+        help="list the book's character bible, or edit it (re-queues what changes)",
+        description="cast BOOKCODE | cast BOOKCODE merge A B | unmerge NAME ALIAS | rename OLD NEW | "
+        "describe NAME TEXT | drop NAME | voice NAME VOICE (default: back to the default) | narrator VOICE | "
+        "narration on|off",
+    )
+    p.add_argument("bookcode", help="the book")
+    p.add_argument("action", nargs="?", choices=sorted(CAST_ACTIONS), help="an edit (default: list the cast)")
+    p.add_argument("names", nargs="*", metavar="ARG", help="the names (and text) the edit takes")
     p.add_argument("--json", action="store_true", help="list as JSON")
     p.set_defaults(func=cmd_cast)
 
+    p = sub.add_parser(
+        "places",
+        help="list the book's place bible, or edit it (re-queues that place's sheet and shots)",
+        description="places BOOKCODE | places BOOKCODE merge A B | rename OLD NEW | describe NAME TEXT | drop NAME",
+    )
+    p.add_argument("bookcode", help="the book")
+    p.add_argument("action", nargs="?", choices=sorted(PLACE_ACTIONS), help="an edit (default: list the places)")
+    p.add_argument("names", nargs="*", metavar="ARG", help="the names (and text) the edit takes")
+    p.add_argument("--json", action="store_true", help="list as JSON")
+    p.set_defaults(func=cmd_places)
+
+    p = sub.add_parser(
+        "style",
+        help="show or set the book's style line (era, medium, palette) that every prompt carries",
+    )
+    p.add_argument("bookcode", help="the book")
+    p.add_argument("text", nargs="?", help="the new style line (re-queues the shots already made)")
+    p.set_defaults(func=cmd_style)
+
     p = sub.add_parser("shot", help="show, edit or re-run one shot")
-    shot_sub = p.add_subparsers(dest="shot_command", metavar="ACTION", parser_class=type(p))
+    shot_sub = p.add_subparsers(dest="shot_command", metavar="ACTION", help="what to do with the shot")
     shot_sub.required = True
     q = shot_sub.add_parser("show", help="print the shot: text, characters, location, prompts (the director's too)")
-    q.add_argument("shot_id")
+    q.add_argument("shot_id", help=SHOT_ID_HELP)
     q.set_defaults(func=cmd_shot_show)
     q = shot_sub.add_parser("edit", help="change the prompt, characters or location; resets the shot's tasks")
-    q.add_argument("shot_id")
-    q.add_argument("--prompt")
+    q.add_argument("shot_id", help=SHOT_ID_HELP)
+    q.add_argument("--prompt", help="the shot's new frame prompt")
     q.add_argument("--characters", help="comma-separated names (empty for none)")
-    q.add_argument("--location")
+    q.add_argument("--location", help="where the shot takes place")
     q.set_defaults(func=cmd_shot_edit)
     q = shot_sub.add_parser("rerun", help="reset the shot's tasks (and their dependents) to pending")
-    q.add_argument("shot_id")
+    q.add_argument("shot_id", help=SHOT_ID_HELP)
     q.set_defaults(func=cmd_shot_rerun)
+
+
+def _lang(code: str) -> str:
+    """argparse type: a language code `check_lang` accepts, else its one-line refusal."""
+    try:
+        return check_lang(code)
+    except BadInput as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -73,8 +134,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for ch in report.chapters:
         if ch.changes is not None:
             c = ch.changes
-            sys.stderr.write(f"chapter {ch.number} re-split: {len(c.changed)} shots changed, {len(c.added)} added, "
-                             f"{len(c.removed)} removed, {len(c.reset_tasks)} tasks reset\n")
+            sys.stderr.write(
+                f"chapter {ch.number} re-split: {plural(len(c.changed), 'shot')} changed, {len(c.added)} added, "
+                f"{len(c.removed)} removed, {plural(len(c.reset_tasks), 'task')} reset\n"
+            )
             for shot_id in c.changed:
                 sys.stderr.write(f"  changed {shot_id}\n")
     print(report.bookcode)
@@ -84,14 +147,28 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 def cmd_split(args: argparse.Namespace) -> int:
     db = open_db(args, owner=True)
     splitter = _model_splitter(args.model) if args.model else None
-    director = None if args.director is None else DirectorSettings.parse(
-        args.director, prompt_lang=args.prompt_lang, context_tokens=args.director_context)
+    director = (
+        None
+        if args.director is None
+        else DirectorSettings.parse(args.director, prompt_lang=args.prompt_lang, context_tokens=args.director_context)
+    )
     report = text.split_book(db, args.bookcode, splitter=splitter, director=director)
     if splitter is not None and splitter.fallbacks:
-        sys.stderr.write(f"pipeline-kit: warning: {len(splitter.fallbacks)} chapters fell back to the rules "
-                         f"(first: {splitter.fallbacks[0]})\n")
-    print(f"{report.bookcode}: {report.chapters_split} chapters split ({report.chapters_already_split} already), "
-          f"{report.shots_created} shots, {report.tasks_created} tasks created")
+        sys.stderr.write(
+            f"pipeline-kit: warning: {plural(len(splitter.fallbacks), 'chapter')} fell back to the rules "
+            f"(first: {splitter.fallbacks[0]})\n"
+        )
+    print(
+        f"{report.bookcode}: {plural(report.chapters_split, 'chapter')} split "
+        f"({report.chapters_already_split} already), "
+        f"{plural(report.shots_created, 'shot')}, {plural(report.tasks_created, 'task')} created"
+    )
+    for why in report.films_replanned:
+        sys.stderr.write(f"films re-planned, to be made again: {why}\n")
+    if report.recast:
+        sys.stderr.write(
+            f"the bible changed how earlier shots are cast: {plural(len(report.recast), 'task')} to be made again\n"
+        )
     return 0
 
 
@@ -105,7 +182,65 @@ def _model_splitter(spec: str) -> text.ModelSplitter:
     return text.ModelSplitter(lambda messages: chat(messages, model=model or None))
 
 
-CAST_ACTIONS = {"merge": ("A", "B"), "rename": ("OLD", "NEW"), "describe": ("NAME", "TEXT"), "drop": ("NAME",)}
+CAST_ACTIONS = {
+    "merge": ("A", "B"),
+    "unmerge": ("NAME", "ALIAS"),
+    "rename": ("OLD", "NEW"),
+    "describe": ("NAME", "TEXT"),
+    "drop": ("NAME",),
+    "voice": ("NAME", "VOICE"),
+    "narrator": ("VOICE",),
+    "narration": ("on|off",),
+}
+VOICE_ACTIONS = ("voice", "narrator", "narration")
+PLACE_ACTIONS = {"merge": ("A", "B"), "rename": ("OLD", "NEW"), "describe": ("NAME", "TEXT"), "drop": ("NAME",)}
+
+
+def _edit(args: argparse.Namespace, verb: str, wanted: dict[str, tuple[str, ...]], module: Any) -> int:
+    """Run an edit action of `cast` or `places` (the function of that name in `module`) and say what it did."""
+    if len(args.names) != len(wanted[args.action]):
+        raise BadInput(f"{verb} {args.action} takes {' '.join(wanted[args.action])}")
+    report = getattr(module, args.action)(open_db(args), args.bookcode, *args.names)
+    entry = getattr(report, "character", None) or getattr(report, "place", None)
+    what = entry.name if entry else args.names[0]
+    print(f"{args.bookcode}: {args.action} {what}; {plural(len(report.reset), 'task')} reset to pending")
+    return 0
+
+
+def cmd_places(args: argparse.Namespace) -> int:
+    if args.action is not None:
+        return _edit(args, "places", PLACE_ACTIONS, placesdb)
+    if args.names:
+        raise BadInput(f"unknown places action {args.names[0]!r}: use {', '.join(sorted(PLACE_ACTIONS))}")
+    entries = placesdb.list_places(open_db(args), args.bookcode)
+    if args.json:
+        print_json(
+            [
+                {**e.place.__dict__, "first_shot": e.first_shot, "last_shot": e.last_shot, "shots": e.shots}
+                for e in entries
+            ]
+        )
+        return 0
+    for e in entries:
+        p = e.place
+        flags = "".join(f" [{f}]" for f, on in (("locked", p.locked), ("dropped", p.dropped)) if on)
+        print(
+            f"{p.name}{flags}\t{p.mentions}\t{e.shots} shots\t{e.first_shot or '-'}..{e.last_shot or '-'}"
+            f"\t{', '.join(p.aliases)}\t{p.description or '(not described)'}"
+        )
+    return 0
+
+
+def cmd_style(args: argparse.Namespace) -> int:
+    db = open_db(args)
+    if args.text is None:
+        with db.engine.connect() as conn:
+            book = get_book(conn, args.bookcode)
+        print(book.style or f"{STYLE} (the default)")
+        return 0
+    reset = placesdb.set_style(db, args.bookcode, args.text)
+    print(f"{args.bookcode}: style set; {plural(len(reset), 'task')} reset to pending")
+    return 0
 
 
 def cmd_cast(args: argparse.Namespace) -> int:
@@ -115,22 +250,52 @@ def cmd_cast(args: argparse.Namespace) -> int:
             raise BadInput(f"unknown cast action {args.names[0]!r}: use {', '.join(sorted(CAST_ACTIONS))}")
         entries = castdb.list_cast(db, args.bookcode)
         if args.json:
-            print_json([{**e.character.__dict__, "first_shot": e.first_shot, "last_shot": e.last_shot,
-                         "director_looks": e.director_looks} for e in entries])
+            print_json(
+                [
+                    {
+                        **e.character.__dict__,
+                        "first_shot": e.first_shot,
+                        "last_shot": e.last_shot,
+                        "director_looks": e.director_looks,
+                        "voice": e.voice,
+                    }
+                    for e in entries
+                ]
+            )
             return 0
         for e in entries:
             c = e.character
             flags = "".join(f" [{f}]" for f, on in (("locked", c.locked), ("dropped", c.dropped)) if on)
-            print(f"{c.name}{flags}\t{c.gender or '-'}\t{c.mentions}\t{e.first_shot or '-'}..{e.last_shot or '-'}"
-                  f"\t{', '.join(c.aliases)}\t{e.looks}")
+            print(
+                f"{c.name}{flags}\t{c.gender or '-'}\t{c.mentions}\t{e.first_shot or '-'}..{e.last_shot or '-'}"
+                f"\t{', '.join(c.aliases)}\t{e.looks}\tvoice: {e.voice or 'default'}"
+            )
+        with db.engine.connect() as conn:
+            told = voices.book_voices(conn, args.bookcode)
+        print(f"narrator\tvoice: {told.narrator or 'default'}\tnarration {'on' if told.narration else 'off'}")
         return 0
-    wanted = CAST_ACTIONS[args.action]
-    if len(args.names) != len(wanted):
-        raise BadInput(f"cast {args.action} takes {' '.join(wanted)}")
-    action = {"merge": castdb.merge, "rename": castdb.rename, "describe": castdb.describe, "drop": castdb.drop}
-    report = action[args.action](db, args.bookcode, *args.names)
-    what = report.character.name if report.character else args.names[0]
-    print(f"{args.bookcode}: {args.action} {what}; {len(report.reset)} tasks reset to pending")
+    if args.action in VOICE_ACTIONS:
+        return _voice_edit(args, db)
+    return _edit(args, "cast", CAST_ACTIONS, castdb)
+
+
+def _voice_edit(args: argparse.Namespace, db: Database) -> int:
+    """`cast BOOKCODE voice NAME VOICE`, `narrator VOICE`, `narration on|off`: who speaks the book."""
+    if len(args.names) != len(CAST_ACTIONS[args.action]):
+        raise BadInput(f"cast {args.action} takes {' '.join(CAST_ACTIONS[args.action])}")
+    if args.action == "voice":
+        name, voice = args.names
+        reset = voices.set_voice(db, args.bookcode, name, None if voice == "default" else voice)
+        said = f"{name} speaks with {'the default voice' if voice == 'default' else voice}"
+    elif args.action == "narrator":
+        reset = voices.set_narrator(db, args.bookcode, args.names[0])
+        said = f"the narrator speaks with {args.names[0]}"
+    else:
+        if args.names[0] not in ("on", "off"):
+            raise BadInput(f"cast narration takes on or off, not {args.names[0]!r}")
+        reset = voices.set_narrator(db, args.bookcode, None, narration=args.names[0] == "on")
+        said = f"narration {args.names[0]}"
+    print(f"{args.bookcode}: {said}; {plural(len(reset), 'task')} reset to pending")
     return 0
 
 
@@ -143,13 +308,14 @@ def cmd_shot_show(args: argparse.Namespace) -> int:
 
 def cmd_shot_edit(args: argparse.Namespace) -> int:
     names = None if args.characters is None else args.characters.split(",")
-    report = text.edit_shot(open_db(args, owner=True), args.shot_id, prompt=args.prompt,
-                            characters=names, location=args.location)
-    print(f"{args.shot_id}: edited; {len(report.reset)} tasks reset to pending")
+    report = text.edit_shot(
+        open_db(args, owner=True), args.shot_id, prompt=args.prompt, characters=names, location=args.location
+    )
+    print(f"{args.shot_id}: edited; {plural(len(report.reset), 'task')} reset to pending")
     return 0
 
 
 def cmd_shot_rerun(args: argparse.Namespace) -> int:
     report = text.rerun_shot(open_db(args, owner=True), args.shot_id)
-    print(f"{args.shot_id}: {len(report.reset)} tasks reset to pending")
+    print(f"{args.shot_id}: {plural(len(report.reset), 'task')} reset to pending")
     return 0

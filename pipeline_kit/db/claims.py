@@ -26,8 +26,7 @@ from pipeline_kit.db.driver import Tx, json_value, time_value
 from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
 COLUMNS = (
-    "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, generation, "
-    "lease_token, lease_expires_at"
+    "id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, generation, lease_token, lease_expires_at"
 )
 _SET = (
     "status = 'processing', worker_id = :worker_id, lease_token = :token, "
@@ -35,7 +34,7 @@ _SET = (
     "attempts = attempts + 1"
 )
 _ELIGIBLE = (
-    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes{books}{gate} "
+    "status = 'pending' AND deps_remaining = 0 AND run_after <= {now} AND lane IN :lanes{books}{kinds}{gate} "
     "ORDER BY priority DESC, id LIMIT {limit}"
 )
 # Lanes claimed without their row lock must still be unpaused and unlimited at this instant: a
@@ -46,22 +45,35 @@ _ELIGIBLE = (
 _FREE_GATE = " AND NOT EXISTS (SELECT 1 FROM lanes WHERE lane IN :lanes AND (paused OR max_running IS NOT NULL))"
 # Only when some book's budget is spent: its tasks in paid lanes wait.
 _NOT_SPENT = " AND (bookcode IS NULL OR bookcode NOT IN :spent)"
+# Only while a provider is paused for this worker (unreachable, or refusing calls): the kinds it
+# makes wait, and the worker takes the rest of its lanes' work.
+_NOT_PAUSED = " AND kind NOT IN :skip"
 _OPEN_ATTEMPTS = (
     "INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
     "SELECT task_id, attempts, worker_id, lease_token, {now} FROM tasks WHERE task_id IN :ids AND lease_token = :token"
 )
 
 
-def _fmt(template: str, dialect: str, limit: int = 0, books: bool = False, free: bool = False) -> str:
-    return template.format(now=sql_now(dialect), expires=sql_now_plus(dialect, ":lease_s"), limit=int(limit),
-                           books=_NOT_SPENT if books else "", gate=_FREE_GATE if free else "")
+def _fmt(
+    template: str, dialect: str, limit: int = 0, books: bool = False, free: bool = False, kinds: bool = False
+) -> str:
+    return template.format(
+        now=sql_now(dialect),
+        expires=sql_now_plus(dialect, ":lease_s"),
+        limit=int(limit),
+        books=_NOT_SPENT if books else "",
+        kinds=_NOT_PAUSED if kinds else "",
+        gate=_FREE_GATE if free else "",
+    )
 
 
 @functools.cache
-def statements(dialect: str, limit: int, *, books: bool = False, free: bool = False) -> dict[str, str]:
+def statements(
+    dialect: str, limit: int, *, books: bool = False, free: bool = False, kinds: bool = False
+) -> dict[str, str]:
     """The claim statement(s) of a dialect taking up to `limit` rows, with or without the
     spent-budget filter; `free` adds the gate for lanes claimed without their row lock
-    (unpaused, unlimited, checked now).
+    (unpaused, unlimited, checked now); `kinds` leaves out the kinds of paused providers.
 
     The limit is written into the text, not bound: PostgreSQL reuses a prepared statement's
     generic plan only if its estimate matches the custom plans', which it never does for an
@@ -69,25 +81,42 @@ def statements(dialect: str, limit: int, *, books: bool = False, free: bool = Fa
     """
     if dialect == "sqlite":
         return {
-            "claim": _fmt(f"UPDATE tasks SET {_SET} WHERE id IN ("
-                          f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
-                          f"RETURNING {COLUMNS}", "sqlite", limit, books, free),
+            "claim": _fmt(
+                f"UPDATE tasks SET {_SET} WHERE id IN ("
+                f"SELECT id FROM tasks INDEXED BY ix_tasks_eligible WHERE {_ELIGIBLE}) "
+                f"RETURNING {COLUMNS}",
+                "sqlite",
+                limit,
+                books,
+                free,
+                kinds,
+            ),
             "open": _fmt(_OPEN_ATTEMPTS, "sqlite"),
         }
     if dialect == "postgresql":
-        claim = (f"UPDATE tasks SET {_SET} FROM ("
-                 f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
-                 f"WHERE tasks.id = c.picked RETURNING {COLUMNS}")
+        claim = (
+            f"UPDATE tasks SET {_SET} FROM ("
+            f"SELECT id AS picked FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED) AS c "
+            f"WHERE tasks.id = c.picked RETURNING {COLUMNS}"
+        )
         return {
-            "claim": _fmt(claim, "postgresql", limit, books, free),  # the bare claim (the bench's raw ceiling)
+            "claim": _fmt(claim, "postgresql", limit, books, free, kinds),  # the bare claim (the bench's raw ceiling)
             "claim_and_open": _fmt(
                 f"WITH claimed AS ({claim}), "
                 f"opened AS (INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
                 f"SELECT task_id, attempts, :worker_id, :token, {{now}} FROM claimed) "
-                f"SELECT {COLUMNS} FROM claimed", "postgresql", limit, books, free),
+                f"SELECT {COLUMNS} FROM claimed",
+                "postgresql",
+                limit,
+                books,
+                free,
+                kinds,
+            ),
         }
     return {
-        "lock": _fmt(f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", limit, books, free),
+        "lock": _fmt(
+            f"SELECT id FROM tasks WHERE {_ELIGIBLE} FOR UPDATE SKIP LOCKED", "mysql", limit, books, free, kinds
+        ),
         "update": _fmt(f"UPDATE tasks SET {_SET} WHERE id IN :ids", "mysql"),
         "read_back": f"SELECT {COLUMNS} FROM tasks WHERE id IN :ids AND lease_token = :token",
         "open": _fmt(_OPEN_ATTEMPTS, "mysql"),
@@ -102,8 +131,10 @@ def statements(dialect: str, limit: int, *, books: bool = False, free: bool = Fa
 LANE_LOCKS = 0x706B  # "pk": the first key of the lane locks, the lane's hash the second
 LOCK_LANE = {
     "sqlite": "SELECT max_running, paused FROM lanes WHERE lane = :lane",
-    "postgresql": (f"WITH locked AS (SELECT pg_advisory_xact_lock({LANE_LOCKS}, hashtext(:lane))) "
-                   "SELECT max_running, paused FROM lanes, locked WHERE lane = :lane"),
+    "postgresql": (
+        f"WITH locked AS (SELECT pg_advisory_xact_lock({LANE_LOCKS}, hashtext(:lane))) "
+        "SELECT max_running, paused FROM lanes, locked WHERE lane = :lane"
+    ),
     "mysql": "SELECT max_running, paused FROM lanes WHERE lane = :lane FOR UPDATE",
 }
 
@@ -134,17 +165,20 @@ def claim_rows(
     lease_s: float,
     token: str,
     spent_books: Sequence[str] = (),
+    skip_kinds: Sequence[str] = (),
     free: bool = False,
 ) -> list[dict[str, Any]]:
-    """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`), opening an attempt
-    row for each; the rows as the driver returns them (see `decoded`)."""
+    """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`, none of `skip_kinds`),
+    opening an attempt row for each; the rows as the driver returns them (see `decoded`)."""
     if limit <= 0 or not lanes:
         return []
-    params: dict[str, Any] = {"worker_id": worker_id, "token": token, "lease_s": float(lease_s),
-                              "lanes": list(lanes)}
+    params: dict[str, Any] = {"worker_id": worker_id, "token": token, "lease_s": float(lease_s), "lanes": list(lanes)}
     if spent_books:
         params["spent"] = list(spent_books)
-    return run_claim(tx, statements(tx.dialect, limit, books=bool(spent_books), free=free), params)
+    if skip_kinds:
+        params["skip"] = list(skip_kinds)
+    sql = statements(tx.dialect, limit, books=bool(spent_books), free=free, kinds=bool(skip_kinds))
+    return run_claim(tx, sql, params)
 
 
 def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -159,8 +193,9 @@ def decoded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r["priority"], r["id"]))
 
 
-def run_claim(tx: Tx, sql: Mapping[str, str], params: Mapping[str, Any], *,
-              history: bool = True) -> list[dict[str, Any]]:
+def run_claim(
+    tx: Tx, sql: Mapping[str, str], params: Mapping[str, Any], *, history: bool = True
+) -> list[dict[str, Any]]:
     """Execute a dialect's claim statements (from `statements`): the claimed rows as the driver
     returns them, and, with `history`, one attempt row opened for each (the bench's minimal
     ceiling runs it without)."""

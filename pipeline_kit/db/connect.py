@@ -71,8 +71,10 @@ def normalise_url(raw: str) -> URL:
     backend = url.get_backend_name()
     if backend in ("postgresql", "mysql", "mariadb") and not url.database:
         # Without a name the driver would silently pick a default database of the server.
-        raise BadInput(f"the database URL {_redact(raw)!r} names no database: add it after the host, "
-                       f"e.g. {backend}://user@host/film")
+        raise BadInput(
+            f"the database URL {_redact(raw)!r} names no database: add it after the host, "
+            f"e.g. {backend}://user@host/film"
+        )
     if backend == "postgresql":
         return url.set(drivername="postgresql+psycopg")
     if backend in ("mysql", "mariadb"):
@@ -135,11 +137,14 @@ def create(url: str | None = None, *, pool_size: int = 5, existing: bool = False
         json_serializer=json_text,
         # Each statement sees the latest commits: the lane-limit count after its row lock.
         isolation_level="READ COMMITTED",
-        connect_args={"connect_timeout": 5, "init_command": "SET SESSION innodb_lock_wait_timeout=30",
-                      # FOUND_ROWS: a row count says which rows matched (SQLAlchemy's default);
-                      # MULTI_STATEMENTS: the engine's hot path sends a transaction's statements
-                      # in one request (db/driver.py); every value in them is escaped by PyMySQL.
-                      "client_flag": CLIENT.FOUND_ROWS | CLIENT.MULTI_STATEMENTS},
+        connect_args={
+            "connect_timeout": 5,
+            "init_command": "SET SESSION innodb_lock_wait_timeout=30",
+            # FOUND_ROWS: a row count says which rows matched (SQLAlchemy's default);
+            # MULTI_STATEMENTS: the engine's hot path sends a transaction's statements
+            # in one request (db/driver.py); every value in them is escaped by PyMySQL.
+            "client_flag": CLIENT.FOUND_ROWS | CLIENT.MULTI_STATEMENTS,
+        },
     )
     return Database(engine, "mysql")
 
@@ -173,8 +178,9 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
-def connect(url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES,
-            existing: bool = False) -> Database:
+def connect(
+    url: str | None = None, *, retries: tuple[float, ...] = CONNECT_RETRIES, existing: bool = False
+) -> Database:
     """Create the engine and prove the server answers, retrying briefly before giving up."""
     db = create(url, existing=existing)
     for delay in (*retries, None):

@@ -192,8 +192,9 @@ def transaction(db: Database, *, single: bool = False) -> Iterator[Tx]:
     except BaseException as exc:
         lost = _abort(db, held, cur, explicit, exc)
         if isinstance(exc, held.error):
-            raise sa.exc.DBAPIError.instance(None, None, exc, held.error, connection_invalidated=lost,
-                                             dialect=db.engine.dialect) from exc
+            raise sa.exc.DBAPIError.instance(
+                None, None, exc, held.error, connection_invalidated=lost, dialect=db.engine.dialect
+            ) from exc
         raise
     finally:
         with suppress(held.error):  # a lost connection's cursor is already gone

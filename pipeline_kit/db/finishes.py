@@ -42,8 +42,16 @@ class Finish:
     settings: str | None = None  # JSON text
 
     def params(self, ids: Sequence[str]) -> dict[str, Any]:
-        return {"ids": list(ids), "token": self.token, "result": self.result, "path": self.output_path,
-                "cost": self.cost, "bytes": self.output_bytes, "model": self.model, "settings": self.settings}
+        return {
+            "ids": list(ids),
+            "token": self.token,
+            "result": self.result,
+            "path": self.output_path,
+            "cost": self.cost,
+            "bytes": self.output_bytes,
+            "model": self.model,
+            "settings": self.settings,
+        }
 
 
 _ACCEPT = (
@@ -76,21 +84,29 @@ def statements(dialect: str, review_lanes: frozenset[str]) -> dict[str, str]:
     reviewed = f"lane IN ({quoted}) AND bookcode IN (SELECT bookcode FROM books WHERE review)" if quoted else "1 = 0"
     fmt = functools.partial(str.format, now=sql_now(dialect), float=_FLOAT[dialect], reviewed=reviewed)
     if dialect == "postgresql":
-        return {"finish": fmt(
-            f"WITH done AS ({_ACCEPT} RETURNING task_id, status), "
-            "closed AS (UPDATE attempts SET outcome = 'completed', finished_at = {now}, "
-            "cost = COALESCE(CAST(:cost AS {float}), attempts.cost), "
-            "output_bytes = COALESCE(:bytes, attempts.output_bytes), model = COALESCE(:model, attempts.model), "
-            "settings = COALESCE(:settings, attempts.settings) FROM done "
-            "WHERE attempts.task_id = done.task_id AND attempts.lease_token = :token AND attempts.outcome IS NULL), "
-            "counted AS (UPDATE tasks SET deps_remaining = tasks.deps_remaining - w.n FROM ("
-            "SELECT d.task_id, COUNT(*) AS n FROM task_deps d JOIN done ON done.task_id = d.depends_on "
-            "WHERE done.status = 'completed' GROUP BY d.task_id) AS w WHERE tasks.task_id = w.task_id) "
-            "SELECT task_id FROM done")}
+        return {
+            "finish": fmt(
+                f"WITH done AS ({_ACCEPT} RETURNING task_id, status), "
+                "closed AS (UPDATE attempts SET outcome = 'completed', finished_at = {now}, "
+                "cost = COALESCE(CAST(:cost AS {float}), attempts.cost), "
+                "output_bytes = COALESCE(:bytes, attempts.output_bytes), model = COALESCE(:model, attempts.model), "
+                "settings = COALESCE(:settings, attempts.settings) FROM done "
+                "WHERE attempts.task_id = done.task_id AND attempts.lease_token = :token "
+                "AND attempts.outcome IS NULL), "
+                "counted AS (UPDATE tasks SET deps_remaining = tasks.deps_remaining - w.n FROM ("
+                "SELECT d.task_id, COUNT(*) AS n FROM task_deps d JOIN done ON done.task_id = d.depends_on "
+                "WHERE done.status = 'completed' GROUP BY d.task_id) AS w WHERE tasks.task_id = w.task_id) "
+                "SELECT task_id FROM done"
+            )
+        }
     if dialect == "sqlite":
-        return {"accept": fmt(f"{_ACCEPT} RETURNING task_id, status = 'completed' AND EXISTS "
-                              "(SELECT 1 FROM task_deps WHERE depends_on = tasks.task_id) AS waited_on"),
-                "close": fmt(_CLOSE)}
+        return {
+            "accept": fmt(
+                f"{_ACCEPT} RETURNING task_id, status = 'completed' AND EXISTS "
+                "(SELECT 1 FROM task_deps WHERE depends_on = tasks.task_id) AS waited_on"
+            ),
+            "close": fmt(_CLOSE),
+        }
     return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE)}
 
 

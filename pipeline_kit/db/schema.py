@@ -23,11 +23,12 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 12
 
 metadata = MetaData()
 
@@ -47,6 +48,9 @@ meta = Table(
     Column("value", String(255), nullable=False),
     **_mysql,
 )
+# pk_meta's key for the database's output store: a folder's absolute root (for SQLite fixed by
+# `init`, beside the database file), 'database', or s3://BUCKET/PREFIX.
+STORE_KEY = "store"
 
 books = Table(
     "books",
@@ -57,6 +61,11 @@ books = Table(
     Column("created_at", Time),
     Column("budget", Float),  # spend limit for paid lanes; NULL means no limit
     Column("review", Boolean, nullable=False, default=False),
+    Column("style", Text),  # the film's look (era, medium, palette) every prompt carries; NULL: the default
+    Column("narrator", String(64)),  # the narrator's voice; NULL: the voice backend's default for the language
+    Column("narration", Boolean),  # shots without dialogue are narrated; NULL: yes (the animatic's default)
+    Column("film_profile", String(32)),  # the films' picture (film/profile.py); NULL: `provider`
+    Column("music", String(64)),  # the sha256 of the music bed under its films (its `music` task); NULL: none
     **_mysql,
 )
 
@@ -106,11 +115,28 @@ characters = Table(
     Column("aliases", JSON, nullable=False),  # other names it goes by, UTF-8
     Column("description", Text, nullable=False, default=""),  # age, build, face, hair, costume
     Column("gender", String(8)),  # male | female | NULL (unknown)
+    Column("voice", String(64)),  # the voice that speaks their lines; NULL: the default for gender and language
     Column("mentions", Integer, nullable=False, default=0),
     Column("first_shot", String(120)),
     Column("last_shot", String(120)),
     Column("locked", Boolean, nullable=False, default=False),  # fixed by a person: rebuilds keep it
     Column("dropped", Boolean, nullable=False, default=False),  # no character: its names are never cast
+    **_mysql,
+)
+
+# The place bible: one row per place of a book, named or not (see pipeline_kit.text.places).
+places = Table(
+    "places",
+    metadata,
+    Column("bookcode", String(64), ForeignKey("books.bookcode"), primary_key=True),
+    Column("name", String(200), primary_key=True),  # what shots' `location` holds
+    Column("aliases", JSON, nullable=False),
+    Column("description", Text, nullable=False, default=""),  # what it looks like
+    Column("mentions", Integer, nullable=False, default=0),
+    Column("first_shot", String(120)),
+    Column("last_shot", String(120)),
+    Column("locked", Boolean, nullable=False, default=False),  # fixed by a person: rebuilds keep it
+    Column("dropped", Boolean, nullable=False, default=False),  # no place: never a shot's location
     **_mysql,
 )
 
@@ -189,6 +215,9 @@ task_deps = Table(
     metadata,
     Column("task_id", String(255), ForeignKey("tasks.task_id"), primary_key=True),
     Column("depends_on", String(255), ForeignKey("tasks.task_id"), primary_key=True),
+    # optional: a dependency that can no longer finish is waited for no more (its dependent goes
+    # ahead without its output) instead of blocking; a director pass is one.
+    Column("optional", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_task_deps_on", "depends_on"),
     **_mysql,
 )
@@ -211,6 +240,9 @@ attempts = Table(
     Column("settings", OptionalJSON),
     Column("output_bytes", BigInteger),
     Column("remote_job_id", String(255)),
+    # the sha256 of every file this attempt published (main and side files, space-separated),
+    # named before the upload: `store gc` never deletes a blob an attempt names
+    Column("output_blobs", Text),
     UniqueConstraint("task_id", "attempt_no", name="uq_attempts_no"),
     **_mysql,
 )
@@ -244,8 +276,27 @@ workers = Table(
     Column("backend", String(64)),
     Column("started_at", Time),
     Column("last_seen_at", Time),
-    Column("state", String(16)),  # working | idle | stopped
+    Column("state", String(16)),  # working | idle | paused | stopped
     Column("lease_s", Float),  # its lease length: a heartbeat older than that = not responding
+    # Why a paused worker waits ("comfyui at 10.0.0.5:8188 unreachable", "store unreachable")
+    # and since when (database clock); both empty while it is not paused.
+    Column("paused_reason", String(300)),
+    Column("paused_since", Time),
+    **_mysql,
+)
+
+# Providers a worker found unreachable: one row per (provider, worker), kept until `until`
+# (the worker's next probe, plus a margin) so it expires by itself when that worker goes away;
+# a probe that gets through sets `until` to now. When enough workers hold a live row for one
+# provider, every worker skips the kinds it makes (engine/outages.py).
+provider_outages = Table(
+    "provider_outages",
+    metadata,
+    Column("provider", String(255), primary_key=True),
+    Column("worker_id", String(128), primary_key=True),
+    Column("since", Time, nullable=False),
+    Column("until", Time, nullable=False),
+    Column("reason", String(1000)),
     **_mysql,
 )
 

@@ -22,8 +22,11 @@ FIELDS = ("answer", "model", "tokens_in", "tokens_out", "cost")
 def recall_answer(db: Database, key: str) -> dict[str, Any] | None:
     """The kept answer for `key` ({answer, model, tokens_in, tokens_out, cost}), or None."""
     with db.engine.connect() as conn:
-        row = conn.execute(sa.select(*(llm_answers.c[f] for f in FIELDS))
-                           .where(llm_answers.c.key == key)).mappings().first()
+        row = (
+            conn.execute(sa.select(*(llm_answers.c[f] for f in FIELDS)).where(llm_answers.c.key == key))
+            .mappings()
+            .first()
+        )
     return dict(row) if row else None
 
 

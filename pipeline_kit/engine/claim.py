@@ -31,8 +31,9 @@ class Plan:
     @classmethod
     def of(cls, config: dict[str, dict[str, Any]], lanes_served: Sequence[str]) -> Plan:
         open_lanes = [n for n in lanes_served if n in config and not config[n]["paused"]]
-        limited = tuple(sorted((n, bool(config[n]["paid"])) for n in open_lanes
-                               if config[n]["max_running"] is not None))
+        limited = tuple(
+            sorted((n, bool(config[n]["paid"])) for n in open_lanes if config[n]["max_running"] is not None)
+        )
         unlimited: dict[bool, list[str]] = {False: [], True: []}
         for n in open_lanes:
             if config[n]["max_running"] is None:
@@ -96,13 +97,15 @@ def claim(
     limit: int = 1,
     lease_s: float = 60.0,
     cache: LaneCache | None = None,
+    skip_kinds: Sequence[str] = (),
 ) -> list[Lease]:
     """Lease up to `limit` eligible tasks, highest priority first, then oldest first.
 
     Eligible: pending, run_after due, every dependency completed, lane not paused and under its
     fleet-wide max_running, and (for paid lanes) the book's budget not spent: the sum of all its
     attempts' costs, so money spent by lost or fenced attempts counts too. Each returned
-    lease carries one fresh token; an attempt row is opened for each task.
+    lease carries one fresh token; an attempt row is opened for each task. Tasks of `skip_kinds`
+    (made by a provider paused for this worker) are left for later.
     """
     if not 1 <= limit <= MAX_BATCH:
         raise BadInput(f"claim limit must be from 1 to {MAX_BATCH}, got {limit}")
@@ -118,19 +121,31 @@ def claim(
     one_statement = DIALECTS[db.dialect].claim_one_statement and not plan.limited and len(plan.free) == 1
     with transaction(db, single=one_statement) as tx:
         for lane, paid in plan.limited:
-            rows += _claim_limited(tx, lane, worker_id, limit - len(rows), lease_s, token, spent if paid else [])
+            rows += _claim_limited(
+                tx, lane, worker_id, limit - len(rows), lease_s, token, spent if paid else [], skip_kinds
+            )
         for group, paid in plan.free:
             if len(rows) < limit:
-                rows += claim_rows(tx, worker_id=worker_id, lanes=group, limit=limit - len(rows),
-                                   lease_s=lease_s, token=token, spent_books=spent if paid else [], free=True)
+                rows += claim_rows(
+                    tx,
+                    worker_id=worker_id,
+                    lanes=group,
+                    limit=limit - len(rows),
+                    lease_s=lease_s,
+                    token=token,
+                    spent_books=spent if paid else [],
+                    skip_kinds=skip_kinds,
+                    free=True,
+                )
     rows = decoded(rows)
     retried = [r["task_id"] for r in rows if r["attempts"] > 1]
     resumable = _remote_jobs(db, retried) if retried else {}
     return [Lease.from_row(r, resumable.get(r["task_id"])) for r in rows]
 
 
-def _claim_limited(tx: Tx, lane: str, worker_id: str, want: int, lease_s: float,
-                   token: str, spent: list[str]) -> list[dict[str, Any]]:
+def _claim_limited(
+    tx: Tx, lane: str, worker_id: str, want: int, lease_s: float, token: str, spent: list[str], skip: Sequence[str]
+) -> list[dict[str, Any]]:
     """Claim from a lane with max_running: lock it, count what runs, take only the free slots."""
     if want <= 0:
         return []
@@ -139,8 +154,16 @@ def _claim_limited(tx: Tx, lane: str, worker_id: str, want: int, lease_s: float,
         return []
     running = tx.values(RUNNING, {"lane": lane})[0]
     slots = want if row["max_running"] is None else min(want, row["max_running"] - running)
-    return claim_rows(tx, worker_id=worker_id, lanes=[lane], limit=slots, lease_s=lease_s, token=token,
-                      spent_books=spent)
+    return claim_rows(
+        tx,
+        worker_id=worker_id,
+        lanes=[lane],
+        limit=slots,
+        lease_s=lease_s,
+        token=token,
+        spent_books=spent,
+        skip_kinds=skip,
+    )
 
 
 def _remote_jobs(db: Database, task_ids: list[str]) -> dict[str, str]:

@@ -45,8 +45,10 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
 
     rows: list[dict[str, Any]] = []
     for spec in _in_dependency_order(new):
-        not_done = [d for d in spec.depends_on if dep_status.get(d) != Status.COMPLETED.value]
-        dead = any(dep_status.get(d) in {s.value for s in DEAD_ENDS} for d in spec.depends_on)
+        dead_ends = {s.value for s in DEAD_ENDS}
+        waived = {d for d in spec.optional if dep_status.get(d) in dead_ends}  # gone for good: not waited for
+        not_done = [d for d in spec.depends_on if dep_status.get(d) != Status.COMPLETED.value and d not in waived]
+        dead = any(dep_status.get(d) in dead_ends for d in spec.depends_on if d not in spec.optional)
         status = Status.BLOCKED if dead else Status.PENDING
         dep_status[spec.task_id] = status.value
         lane_max = lane_rows[spec.lane].max_attempts
@@ -72,7 +74,7 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
         dialect = DIALECTS[conn.dialect.name]
         stmt = dialect.insert_ignoring_duplicates(tasks).values(run_after=db_now(), created_at=db_now())
         conn.execute(stmt, rows)
-        deps = [{"task_id": s.task_id, "depends_on": d} for s in new for d in s.depends_on]
+        deps = [{"task_id": s.task_id, "depends_on": d, "optional": d in s.optional} for s in new for d in s.depends_on]
         if deps:
             conn.execute(dialect.insert_ignoring_duplicates(task_deps), deps)
     return EnqueueResult(created=len(rows), existing=len(batch) - len(rows))
@@ -83,6 +85,8 @@ def _validated(batch: Sequence[TaskSpec]) -> list[TaskSpec]:
     for spec in batch:
         if not spec.task_id or len(spec.task_id) > MAX_KEY_LENGTH:
             raise BadInput(f"task key must be 1 to {MAX_KEY_LENGTH} characters: {spec.task_id[:40]!r}")
+        if not set(spec.optional) <= set(spec.depends_on):
+            raise BadInput(f"task {spec.task_id!r}: an optional dependency must be one of its dependencies")
         if not spec.kind or not spec.lane:
             raise BadInput(f"task {spec.task_id!r} needs a kind and a lane")
         if spec.max_attempts is not None and not 1 <= spec.max_attempts <= 1000:
@@ -110,4 +114,3 @@ def _statuses(conn: sa.Connection, keys: Sequence[str]) -> dict[str, str]:
         query = sa.select(tasks.c.task_id, tasks.c.status).where(tasks.c.task_id.in_(chunk))
         found.update({r.task_id: r.status for r in conn.execute(query)})
     return found
-

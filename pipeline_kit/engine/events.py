@@ -24,8 +24,10 @@ def record(conn: sa.Connection, kind: str, detail: Mapping[str, Any], **columns:
 
 def record_each(conn: sa.Connection, kind: str, task_ids: Iterable[str], by: str, detail: Mapping[str, Any]) -> None:
     """The same event for each of `task_ids`, by `by`, in one statement."""
-    conn.execute(sa.insert(events).values(at=db_now()),
-                 [{"kind": kind, "task_id": t, "worker_id": by, "detail": dict(detail)} for t in task_ids])
+    conn.execute(
+        sa.insert(events).values(at=db_now()),
+        [{"kind": kind, "task_id": t, "worker_id": by, "detail": dict(detail)} for t in task_ids],
+    )
 
 
 def alert(conn: sa.Connection, task_id: str | None, worker_id: str | None, message: str) -> None:

@@ -17,8 +17,10 @@ DEFAULT_LANES: dict[str, int | None] = {
     "default": None,
     "image": None,
     "video": None,
+    "voice": None,
     "llm": 1,
     "assembly": None,
+    "music": None,  # a book's music bed: made by `film --music` on the PC with the file, no worker serves it
 }
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
@@ -36,10 +38,15 @@ class Lane:
 def seed_default_lanes(db: Database) -> list[str]:
     """Create the default lanes that are missing; returns the ones created."""
     with db.engine.begin() as conn:
-        have = set(conn.execute(sa.select(lanes.c.lane)).scalars())
-        missing = [name for name in DEFAULT_LANES if name not in have]
-        for name in missing:
-            conn.execute(sa.insert(lanes).values(lane=name, max_running=DEFAULT_LANES[name], paused=False))
+        return seed_lanes(conn)
+
+
+def seed_lanes(conn: sa.Connection) -> list[str]:
+    """`seed_default_lanes` in the caller's transaction (`init` runs it under its lock)."""
+    have = set(conn.execute(sa.select(lanes.c.lane)).scalars())
+    missing = [name for name in DEFAULT_LANES if name not in have]
+    for name in missing:
+        conn.execute(sa.insert(lanes).values(lane=name, max_running=DEFAULT_LANES[name], paused=False))
     return missing
 
 
@@ -48,8 +55,15 @@ def list_lanes(db: Database) -> list[Lane]:
         return [_lane(r) for r in conn.execute(sa.select(lanes).order_by(lanes.c.lane)).mappings()]
 
 
-def add_lane(db: Database, name: str, *, max_running: int | None = None, on_expire: str = "retry",
-             max_attempts: int | None = None, paid: bool = False) -> Lane:
+def add_lane(
+    db: Database,
+    name: str,
+    *,
+    max_running: int | None = None,
+    on_expire: str = "retry",
+    max_attempts: int | None = None,
+    paid: bool = False,
+) -> Lane:
     """Create a lane (or fail if it exists)."""
     if not _NAME.match(name):
         raise BadInput(f"lane name must be lower-case letters, digits, '_', '.', '-' (1-64): {name!r}")
@@ -57,8 +71,16 @@ def add_lane(db: Database, name: str, *, max_running: int | None = None, on_expi
     with db.engine.begin() as conn:
         if conn.execute(sa.select(lanes.c.lane).where(lanes.c.lane == name)).first():
             raise BadInput(f"lane {name!r} exists already")
-        conn.execute(sa.insert(lanes).values(lane=name, max_running=max_running, paused=False,
-                                             on_expire=on_expire, max_attempts=max_attempts, paid=paid))
+        conn.execute(
+            sa.insert(lanes).values(
+                lane=name,
+                max_running=max_running,
+                paused=False,
+                on_expire=on_expire,
+                max_attempts=max_attempts,
+                paid=paid,
+            )
+        )
     return get_lane(db, name)
 
 
@@ -74,16 +96,19 @@ def update_lane(db: Database, name: str, **changes: object) -> Lane:
     """Pause/resume (paused=), set max_running=, on_expire=, max_attempts= or paid=."""
     get_lane(db, name)
     current = get_lane(db, name)
-    _check_settings(changes.get("max_running", current.max_running),  # type: ignore[arg-type]
-                    changes.get("on_expire", current.on_expire),  # type: ignore[arg-type]
-                    changes.get("max_attempts", current.max_attempts))  # type: ignore[arg-type]
+    _check_settings(
+        changes.get("max_running", current.max_running),  # type: ignore[arg-type]
+        changes.get("on_expire", current.on_expire),  # type: ignore[arg-type]
+        changes.get("max_attempts", current.max_attempts),
+    )  # type: ignore[arg-type]
     with db.engine.begin() as conn:
         conn.execute(sa.update(lanes).where(lanes.c.lane == name).values(**changes))
     return get_lane(db, name)
 
 
-def pause_with_alert(db: Database, name: str, message: str, *, task_id: str | None = None,
-                     worker_id: str | None = None) -> None:
+def pause_with_alert(
+    db: Database, name: str, message: str, *, task_id: str | None = None, worker_id: str | None = None
+) -> None:
     """Pause a lane for the whole fleet and tell a person why, in one transaction (a paid
     provider's account that is out of money: every task would fail the same way)."""
     with db.engine.begin() as conn:
@@ -109,5 +134,11 @@ def _check_settings(max_running: int | None, on_expire: str, max_attempts: int |
 
 
 def _lane(row: sa.RowMapping) -> Lane:
-    return Lane(lane=row["lane"], max_running=row["max_running"], paused=bool(row["paused"]),
-                max_attempts=row["max_attempts"], on_expire=row["on_expire"], paid=bool(row["paid"]))
+    return Lane(
+        lane=row["lane"],
+        max_running=row["max_running"],
+        paused=bool(row["paused"]),
+        max_attempts=row["max_attempts"],
+        on_expire=row["on_expire"],
+        paid=bool(row["paid"]),
+    )

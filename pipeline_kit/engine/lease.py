@@ -41,8 +41,16 @@ class Completion:
     settings: Mapping[str, Any] | None = None
 
 
-def heartbeat(db: Database, task_id: str, token: str, *, lease_s: float, stage: str | None = None,
-              progress: float | None = None, worker_id: str | None = None) -> Ack:
+def heartbeat(
+    db: Database,
+    task_id: str,
+    token: str,
+    *,
+    lease_s: float,
+    stage: str | None = None,
+    progress: float | None = None,
+    worker_id: str | None = None,
+) -> Ack:
     """Extend one lease and record its stage; FENCED if the token is no longer current."""
     values: dict[str, Any] = {"lease_expires_at": now_plus(lease_s), "heartbeat_at": db_now()}
     if stage is not None:
@@ -50,17 +58,16 @@ def heartbeat(db: Database, task_id: str, token: str, *, lease_s: float, stage: 
     if progress is not None:
         values["progress"] = progress
     with db.engine.begin() as conn:
-        done = conn.execute(
-            sa.update(tasks).where(_held(task_id, token)).values(**values)
-        ).rowcount
+        done = conn.execute(sa.update(tasks).where(_held(task_id, token)).values(**values)).rowcount
         if done:
             return Ack.ACCEPTED
         _stale(conn, task_id, token, worker_id, "heartbeat")
     return Ack.FENCED
 
 
-def heartbeat_many(db: Database, worker_id: str, leases: Mapping[str, str], *, lease_s: float,
-                   stages: Mapping[str, str] | None = None) -> dict[str, Ack]:
+def heartbeat_many(
+    db: Database, worker_id: str, leases: Mapping[str, str], *, lease_s: float, stages: Mapping[str, str] | None = None
+) -> dict[str, Ack]:
     """Renew every lease a worker holds (task_id -> token) in one transaction.
 
     Returns each task's Ack; fenced ones are recorded and should be abandoned by the worker.
@@ -76,14 +83,16 @@ def heartbeat_many(db: Database, worker_id: str, leases: Mapping[str, str], *, l
             values["stage"] = sa.case(staged, value=tasks.c.task_id, else_=tasks.c.stage)
         conn.execute(
             sa.update(tasks)
-            .where(tasks.c.task_id.in_([t for t, _ in pairs]), tasks.c.worker_id == worker_id,
-                   tasks.c.status == Status.PROCESSING.value,
-                   tasks.c.lease_token.in_({tok for _, tok in pairs}))
+            .where(
+                tasks.c.task_id.in_([t for t, _ in pairs]),
+                tasks.c.worker_id == worker_id,
+                tasks.c.status == Status.PROCESSING.value,
+                tasks.c.lease_token.in_({tok for _, tok in pairs}),
+            )
             .values(**values)
         )
         current = _current_tokens(conn, [t for t, _ in pairs])
-        acks = {t: Ack.ACCEPTED if current.get(t) == (tok, Status.PROCESSING.value) else Ack.FENCED
-                for t, tok in pairs}
+        acks = {t: Ack.ACCEPTED if current.get(t) == (tok, Status.PROCESSING.value) else Ack.FENCED for t, tok in pairs}
         for task_id, ack in acks.items():
             if ack is Ack.FENCED:
                 _stale(conn, task_id, leases[task_id], worker_id, "heartbeat")
@@ -101,6 +110,17 @@ def record_cost(db: Database, task_id: str, token: str, cost: float, *, model: s
             sa.update(attempts)
             .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
             .values(cost=cost, model=model if model is not None else attempts.c.model)
+        )
+
+
+def name_blobs(db: Database, task_id: str, token: str, sha256s: Sequence[str]) -> None:
+    """Name on the attempt every blob it is about to publish, before the upload, so a sweep never
+    deletes one under a publish (nor after a task row naming it was rewritten)."""
+    with db.engine.begin() as conn:
+        conn.execute(
+            sa.update(attempts)
+            .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
+            .values(output_blobs=" ".join(dict.fromkeys(sha256s)))
         )
 
 
@@ -133,8 +153,9 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     by_id = {c.task_id: c for c in items}
     alike: dict[tuple[Any, ...], list[str]] = {}
     for c in by_id.values():  # Finish's fields in its order, as a plain tuple: cheaper than a Finish per item
-        alike.setdefault((c.token, _json(c.result), c.output_path, c.cost, c.output_bytes, c.model,
-                          _json(c.settings)), []).append(c.task_id)
+        alike.setdefault(
+            (c.token, _json(c.result), c.output_path, c.cost, c.output_bytes, c.model, _json(c.settings)), []
+        ).append(c.task_id)
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     try:
@@ -163,8 +184,9 @@ def _json(value: Mapping[str, Any] | None) -> str | None:
     return None if value is None else json_text(dict(value))
 
 
-def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapping[Finish, list[str]],
-                     worker_id: str | None) -> dict[str, Ack]:
+def _complete_locked(
+    db: Database, by_id: Mapping[str, Completion], groups: Mapping[Finish, list[str]], worker_id: str | None
+) -> dict[str, Ack]:
     """The careful path: lock the rows, then finish only those still held by the caller's token."""
     with db.engine.begin() as conn:
         current = _current_tokens(conn, list(by_id), lock=True)
@@ -179,8 +201,9 @@ def _complete_locked(db: Database, by_id: Mapping[str, Completion], groups: Mapp
     return {t: acks[t] for t in by_id}
 
 
-def _refuse(conn: sa.Connection, refused: Sequence[Completion], current: Mapping[str, tuple[str, str]],
-            worker_id: str | None) -> dict[str, Ack]:
+def _refuse(
+    conn: sa.Connection, refused: Sequence[Completion], current: Mapping[str, tuple[str, str]], worker_id: str | None
+) -> dict[str, Ack]:
     """DUPLICATE for a task already finished under the same token; FENCED (recorded) otherwise."""
     acks: dict[str, Ack] = {}
     for c in refused:
@@ -195,33 +218,56 @@ def _refuse(conn: sa.Connection, refused: Sequence[Completion], current: Mapping
     return acks
 
 
-def fail(db: Database, task_id: str, token: str, *, error: str, error_kind: str = "error",
-         retryable: bool = True, retry_after: float | None = None, cost: float | None = None,
-         worker_id: str | None = None, policy: RetryPolicy = DEFAULT_POLICY) -> tuple[Ack, Status | None]:
+def fail(
+    db: Database,
+    task_id: str,
+    token: str,
+    *,
+    error: str,
+    error_kind: str = "error",
+    retryable: bool = True,
+    retry_after: float | None = None,
+    cost: float | None = None,
+    worker_id: str | None = None,
+    policy: RetryPolicy = DEFAULT_POLICY,
+) -> tuple[Ack, Status | None]:
     """Report a failed attempt: back to pending after a backoff, or failed for good with an alert.
 
     Returns the Ack and, when accepted, the task's new status.
     """
     with db.engine.begin() as conn:
         row = conn.execute(
-            sa.select(tasks.c.lease_token, tasks.c.status, tasks.c.attempts, tasks.c.retry_base,
-                      tasks.c.max_attempts)
-            .where(tasks.c.task_id == task_id).with_for_update()
+            sa.select(tasks.c.lease_token, tasks.c.status, tasks.c.attempts, tasks.c.retry_base, tasks.c.max_attempts)
+            .where(tasks.c.task_id == task_id)
+            .with_for_update()
         ).first()
         if row is None or row.lease_token != token or row.status != Status.PROCESSING.value:
             _stale(conn, task_id, token, worker_id, "fail")
             return Ack.FENCED, None
-        decision = policy.decide(retryable=retryable, attempts_used=row.attempts - row.retry_base,
-                                 max_attempts=row.max_attempts, retry_after=retry_after)
+        decision = policy.decide(
+            retryable=retryable,
+            attempts_used=row.attempts - row.retry_base,
+            max_attempts=row.max_attempts,
+            retry_after=retry_after,
+        )
         outcome = Outcome.RETRIED if decision.retry else Outcome.FAILED
         conn.execute(
             sa.update(attempts)
             .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-            .values(outcome=outcome.value, finished_at=db_now(), error_kind=error_kind,
-                    error=error[:4000], cost=cost if cost is not None else attempts.c.cost)
+            .values(
+                outcome=outcome.value,
+                finished_at=db_now(),
+                error_kind=error_kind,
+                error=error[:4000],
+                cost=cost if cost is not None else attempts.c.cost,
+            )
         )
-        values: dict[str, Any] = {"last_error": f"{error_kind}: {error}"[:4000], "lease_expires_at": None,
-                                  "stage": None, "cost": _ATTEMPTS_COST}
+        values: dict[str, Any] = {
+            "last_error": f"{error_kind}: {error}"[:4000],
+            "lease_expires_at": None,
+            "stage": None,
+            "cost": _ATTEMPTS_COST,
+        }
         if decision.retry:
             status = Status.PENDING
             values.update(status=status.value, run_after=now_plus(decision.delay_s))
@@ -235,8 +281,9 @@ def fail(db: Database, task_id: str, token: str, *, error: str, error_kind: str 
     return Ack.ACCEPTED, status
 
 
-def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | None = None,
-                 why: str = "on shutdown") -> list[str]:
+def release_many(
+    db: Database, leases: Mapping[str, str], *, worker_id: str | None = None, why: str = "on shutdown"
+) -> list[str]:
     """Give back leases (task_id -> token) no task is to blame for, without using up a retry: a
     graceful stop, or a provider refusing every call (`why` says which).
 
@@ -246,15 +293,25 @@ def release_many(db: Database, leases: Mapping[str, str], *, worker_id: str | No
     with db.engine.begin() as conn:
         for task_id, token in leases.items():
             if conn.execute(
-                sa.update(tasks).where(_held(task_id, token))
-                .values(status=Status.PENDING.value, lease_expires_at=None, stage=None, run_after=db_now(),
-                        retry_base=tasks.c.retry_base + 1)
+                sa.update(tasks)
+                .where(_held(task_id, token))
+                .values(
+                    status=Status.PENDING.value,
+                    lease_expires_at=None,
+                    stage=None,
+                    run_after=db_now(),
+                    retry_base=tasks.c.retry_base + 1,
+                )
             ).rowcount:
                 conn.execute(
                     sa.update(attempts)
                     .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-                    .values(outcome=Outcome.CANCELED.value, finished_at=db_now(), error_kind="released",
-                            error=f"released by {worker_id} {why}"[:4000])
+                    .values(
+                        outcome=Outcome.CANCELED.value,
+                        finished_at=db_now(),
+                        error_kind="released",
+                        error=f"released by {worker_id} {why}"[:4000],
+                    )
                 )
                 released.append(task_id)
     return released
@@ -286,13 +343,13 @@ def output_owner(db: Database, output_path: str, task_id: str) -> str | None:
     """Another task that recorded `output_path` as its output, if any (publish must not replace
     its file)."""
     with db.engine.connect() as conn:
-        return conn.execute(sa.select(tasks.c.task_id).where(tasks.c.output_path == output_path,
-                                                             tasks.c.task_id != task_id).limit(1)).scalar()
+        return conn.execute(
+            sa.select(tasks.c.task_id).where(tasks.c.output_path == output_path, tasks.c.task_id != task_id).limit(1)
+        ).scalar()
 
 
 def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
-    return sa.and_(tasks.c.task_id == task_id, tasks.c.lease_token == token,
-                   tasks.c.status == Status.PROCESSING.value)
+    return sa.and_(tasks.c.task_id == task_id, tasks.c.lease_token == token, tasks.c.status == Status.PROCESSING.value)
 
 
 _DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
@@ -311,8 +368,11 @@ _ATTEMPTS_COST = (
 )
 _BOOK_FENCED_COST = (
     sa.update(attempts)
-    .where(attempts.c.task_id == sa.bindparam("tid"), attempts.c.lease_token == sa.bindparam("tok"),
-           attempts.c.cost.is_(None))
+    .where(
+        attempts.c.task_id == sa.bindparam("tid"),
+        attempts.c.lease_token == sa.bindparam("tok"),
+        attempts.c.cost.is_(None),
+    )
     .values(cost=sa.bindparam("cost", type_=sa.Float))
 )
 
@@ -321,6 +381,18 @@ def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None,
     record(conn, "stale", {"op": op}, task_id=task_id, worker_id=worker_id, lease_token=token)
 
 
-__all__ = ["Completion", "Produced", "alert", "complete", "complete_many", "dependency_outputs", "fail",
-           "heartbeat", "heartbeat_many", "output_owner", "record_cost", "record_remote_job",
-           "release_many"]
+__all__ = [
+    "Completion",
+    "Produced",
+    "alert",
+    "complete",
+    "complete_many",
+    "dependency_outputs",
+    "fail",
+    "heartbeat",
+    "heartbeat_many",
+    "output_owner",
+    "record_cost",
+    "record_remote_job",
+    "release_many",
+]

@@ -19,6 +19,7 @@ class TaskSpec:
     params: Mapping[str, Any] | None = None
     max_attempts: int | None = None  # None: the lane's, else the engine default
     depends_on: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()  # those of depends_on whose failure lets this task go ahead without them
     bookcode: str | None = None
     shot_id: str | None = None
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import attempts, task_deps, tasks
+from pipeline_kit.db.schema import attempts, books, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import (
     block_dependents,
@@ -15,28 +16,147 @@ from pipeline_kit.engine.dependents import (
     transitive_dependents,
     unblock_dependents,
 )
-from pipeline_kit.engine.events import record, record_each
-from pipeline_kit.engine.states import DEAD_ENDS, Outcome, Status
+from pipeline_kit.engine.events import record_each
+from pipeline_kit.engine.states import DEAD_ENDS, VERBS, Outcome, Status
 from pipeline_kit.errors import BadInput, NotFound
+
+
+RETRYABLE = VERBS["retry"].sources  # failed or canceled: the states the `retry` verb takes tasks from
+RETRY_BATCH = 500  # tasks retried per transaction by a bulk retry
+
+
+@dataclass(frozen=True)
+class RetrySelection:
+    """Which tasks a retry takes: the named tasks, and, when `by_filter`, the tasks in one of
+    `statuses` of the named books (of every book when none is named), narrowed by kind, lane
+    and the error kind of their last attempt."""
+
+    task_ids: tuple[str, ...] = ()
+    by_filter: bool = False
+    bookcodes: tuple[str, ...] = ()
+    statuses: tuple[Status, ...] = (Status.FAILED,)
+    kinds: tuple[str, ...] = ()
+    lanes: tuple[str, ...] = ()
+    error_kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RetryReport:
+    """What a retry did (or, on a dry run, would do): the tasks made pending again, in id order,
+    and the blocked dependents that were released with them."""
+
+    retried: tuple[str, ...]
+    released: tuple[str, ...] = ()
+    dry_run: bool = False
 
 
 def retry_task(db: Database, task_id: str, *, by: str = "operator") -> list[str]:
     """Give a failed or canceled task a fresh attempt budget; returns the dependents released."""
-    with db.engine.begin() as conn:
-        status = _status(conn, task_id)
-        if status == Status.BLOCKED.value:
-            blockers = _dead_dependencies(conn, task_id)
-            raise BadInput(f"task {task_id!r} is blocked by {', '.join(blockers) or 'a dependency'}: "
-                           "retry that task instead")
-        if status not in (Status.FAILED.value, Status.CANCELED.value):
-            raise BadInput(f"task {task_id!r} is {status}: only failed or canceled tasks can be retried")
+    return list(retry(db, RetrySelection(task_ids=(task_id,)), by=by).released)
+
+
+def retry(db: Database, selection: RetrySelection, *, by: str = "operator", dry_run: bool = False) -> RetryReport:
+    """Retry every task `selection` names, RETRY_BATCH tasks per transaction (each batch whole or
+    not at all), keeping every attempt on record. A named task that is unknown, blocked or not
+    failed/canceled is refused before anything changes."""
+    wrong = [s.value for s in selection.statuses if s not in RETRYABLE]
+    if wrong:
+        raise BadInput(f"only failed or canceled tasks can be retried, not {', '.join(wrong)} ones")
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        chosen = _chosen(conn, selection)
+        conn.rollback()
+    if dry_run:
+        return RetryReport(tuple(chosen), dry_run=True)
+    retried: list[str] = []
+    released: list[str] = []
+    for i in range(0, len(chosen), RETRY_BATCH):
+        with db.engine.begin() as conn:
+            done = retry_tasks(conn, chosen[i : i + RETRY_BATCH], by=by)
+            retried += done
+            released += unblock_dependents(conn, done)
+    return RetryReport(tuple(retried), tuple(released))
+
+
+def retry_tasks(conn: sa.Connection, task_ids: Iterable[str], *, by: str = "operator") -> list[str]:
+    """The `retry` verb in the caller's transaction: those of `task_ids` still failed or canceled
+    go back to pending with a fresh attempt budget (their attempts stay); returns them. Their
+    blocked dependents are the caller's to release (`unblock_dependents`)."""
+    ids = list(dict.fromkeys(task_ids))
+    retryable = sorted(s.value for s in RETRYABLE)
+    found = list(
         conn.execute(
-            sa.update(tasks).where(tasks.c.task_id == task_id)
-            .values(status=Status.PENDING.value, retry_base=tasks.c.attempts, run_after=db_now(),
-                    finished_at=None, worker_id=None)
+            sa.select(tasks.c.task_id)
+            .where(tasks.c.task_id.in_(ids), tasks.c.status.in_(retryable))
+            .order_by(tasks.c.id)
+            .with_for_update()
+        ).scalars()
+    )
+    if not found:
+        return []
+    conn.execute(
+        sa.update(tasks)
+        .where(tasks.c.task_id.in_(found), tasks.c.status.in_(retryable))
+        .values(
+            status=Status.PENDING.value,
+            retry_base=tasks.c.attempts,
+            run_after=db_now(),
+            finished_at=None,
+            worker_id=None,
         )
-        record(conn, "retry", {}, task_id=task_id, worker_id=by)
-        return unblock_dependents(conn, [task_id])
+    )
+    record_each(conn, "retry", found, by, {})
+    return found
+
+
+def _chosen(conn: sa.Connection, selection: RetrySelection) -> list[str]:
+    """The ids a selection takes, in id order; named tasks are checked one by one."""
+    for task_id in selection.task_ids:
+        _check_retryable(conn, task_id)
+    chosen = list(selection.task_ids)
+    if selection.by_filter:
+        query = sa.select(tasks.c.task_id).where(tasks.c.status.in_([s.value for s in selection.statuses]))
+        if selection.bookcodes:
+            query = query.where(tasks.c.bookcode.in_(selection.bookcodes))
+        if selection.kinds:
+            query = query.where(tasks.c.kind.in_(selection.kinds))
+        if selection.lanes:
+            query = query.where(tasks.c.lane.in_(selection.lanes))
+        if selection.error_kinds:
+            last = sa.select(attempts.c.task_id).where(
+                attempts.c.task_id == tasks.c.task_id,
+                attempts.c.attempt_no == tasks.c.attempts,
+                attempts.c.error_kind.in_(selection.error_kinds),
+            )
+            query = query.where(last.exists())
+        chosen += conn.execute(query.order_by(tasks.c.id)).scalars()
+    return list(dict.fromkeys(chosen))
+
+
+def _check_retryable(conn: sa.Connection, task_id: str) -> None:
+    """Refuse, in one line, a named task that retry cannot take (and say what to do instead)."""
+    status = _status(conn, task_id)
+    if status == Status.BLOCKED.value:
+        blockers = _dead_dependencies(conn, task_id)
+        raise BadInput(
+            f"task {task_id!r} is blocked by {', '.join(blockers) or 'a dependency'}: retry that task instead"
+        )
+    if status not in {s.value for s in RETRYABLE}:
+        raise BadInput(f"task {task_id!r} is {status}: only failed or canceled tasks can be retried")
+
+
+def split_targets(db: Database, targets: Iterable[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Targets an operator typed, as (task ids, bookcodes): a task's id names that task, else a
+    book's code names the book; anything else is NotFound."""
+    names = list(dict.fromkeys(targets))
+    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+        task_ids = set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(names))).scalars())
+        rest = [n for n in names if n not in task_ids]
+        known = set(conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode.in_(rest))).scalars())
+        known |= set(conn.execute(sa.select(tasks.c.bookcode).distinct().where(tasks.c.bookcode.in_(rest))).scalars())
+    unknown = [n for n in rest if n not in known]
+    if unknown:
+        raise NotFound(f"no task or book named {unknown[0]!r} (`pipeline-kit status` lists the books)")
+    return tuple(n for n in names if n in task_ids), tuple(n for n in names if n in known)
 
 
 def cancel_task(db: Database, task_id: str, *, by: str = "operator") -> list[str]:
@@ -52,29 +172,41 @@ def was_canceled(db: Database, task_id: str) -> bool:
     """Whether the task was canceled: a fenced worker's cue to stop and cancel its remote job
     (a lease lost for any other reason leaves the remote job for the next holder to resume)."""
     with db.engine.connect() as conn:
-        return conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == task_id)
-                            ).scalar() == Status.CANCELED.value
+        return (
+            conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == task_id)).scalar() == Status.CANCELED.value
+        )
 
 
 def cancel_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by: str = "operator") -> list[str]:
     """Cancel the unfinished ones among `task_ids` in the caller's transaction (e.g. the tasks of
     shots a re-split removed); returns the dependents that became blocked."""
-    ids = list(conn.execute(
-        sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(list(task_ids)),
-                                         tasks.c.status.notin_([Status.COMPLETED.value, Status.CANCELED.value]))
-    ).scalars())
+    ids = list(
+        conn.execute(
+            sa.select(tasks.c.task_id).where(
+                tasks.c.task_id.in_(list(task_ids)),
+                tasks.c.status.notin_([Status.COMPLETED.value, Status.CANCELED.value]),
+            )
+        ).scalars()
+    )
     if not ids:
         return []
     _revoke_leases(conn, ids)
-    conn.execute(sa.update(tasks).where(tasks.c.task_id.in_(ids))
-                 .values(status=Status.CANCELED.value, lease_expires_at=None, finished_at=db_now()))
+    conn.execute(
+        sa.update(tasks)
+        .where(tasks.c.task_id.in_(ids))
+        .values(status=Status.CANCELED.value, lease_expires_at=None, finished_at=db_now())
+    )
     record_each(conn, "cancel", ids, by, {"reason": reason})
     return block_dependents(conn, ids)
 
 
-def set_dependencies(conn: sa.Connection, task_id: str, depends_on: Iterable[str]) -> None:
-    """Replace a task's dependencies (an edited shot gained or lost a character) and recount them."""
+def set_dependencies(
+    conn: sa.Connection, task_id: str, depends_on: Iterable[str], optional: Iterable[str] = ()
+) -> None:
+    """Replace a task's dependencies (an edited shot gained or lost a character) and recount them;
+    those in `optional` let it go ahead if they fail."""
     deps = list(dict.fromkeys(depends_on))
+    waivable = set(optional)
     _status(conn, task_id)
     known = set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(deps))).scalars())
     missing = [d for d in deps if d not in known]
@@ -84,11 +216,13 @@ def set_dependencies(conn: sa.Connection, task_id: str, depends_on: Iterable[str
         raise BadInput(f"dependencies of {task_id!r} would form a cycle")
     conn.execute(sa.delete(task_deps).where(task_deps.c.task_id == task_id))
     if deps:
-        conn.execute(sa.insert(task_deps), [{"task_id": task_id, "depends_on": d} for d in deps])
+        conn.execute(
+            sa.insert(task_deps), [{"task_id": task_id, "depends_on": d, "optional": d in waivable} for d in deps]
+        )
     recount_dependencies(conn, [task_id])
     dead = _dead_dependencies(conn, task_id)
-    if dead:  # a dependency that can never finish blocks this task (and what waits on it)
-        block_dependents(conn, dead)
+    if dead:  # a required dependency that can never finish blocks this task (and what waits on it)
+        block_dependents(conn, dead, dead_before=True)
 
 
 def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by: str = "operator") -> list[str]:
@@ -107,10 +241,21 @@ def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by
     _revoke_leases(conn, every)
     for i in range(0, len(every), 500):
         conn.execute(
-            sa.update(tasks).where(tasks.c.task_id.in_(every[i : i + 500]))
-            .values(status=Status.PENDING.value, retry_base=tasks.c.attempts, run_after=db_now(),
-                    generation=tasks.c.generation + 1, result=None, output_path=None, finished_at=None,
-                    lease_expires_at=None, stage=None, progress=None, last_error=None)
+            sa.update(tasks)
+            .where(tasks.c.task_id.in_(every[i : i + 500]))
+            .values(
+                status=Status.PENDING.value,
+                retry_base=tasks.c.attempts,
+                run_after=db_now(),
+                generation=tasks.c.generation + 1,
+                result=None,
+                output_path=None,
+                finished_at=None,
+                lease_expires_at=None,
+                stage=None,
+                progress=None,
+                last_error=None,
+            )
         )
     recount_dependencies(conn, every)
     record_each(conn, "reset", every, by, {"reason": reason})
@@ -120,24 +265,35 @@ def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by
 def _revoke_leases(conn: sa.Connection, task_ids: list[str]) -> None:
     """Close the open attempts of running tasks as canceled; clearing the token fences their workers."""
     running = conn.execute(
-        sa.select(tasks.c.task_id, tasks.c.lease_token)
-        .where(tasks.c.task_id.in_(task_ids), tasks.c.status == Status.PROCESSING.value)
+        sa.select(tasks.c.task_id, tasks.c.lease_token).where(
+            tasks.c.task_id.in_(task_ids), tasks.c.status == Status.PROCESSING.value
+        )
     ).all()
     for row in running:
         conn.execute(
             sa.update(attempts)
-            .where(attempts.c.task_id == row.task_id, attempts.c.lease_token == row.lease_token,
-                   attempts.c.outcome.is_(None))
+            .where(
+                attempts.c.task_id == row.task_id,
+                attempts.c.lease_token == row.lease_token,
+                attempts.c.outcome.is_(None),
+            )
             .values(outcome=Outcome.CANCELED.value, finished_at=db_now(), error_kind="revoked")
         )
         conn.execute(sa.update(tasks).where(tasks.c.task_id == row.task_id).values(lease_token=None))
 
 
 def _dead_dependencies(conn: sa.Connection, task_id: str) -> list[str]:
-    return list(conn.execute(
-        sa.select(tasks.c.task_id).join(task_deps, task_deps.c.depends_on == tasks.c.task_id)
-        .where(task_deps.c.task_id == task_id, tasks.c.status.in_([s.value for s in DEAD_ENDS]))
-    ).scalars())
+    return list(
+        conn.execute(
+            sa.select(tasks.c.task_id)
+            .join(task_deps, task_deps.c.depends_on == tasks.c.task_id)
+            .where(
+                task_deps.c.task_id == task_id,
+                task_deps.c.optional.is_(False),
+                tasks.c.status.in_([s.value for s in DEAD_ENDS]),
+            )
+        ).scalars()
+    )
 
 
 def _status(conn: sa.Connection, task_id: str) -> str:

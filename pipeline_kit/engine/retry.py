@@ -27,20 +27,29 @@ class RetryPolicy:
     cap_s: float = 600.0
     jitter: float = 0.2
 
-    def delay(self, attempts_used: int, *, retry_after: float | None = None,
-              rng: random.Random | None = None) -> float:
+    def delay(self, attempts_used: int, *, retry_after: float | None = None, rng: random.Random | None = None) -> float:
         raw = min(self.cap_s, self.base_s * self.factor ** max(0, attempts_used - 1))
         spread = (rng or random).uniform(1 - self.jitter, 1 + self.jitter)
         return max(raw * spread, retry_after or 0.0)
 
-    def decide(self, *, retryable: bool, attempts_used: int, max_attempts: int,
-               retry_after: float | None = None, rng: random.Random | None = None) -> Decision:
+    def decide(
+        self,
+        *,
+        retryable: bool,
+        attempts_used: int,
+        max_attempts: int,
+        retry_after: float | None = None,
+        rng: random.Random | None = None,
+    ) -> Decision:
         if not retryable:
             return Decision(False, 0.0, "permanent error")
         if attempts_used >= max_attempts:
             return Decision(False, 0.0, f"gave up after {attempts_used} of {max_attempts} attempts")
-        return Decision(True, self.delay(attempts_used, retry_after=retry_after, rng=rng),
-                        f"attempt {attempts_used} of {max_attempts} failed")
+        return Decision(
+            True,
+            self.delay(attempts_used, retry_after=retry_after, rng=rng),
+            f"attempt {attempts_used} of {max_attempts} failed",
+        )
 
 
 DEFAULT_POLICY = RetryPolicy()

@@ -4,7 +4,8 @@ A completed image of such a book lands in `awaiting_review` and its dependents (
 stay unclaimable; approving completes it and releases them; rejecting with a note resets it
 (and what depends on it) for regeneration, keeping the attempt history. The note goes into the
 redraw: it is appended to the task's prompt as an instruction and the task gets a new seed, so
-the next attempt's params (what the worker sends to its backend) carry both.
+the next attempt's params (what the worker sends to its backend) carry both. Approving a page,
+a chapter or a whole cast is one call (`approve_many`): one transaction, not one per output.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import within
 from pipeline_kit.db.finishes import count_off
 from pipeline_kit.db.schema import books, tasks
-from pipeline_kit.engine.events import record
+from pipeline_kit.engine.events import record, record_each
 from pipeline_kit.engine.operator import reset_tasks
+from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput, NotFound
 
 REVIEW_LANES = frozenset({"image"})  # completing applies the gate in SQL (db/finishes.py)
+BATCH = 500  # ids per statement of a batch approval (every database takes an IN list this long)
 
 
 @dataclass(frozen=True)
@@ -43,28 +46,65 @@ def set_review(db: Database, bookcode: str, on: bool) -> None:
             raise NotFound(f"unknown book {bookcode!r}")
 
 
-def awaiting_review(db: Database, bookcode: str | None = None, *,
-                    kinds: Iterable[str] | None = None) -> list[ReviewItem]:
+def awaiting_review(
+    db: Database, bookcode: str | None = None, *, kinds: Iterable[str] | None = None
+) -> list[ReviewItem]:
     """Outputs waiting for a person, oldest first; `kinds` keeps only those kinds (the frame
     review shows frames, the cast step character sheets)."""
-    query = sa.select(tasks.c.task_id, tasks.c.shot_id, tasks.c.kind, tasks.c.output_path).where(
-        tasks.c.status == Status.AWAITING_REVIEW.value).order_by(tasks.c.id)
+    query = (
+        sa.select(tasks.c.task_id, tasks.c.shot_id, tasks.c.kind, tasks.c.output_path)
+        .where(tasks.c.status == Status.AWAITING_REVIEW.value)
+        .order_by(tasks.c.id)
+    )
     if bookcode:
         query = query.where(tasks.c.bookcode == bookcode)
     if kinds is not None:
         query = query.where(tasks.c.kind.in_(list(kinds)))
-    with db.engine.connect() as conn:
+    with reading(db) as conn:
         return [ReviewItem(r.task_id, r.shot_id, r.kind, r.output_path) for r in conn.execute(query)]
 
 
 def approve(db: Database, task_id: str, *, by: str = "reviewer") -> None:
-    """Accept a reviewed output: the task completes and its dependents may run."""
+    """Accept a reviewed output: the task completes and its dependents may run (NotFound for an
+    unknown task, BadInput when it does not wait for review)."""
     with db.engine.begin() as conn:
         _require_waiting(conn, task_id)
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(status=Status.COMPLETED.value))
-        with within(conn, db.dialect) as tx:
-            count_off(tx, [task_id])
-        record(conn, "approve", {}, task_id=task_id, worker_id=by)
+        _approve(conn, db.dialect, [task_id], by)
+
+
+def approve_many(db: Database, task_ids: Iterable[str], *, by: str = "reviewer") -> list[str]:
+    """Accept every output among `task_ids` that still awaits review, in one transaction (a page,
+    a chapter, a cast at once). Ids that no longer wait (decided meanwhile) or are unknown are
+    left alone; returns those approved."""
+    ids = list(dict.fromkeys(task_ids))
+    with db.engine.begin() as conn:
+        return [
+            t for start in range(0, len(ids), BATCH) for t in _approve(conn, db.dialect, ids[start : start + BATCH], by)
+        ]
+
+
+def _approve(conn: sa.Connection, dialect: str, ids: list[str], by: str) -> list[str]:
+    """Complete those of `ids` that await review, in the caller's transaction: their dependents
+    are counted off once and one `approve` event each is kept. The rows are locked first, so two
+    reviewers racing approve each output once."""
+    waiting = list(
+        conn.execute(
+            sa.select(tasks.c.task_id)
+            .where(tasks.c.task_id.in_(ids), tasks.c.status == Status.AWAITING_REVIEW.value)
+            .with_for_update()
+        ).scalars()
+    )
+    if not waiting:
+        return []
+    conn.execute(
+        sa.update(tasks)
+        .where(tasks.c.task_id.in_(waiting), tasks.c.status == Status.AWAITING_REVIEW.value)
+        .values(status=Status.COMPLETED.value)
+    )
+    with within(conn, dialect) as tx:
+        count_off(tx, waiting)
+    record_each(conn, "approve", waiting, by, {})
+    return waiting
 
 
 def reject(db: Database, task_id: str, note: str, *, by: str = "reviewer") -> list[str]:
@@ -89,8 +129,12 @@ def redraw_params(params: dict[str, Any], note: str) -> dict[str, Any]:
     seed = old_seed
     while seed == old_seed:
         seed = random.SystemRandom().getrandbits(31)
-    return {**params, "prompt": f"{prompt}\nReviewer's note, change this: {note}".lstrip("\n"),
-            "review_notes": [*params.get("review_notes", []), note], "seed": seed}
+    return {
+        **params,
+        "prompt": f"{prompt}\nReviewer's note, change this: {note}".lstrip("\n"),
+        "review_notes": [*params.get("review_notes", []), note],
+        "seed": seed,
+    }
 
 
 def _require_waiting(conn: sa.Connection, task_id: str) -> None:

@@ -20,13 +20,15 @@ PROVIDER = sa.func.coalesce(RECORDED, workers.c.backend, "unknown")
 
 def provider_spend(conn: sa.Connection, bookcode: str | None = None) -> dict[str, dict[str, Any]]:
     """provider -> paid attempts and their cost (in one book, or in all), costliest first."""
-    query = (sa.select(PROVIDER.label("provider"), sa.func.count().label("attempts"),
-                       sa.func.sum(attempts.c.cost).label("cost"))
-             .select_from(attempts.outerjoin(workers, workers.c.worker_id == attempts.c.worker_id))
-             .where(attempts.c.cost > 0).group_by(PROVIDER))
+    query = (
+        sa.select(
+            PROVIDER.label("provider"), sa.func.count().label("attempts"), sa.func.sum(attempts.c.cost).label("cost")
+        )
+        .select_from(attempts.outerjoin(workers, workers.c.worker_id == attempts.c.worker_id))
+        .where(attempts.c.cost > 0)
+        .group_by(PROVIDER)
+    )
     if bookcode:
-        query = query.where(attempts.c.task_id.in_(
-            sa.select(tasks.c.task_id).where(tasks.c.bookcode == bookcode)))
+        query = query.where(attempts.c.task_id.in_(sa.select(tasks.c.task_id).where(tasks.c.bookcode == bookcode)))
     rows = sorted(conn.execute(query), key=lambda r: (-float(r.cost), str(r.provider)))
-    return {str(r.provider): {"attempts": int(r.attempts), "cost": round(float(r.cost), 6)}
-            for r in rows}
+    return {str(r.provider): {"attempts": int(r.attempts), "cost": round(float(r.cost), 6)} for r in rows}

@@ -58,7 +58,7 @@ MOVES: tuple[Move, ...] = (
     Move("release", frozenset({_R}), frozenset({_P}), "lease:release_many"),
     Move("reclaim", frozenset({_R}), frozenset({_P, _F}), "watchdog:reclaim_expired", then=("block",)),
     Move("cancel", _ANY - {_C, _X}, frozenset({_X}), "operator:cancel_tasks", then=("block",)),
-    Move("retry", frozenset({_F, _X}), frozenset({_P}), "operator:retry_task", then=("unblock",)),
+    Move("retry", frozenset({_F, _X}), frozenset({_P}), "operator:retry_tasks", then=("unblock",)),
     Move("reset", _ANY, frozenset({_P}), "operator:reset_tasks"),  # an edited shot, a re-split, a rejection
     Move("block", frozenset({_P}), frozenset({_B}), "dependents:block_dependents"),
     Move("unblock", frozenset({_B}), frozenset({_P}), "dependents:unblock_dependents"),

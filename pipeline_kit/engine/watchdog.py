@@ -32,8 +32,15 @@ def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaime
     found: list[Reclaimed] = []
     with db.engine.begin() as conn:
         query = (
-            sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.worker_id, tasks.c.attempts,
-                      tasks.c.retry_base, tasks.c.max_attempts, lanes.c.on_expire)
+            sa.select(
+                tasks.c.task_id,
+                tasks.c.lease_token,
+                tasks.c.worker_id,
+                tasks.c.attempts,
+                tasks.c.retry_base,
+                tasks.c.max_attempts,
+                lanes.c.on_expire,
+            )
             .join(lanes, lanes.c.lane == tasks.c.lane)
             .where(tasks.c.status == Status.PROCESSING.value, tasks.c.lease_expires_at < db_now())
             .order_by(tasks.c.lease_expires_at)
@@ -44,32 +51,55 @@ def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaime
         for row in conn.execute(query).all():
             give_up = row.on_expire == "fail" or row.attempts - row.retry_base >= row.max_attempts
             status = Status.FAILED if give_up else Status.PENDING
-            values = {"status": status.value, "lease_expires_at": None, "stage": None,
-                      "last_error": f"lease expired (held by {row.worker_id})"}
+            values = {
+                "status": status.value,
+                "lease_expires_at": None,
+                "stage": None,
+                "last_error": f"lease expired (held by {row.worker_id})",
+            }
             if give_up:
                 values["finished_at"] = db_now()
             else:
                 values["run_after"] = db_now()
             won = conn.execute(
                 sa.update(tasks)
-                .where(tasks.c.task_id == row.task_id, tasks.c.lease_token == row.lease_token,
-                       tasks.c.status == Status.PROCESSING.value)
+                .where(
+                    tasks.c.task_id == row.task_id,
+                    tasks.c.lease_token == row.lease_token,
+                    tasks.c.status == Status.PROCESSING.value,
+                )
                 .values(**values)
             ).rowcount
             if not won:
                 continue
             conn.execute(
                 sa.update(attempts)
-                .where(attempts.c.task_id == row.task_id, attempts.c.lease_token == row.lease_token,
-                       attempts.c.outcome.is_(None))
-                .values(outcome=Outcome.LOST.value, finished_at=db_now(), error_kind="lease_expired",
-                        error="lease expired before the worker finished")
+                .where(
+                    attempts.c.task_id == row.task_id,
+                    attempts.c.lease_token == row.lease_token,
+                    attempts.c.outcome.is_(None),
+                )
+                .values(
+                    outcome=Outcome.LOST.value,
+                    finished_at=db_now(),
+                    error_kind="lease_expired",
+                    error="lease expired before the worker finished",
+                )
             )
-            record(conn, "reclaim", {"by": by, "status": status.value}, task_id=row.task_id,
-                   worker_id=row.worker_id, lease_token=row.lease_token)
+            record(
+                conn,
+                "reclaim",
+                {"by": by, "status": status.value},
+                task_id=row.task_id,
+                worker_id=row.worker_id,
+                lease_token=row.lease_token,
+            )
             if give_up:
-                reason = ("lane fails on expiry" if row.on_expire == "fail"
-                          else f"lease lost on the last of {row.max_attempts} attempts")
+                reason = (
+                    "lane fails on expiry"
+                    if row.on_expire == "fail"
+                    else f"lease lost on the last of {row.max_attempts} attempts"
+                )
                 alert(conn, row.task_id, row.worker_id, f"lease expired: {reason}")
                 block_dependents(conn, [row.task_id])
             found.append(Reclaimed(row.task_id, row.worker_id, status))

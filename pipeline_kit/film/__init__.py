@@ -3,7 +3,7 @@
     from pipeline_kit import film
     film.film_status(db, bookcode)   # -> FilmStatus
 
-The media modules (`ffmpeg`, `cards`, `drawing`, `srt`, `timeline`, `dialogue`, `names`) never
+The media modules (`ffmpeg`, `cards`, `drawing`, `srt`, `timeline`, `dialogue`, `audio`, `names`) never
 touch the database; they are what the `assembly` and `sketch` backends build films with. `status`
 reads the database. The film's tasks are planned with the rest of the book's task graph, in
 `text/film_tasks.py`.
@@ -16,9 +16,15 @@ from typing import Any
 # name -> the module defining it; loaded on first use, so the media modules (which the `assembly`
 # and `sketch` backends import) never load the database layer through this package.
 _EXPORTS = {
-    "BOOK_KIND": "names", "CHAPTER_KIND": "names", "LANE": "names", "book_task_id": "names",
-    "chapter_task_id": "names", "side_path": "names",
-    "ChapterStatus": "status", "FilmStatus": "status", "film_status": "status",
+    "BOOK_KIND": "names",
+    "CHAPTER_KIND": "names",
+    "LANE": "names",
+    "book_task_id": "names",
+    "chapter_task_id": "names",
+    "side_path": "names",
+    "ChapterStatus": "status",
+    "FilmStatus": "status",
+    "film_status": "status",
 }
 
 
@@ -32,6 +38,13 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "BOOK_KIND", "CHAPTER_KIND", "LANE", "ChapterStatus", "FilmStatus",
-    "book_task_id", "chapter_task_id", "film_status", "side_path",
+    "BOOK_KIND",
+    "CHAPTER_KIND",
+    "LANE",
+    "ChapterStatus",
+    "FilmStatus",
+    "book_task_id",
+    "chapter_task_id",
+    "film_status",
+    "side_path",
 ]

@@ -6,12 +6,13 @@ line wrapper, so a card reads the same as the storyboard frames it introduces.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, PngImagePlugin
 
 from pipeline_kit.film.drawing import wrap
 from pipeline_kit.fonts import Font, font
@@ -19,11 +20,13 @@ from pipeline_kit.fonts import Font, font
 BACKGROUND = (12, 12, 18)
 INK = (236, 236, 240)
 DIM = (150, 150, 165)
-THUMB_WIDTH = 320   # contact sheet cell width in pixels: half a 640-wide frame, still legible
-MAX_COLUMNS = 4     # so a sheet stays 1,280 pixels wide and reads at 100% on a laptop screen
-LABEL_SIZE = 16     # pixel size of the shot id under each thumbnail
-LABEL_HEIGHT = 26   # strip under each thumbnail holding the shot id
+THUMB_WIDTH = 320  # contact sheet cell width in pixels: half a 640-wide frame, still legible
+MAX_COLUMNS = 4  # so a sheet stays 1,280 pixels wide and reads at 100% on a laptop screen
+LABEL_SIZE = 16  # pixel size of the shot id under each thumbnail
+LABEL_HEIGHT = 26  # strip under each thumbnail holding the shot id
 MAX_SUBTITLE_LINES = 2
+PAGE_ROWS = 4  # rows of a contact sheet shown at once: a 1,280 x 824 page reads without zooming
+ROW_HEIGHT_KEY = "pipeline_kit:row_height"  # PNG text chunk: where a contact sheet's rows break
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,7 @@ def title_card(size: tuple[int, int], heading: str, title: str, subtitle: str = 
     for i, line in enumerate(lines):
         draw.text((width / 2, top + i * line_height), line, font=big, fill=INK, anchor="mt")
     if subtitle:
-        draw.text((width / 2, top + block + line_height * 0.4), subtitle, font=small, fill=DIM,
-                  anchor="mt")
+        draw.text((width / 2, top + block + line_height * 0.4), subtitle, font=small, fill=DIM, anchor="mt")
     return image
 
 
@@ -82,7 +84,7 @@ def subtitle_overlay(size: tuple[int, int], text: str) -> Image.Image:
     face = font(max(10, height // 20), text)
     lines = wrap(text, face, width * 0.9)
     if len(lines) > MAX_SUBTITLE_LINES:
-        lines = [*lines[:MAX_SUBTITLE_LINES - 1], lines[MAX_SUBTITLE_LINES - 1] + "…"]
+        lines = [*lines[: MAX_SUBTITLE_LINES - 1], lines[MAX_SUBTITLE_LINES - 1] + "…"]
     line_height = _px(face) * 1.3
     bottom = height * 0.94
     for i, line in enumerate(reversed(lines)):
@@ -91,6 +93,27 @@ def subtitle_overlay(size: tuple[int, int], text: str) -> Image.Image:
         draw.rectangle((box[0] - 6, box[1] - 3, box[2] + 6, box[3] + 3), fill=(0, 0, 0, 170))
         draw.text((width / 2, y), line, font=face, fill=(255, 255, 255, 255), anchor="mt")
     return image
+
+
+def save_contact_sheet(cells: Sequence[tuple[str, Path]], frame_size: tuple[int, int], path: Path) -> None:
+    """The contact sheet as a PNG that records its row height, so it can be shown page by page."""
+    info = PngImagePlugin.PngInfo()
+    info.add_text(ROW_HEIGHT_KEY, str(grid_for(len(cells), frame_size).cell[1]))
+    contact_sheet(cells, frame_size).save(path, format="PNG", pnginfo=info)
+
+
+def contact_pages(path: Path, rows: int = PAGE_ROWS) -> list[bytes]:
+    """A contact sheet cut between its rows into PNG pages of at most `rows` rows each (a sheet
+    that does not record its row height is one page)."""
+    with Image.open(path) as sheet:
+        sheet.load()
+        row_height = int(sheet.info.get(ROW_HEIGHT_KEY) or sheet.height)
+        pages = []
+        for top in range(0, sheet.height, row_height * rows):
+            out = io.BytesIO()
+            sheet.crop((0, top, sheet.width, min(sheet.height, top + row_height * rows))).save(out, format="PNG")
+            pages.append(out.getvalue())
+    return pages
 
 
 def contact_sheet(cells: Sequence[tuple[str, Path]], frame_size: tuple[int, int]) -> Image.Image:
@@ -107,8 +130,13 @@ def contact_sheet(cells: Sequence[tuple[str, Path]], frame_size: tuple[int, int]
         if picture.size != thumb_size:
             picture = picture.resize(thumb_size, Image.Resampling.BILINEAR)
         sheet.paste(picture, (left, top))
-        draw.text((left + cell_w / 2, top + thumb_size[1] + 4), label[-32:],
-                  font=font(LABEL_SIZE, label), fill=INK, anchor="mt")
+        draw.text(
+            (left + cell_w / 2, top + thumb_size[1] + 4),
+            label[-32:],
+            font=font(LABEL_SIZE, label),
+            fill=INK,
+            anchor="mt",
+        )
     return sheet
 
 

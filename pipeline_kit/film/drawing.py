@@ -31,19 +31,20 @@ RGB = tuple[int, int, int]
 # (words that name the time, sky colour at the top, sky colour at the horizon); first match wins.
 TIMES: tuple[tuple[tuple[str, ...], RGB, RGB], ...] = (
     (("night", "midnight", "夜", "深夜", "午夜", "半夜"), (10, 14, 38), (42, 52, 96)),
-    (("dawn", "sunrise", "morning", "清晨", "黎明", "拂晓", "早晨", "早上"),
-     (118, 140, 204), (250, 196, 150)),
+    (("dawn", "sunrise", "morning", "清晨", "黎明", "拂晓", "早晨", "早上"), (118, 140, 204), (250, 196, 150)),
     (("dusk", "sunset", "evening", "黄昏", "傍晚", "日落", "晚"), (72, 58, 120), (242, 142, 88)),
-    (("day", "noon", "afternoon", "白天", "中午", "下午", "上午", "午", "日"),
-     (96, 160, 228), (204, 228, 246)),
+    (("day", "noon", "afternoon", "白天", "中午", "下午", "上午", "午", "日"), (96, 160, 228), (204, 228, 246)),
 )
 NEUTRAL_SKY: tuple[RGB, RGB] = ((120, 140, 170), (200, 208, 220))
-INDOOR = re.compile(r"room|hall|house|inside|interior|office|inn|shop|palace|temple|"
-                    r"[室屋房厅殿店内堂府楼馆宫庙舍]", re.IGNORECASE)
+INDOOR = re.compile(
+    r"room|hall|house|inside|interior|office|inn|shop|palace|temple|"
+    r"[室屋房厅殿店内堂府楼馆宫庙舍]",
+    re.IGNORECASE,
+)
 INFO_KEY = "pipeline_kit.sketch"  # PNG text key of a frame's shot and seed (see frame_info)
-STEP = 0.02      # a stride, in fractions of the frame's width
+STEP = 0.02  # a stride, in fractions of the frame's width
 MAX_FIGURES = 6  # characters drawn in one frame; more are counted ("+2")
-MARGIN = 4       # pixels a label's box keeps from the picture's edges
+MARGIN = 4  # pixels a label's box keeps from the picture's edges
 _TOKEN = re.compile(r"[A-Za-z0-9'\u2019.,;:!?\-]+\s*|\s+|.", re.DOTALL)
 
 
@@ -72,15 +73,13 @@ def _hsv(hue: float, sat: float, val: float) -> RGB:
 
 
 def _mix(a: RGB, b: RGB, t: float) -> RGB:
-    return (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t),
-            round(a[2] + (b[2] - a[2]) * t))
+    return (round(a[0] + (b[0] - a[0]) * t), round(a[1] + (b[1] - a[1]) * t), round(a[2] + (b[2] - a[2]) * t))
 
 
 def sky_colours(time_of_day: str | None, location: str | None) -> tuple[RGB, RGB]:
     """(top, horizon) colours: the time of day, tinted a little by the location's hue."""
     when = (time_of_day or "").lower()
-    top, bottom = next(((t, b) for words, t, b in TIMES if any(w in when for w in words)),
-                       NEUTRAL_SKY)
+    top, bottom = next(((t, b) for words, t, b in TIMES if any(w in when for w in words)), NEUTRAL_SKY)
     tint = _hsv(_hash_unit(location or ""), 0.5, 0.8)
     return _mix(top, tint, 0.12), _mix(bottom, tint, 0.12)
 
@@ -114,12 +113,18 @@ def _fit_lines(lines: list[str], face: Font, width: float, max_lines: int) -> li
     last = lines[max_lines - 1]
     while last and face.getlength(last + "…") > width:
         last = last[:-1]
-    return [*lines[:max_lines - 1], last + "…"]
+    return [*lines[: max_lines - 1], last + "…"]
 
 
-def _label(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int,
-           fill: RGB = (255, 255, 255), box: RGB | None = (20, 20, 28),
-           anchor: str = "mt") -> None:
+def _label(
+    draw: ImageDraw.ImageDraw,
+    xy: tuple[float, float],
+    text: str,
+    size: int,
+    fill: RGB = (255, 255, 255),
+    box: RGB | None = (20, 20, 28),
+    anchor: str = "mt",
+) -> None:
     """Text with a small dark box behind it so it reads on any background, moved inside the
     picture when it would run over an edge (a name under a figure at the side)."""
     face = font(size, text)
@@ -130,13 +135,19 @@ def _label(draw: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: 
     dy = max(0.0, MARGIN + pad - top) or min(0.0, height - MARGIN - pad - bottom)
     xy = (xy[0] + dx, xy[1] + dy)
     if box is not None:
-        draw.rounded_rectangle((left + dx - 4, top + dy - 3, right + dx + 4, bottom + dy + 3),
-                               radius=4, fill=box)
+        draw.rounded_rectangle((left + dx - 4, top + dy - 3, right + dx + 4, bottom + dy + 3), radius=4, fill=box)
     draw.text(xy, text, font=face, fill=fill, anchor=anchor)
 
 
-def figure(draw: ImageDraw.ImageDraw, cx: float, base: float, height: float, colour: RGB,
-           pose: str = "front", stride: float = 0.0) -> None:
+def figure(
+    draw: ImageDraw.ImageDraw,
+    cx: float,
+    base: float,
+    height: float,
+    colour: RGB,
+    pose: str = "front",
+    stride: float = 0.0,
+) -> None:
     """A simple standing figure (head, body, arms, legs); pose is front, side or back; `stride`
     (0 to 1) swings the feet apart, for a figure caught mid-step."""
     head = height * 0.13
@@ -146,22 +157,28 @@ def figure(draw: ImageDraw.ImageDraw, cx: float, base: float, height: float, col
     body_bottom = base - height * 0.42
     leg = max(2, int(height * 0.05))
     step = half * 0.5 * stride
-    draw.line((cx - half * 0.5, body_bottom, cx - half * 0.6 - step, base), fill=(40, 40, 48),
-              width=leg)
-    draw.line((cx + half * 0.5, body_bottom, cx + half * 0.6 + step, base), fill=(40, 40, 48),
-              width=leg)
-    draw.polygon(((cx - half * 0.7, neck), (cx + half * 0.7, neck), (cx + half, body_bottom),
-                  (cx - half, body_bottom)), fill=colour, outline=(25, 25, 30))
+    draw.line((cx - half * 0.5, body_bottom, cx - half * 0.6 - step, base), fill=(40, 40, 48), width=leg)
+    draw.line((cx + half * 0.5, body_bottom, cx + half * 0.6 + step, base), fill=(40, 40, 48), width=leg)
+    draw.polygon(
+        ((cx - half * 0.7, neck), (cx + half * 0.7, neck), (cx + half, body_bottom), (cx - half, body_bottom)),
+        fill=colour,
+        outline=(25, 25, 30),
+    )
     arm = max(2, int(height * 0.04))
     reach = half * (1.4 if pose != "side" else 1.2)
     draw.line((cx - half * 0.7, neck + head * 0.3, cx - reach, body_bottom), fill=colour, width=arm)
     if pose != "side":
-        draw.line((cx + half * 0.7, neck + head * 0.3, cx + reach, body_bottom), fill=colour,
-                  width=arm)
+        draw.line((cx + half * 0.7, neck + head * 0.3, cx + reach, body_bottom), fill=colour, width=arm)
     draw.ellipse((cx - head, neck - 2 * head, cx + head, neck), fill=skin, outline=(25, 25, 30))
     if pose == "side":
-        draw.polygon(((cx + head * 0.9, neck - head), (cx + head * 1.3, neck - head * 0.8),
-                      (cx + head * 0.9, neck - head * 0.6)), fill=skin)
+        draw.polygon(
+            (
+                (cx + head * 0.9, neck - head),
+                (cx + head * 1.3, neck - head * 0.8),
+                (cx + head * 0.9, neck - head * 0.6),
+            ),
+            fill=skin,
+        )
 
 
 def character_colour(name: str) -> RGB:
@@ -181,8 +198,9 @@ def _background(image: Image.Image, shot: Shot, rng: random.Random) -> None:
         wall = _mix(_hsv(hue, 0.25, 0.7), top, 0.25)
         image.paste(vertical_gradient((width, height), wall, _mix(wall, (0, 0, 0), 0.3)))
         wx = width * (0.15 + 0.5 * rng.random())
-        draw.rectangle((wx, height * 0.14, wx + width * 0.22, height * 0.45), fill=horizon,
-                       outline=(60, 45, 35), width=4)
+        draw.rectangle(
+            (wx, height * 0.14, wx + width * 0.22, height * 0.45), fill=horizon, outline=(60, 45, 35), width=4
+        )
         draw.rectangle((0, floor_y, width, height), fill=_hsv(hue + 0.08, 0.35, 0.35))
         return
     image.paste(vertical_gradient((width, height), top, horizon))
@@ -219,8 +237,7 @@ def placements(shot: Shot, seed: int) -> tuple[Placed, ...]:
         slot = (index + 0.5) / len(shown)
         drift = ((rng.random() - 0.5) * 0.18 + (0.1 if last else 0.0)) / len(shown)
         scale = (0.36 + 0.06 * rng.random()) * (1.1 if last else 1.0)
-        placed.append(Placed(name, min(0.93, max(0.07, slot + drift)),
-                             0.6 + 0.04 * rng.random(), scale))
+        placed.append(Placed(name, min(0.93, max(0.07, slot + drift)), 0.6 + 0.04 * rng.random(), scale))
     return tuple(placed)
 
 
@@ -231,19 +248,20 @@ def between(start: Sequence[Placed], end: Sequence[Placed], t: float) -> tuple[P
     for a, b in zip(start, end):
         steps = round(abs(b.x - a.x) / STEP)
         stride = abs(math.sin(math.pi * steps * t))
-        placed.append(Placed(a.name, a.x + (b.x - a.x) * t, a.base + (b.base - a.base) * t,
-                             a.scale + (b.scale - a.scale) * t, stride))
+        placed.append(
+            Placed(
+                a.name, a.x + (b.x - a.x) * t, a.base + (b.base - a.base) * t, a.scale + (b.scale - a.scale) * t, stride
+            )
+        )
     return tuple(placed)
 
 
 def storyboard_frame(shot: Shot, size: tuple[int, int], seed: int) -> Image.Image:
     """One storyboard frame of `size` for a first_frame or last_frame task."""
-    return compose(stage(shot, size), shot, placements(shot, seed),
-                   last=shot.kind == "last_frame")
+    return compose(stage(shot, size), shot, placements(shot, seed), last=shot.kind == "last_frame")
 
 
-def walk(first: tuple[Shot, int], last: tuple[Shot, int], size: tuple[int, int],
-         count: int) -> Iterator[Image.Image]:
+def walk(first: tuple[Shot, int], last: tuple[Shot, int], size: tuple[int, int], count: int) -> Iterator[Image.Image]:
     """`count` pictures of a shot whose figures walk from the first frame's spots to the last's.
 
     `first` and `last` are (shot, seed) as `read_frame_info` gives them. The set, caption and
@@ -261,8 +279,9 @@ def walk(first: tuple[Shot, int], last: tuple[Shot, int], size: tuple[int, int],
 def frame_info(shot: Shot, seed: int) -> PngInfo:
     """PNG text naming the frame's shot and seed, so a clip can redraw it in motion."""
     info = PngInfo()
-    info.add_text(INFO_KEY, json.dumps({"shot": dataclasses.asdict(shot), "seed": seed},
-                                       ensure_ascii=False, sort_keys=True))
+    info.add_text(
+        INFO_KEY, json.dumps({"shot": dataclasses.asdict(shot), "seed": seed}, ensure_ascii=False, sort_keys=True)
+    )
     return info
 
 
@@ -303,22 +322,29 @@ def compose(still: Image.Image, shot: Shot, figures: Sequence[Placed], last: boo
     draw = ImageDraw.Draw(image)
     name_size = max(10, height // 22)
     for one in figures:
-        figure(draw, width * one.x, height * one.base, height * one.scale,
-               character_colour(one.name), stride=one.stride)
+        figure(
+            draw, width * one.x, height * one.base, height * one.scale, character_colour(one.name), stride=one.stride
+        )
     for one in figures:  # after every figure, so no name is hidden under a neighbour
         _label(draw, (width * one.x, height * one.base + 4), one.name, name_size)
     if len(shot.characters) > len(figures):
-        _label(draw, (width - 8, height * 0.14), f"+{len(shot.characters) - len(figures)}",
-               name_size, anchor="rt")
+        _label(draw, (width - 8, height * 0.14), f"+{len(shot.characters) - len(figures)}", name_size, anchor="rt")
     small = max(10, height // 26)
-    header = " · ".join(p for p in (shot.shot_id, shot.chapter and f"ch {shot.chapter}",
-                                   shot.seq and f"#{shot.seq}") if p)
+    header = " · ".join(
+        p for p in (shot.shot_id, shot.chapter and f"ch {shot.chapter}", shot.seq and f"#{shot.seq}") if p
+    )
     _label(draw, (8, 8), header, small, anchor="lt")
     place = " · ".join(p for p in (shot.location, shot.time_of_day) if p)
     if place:
         _label(draw, (8, 16 + font(small).getbbox("Ag国")[3]), place, small, anchor="lt")
-    _label(draw, (width - 8, 8), "LAST" if last else "FIRST", small, anchor="rt",
-           box=(150, 30, 30) if last else (30, 110, 60))
+    _label(
+        draw,
+        (width - 8, 8),
+        "LAST" if last else "FIRST",
+        small,
+        anchor="rt",
+        box=(150, 30, 30) if last else (30, 110, 60),
+    )
     return image
 
 
@@ -339,8 +365,9 @@ def _caption_band(image: Image.Image, caption: str, band: float) -> None:
         draw.text((12, top + 6 + row * line_height), line, font=face, fill=(245, 245, 240))
 
 
-def character_sheet(name: str, prompt: str, size: tuple[int, int],
-                    poses: Sequence[str] = ("front", "side", "back")) -> Image.Image:
+def character_sheet(
+    name: str, prompt: str, size: tuple[int, int], poses: Sequence[str] = ("front", "side", "back")
+) -> Image.Image:
     """A reference sheet: the name, the figure from front, side and back, the prompt below."""
     width, height = size
     hue = _hash_unit(name)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-LANE = "assembly"
-CHAPTER_KIND, BOOK_KIND = "assemble_chapter", "assemble_book"
-KINDS = frozenset({CHAPTER_KIND, BOOK_KIND})
+from pipeline_kit import kinds
+
+CHAPTER_KIND, BOOK_KIND = kinds.names(kinds.Role.FILM)  # the registry's film kinds: a chapter's, the book's
+LANE = kinds.BY_NAME[CHAPTER_KIND].lane
+MUSIC_KIND = kinds.names(kinds.Role.MUSIC)[0]  # the book's music bed, from a file the user names
+MUSIC_LANE = kinds.BY_NAME[MUSIC_KIND].lane  # no worker serves it by default: the file is on one PC
 SRT, CONTACT = ".srt", ".contact.png"  # side files published next to a film
 
 
@@ -19,6 +22,11 @@ def chapter_task_id(bookcode: str, chapter: int) -> str:
 
 def book_task_id(bookcode: str) -> str:
     return f"{bookcode}/film/book"
+
+
+def music_task_id(bookcode: str) -> str:
+    """The task whose output is the book's music bed (made by `film BOOKCODE --music FILE`)."""
+    return f"{bookcode}/music"
 
 
 def chapter_film_path(bookcode: str, chapter: int) -> str:

@@ -39,8 +39,7 @@ def render(cues: Iterable[Cue]) -> str:
     for cue in cues:
         text = "\n".join(line for line in cue.text.splitlines() if line.strip())
         if text and cue.end_ms > cue.start_ms:
-            blocks.append(f"{len(blocks) + 1}\n{timestamp(cue.start_ms)} --> "
-                          f"{timestamp(cue.end_ms)}\n{text}\n")
+            blocks.append(f"{len(blocks) + 1}\n{timestamp(cue.start_ms)} --> {timestamp(cue.end_ms)}\n{text}\n")
     return "\n".join(blocks)
 
 
@@ -55,7 +54,7 @@ def parse(text: str) -> list[Cue]:
         if at is None:
             raise BadInput(f"not an SRT cue: {block[:60]!r}")
         times = [int(g) for g in _ARROW.match(lines[at]).groups()]  # type: ignore[union-attr]
-        cues.append(Cue(_ms(times[:4]), _ms(times[4:]), "\n".join(lines[at + 1:])))
+        cues.append(Cue(_ms(times[:4]), _ms(times[4:]), "\n".join(lines[at + 1 :])))
     return cues
 
 

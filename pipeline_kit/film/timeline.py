@@ -1,7 +1,8 @@
 """Where each shot sits in a film, counted in whole frames so pictures and subtitles agree.
 
 A shot takes `frames_for(seconds, fps)` frames, where `seconds` is its clip's real length (a
-provider may return another duration than the shot's estimate); the film's length is the sum
+provider may return another duration than the shot's estimate), or its speech's when that is
+longer; the film's length is the sum
 of its parts' frames. Subtitle cues are derived from the same frame counts, so a cue starts on
 the frame its shot starts and never ends after the film.
 """
@@ -10,8 +11,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-
-from pipeline_kit.film.srt import Cue
 
 TITLE_CARD_S = 2.0  # how long a chapter's (or the book's) title card is shown
 
@@ -43,16 +42,3 @@ def turn_spans(frames: int, texts: Sequence[str]) -> list[tuple[int, int]]:
         reached += weight
         bounds.append(round(frames * reached / total))
     return list(itertools.pairwise(bounds))
-
-
-def cues_for(parts: Sequence[tuple[int, Sequence[str]]], *, fps: int,
-             lead_frames: int) -> list[Cue]:
-    """One cue per text of each (frames, texts) part, placed after `lead_frames` frames."""
-    cues, start = [], lead_frames
-    for frames, texts in parts:
-        for (first, end), text in zip(turn_spans(frames, texts), texts):
-            if text.strip() and end > first:
-                cues.append(Cue(frame_ms(start + first, fps), frame_ms(start + end, fps),
-                                text.strip()))
-        start += frames
-    return cues

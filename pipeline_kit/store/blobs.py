@@ -10,6 +10,7 @@ sent.
 from __future__ import annotations
 
 from collections.abc import Mapping
+import tempfile
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -23,12 +24,18 @@ class BlobStore:
     """A store of blobs by checksum; a kind says how to test, put and get one blob."""
 
     url = ""
+    root = None  # its files are not in a folder of this PC
 
     def __init__(self, cache: Path) -> None:
         self.cache = Cache(cache)
 
     # -- what a kind of blob store provides ----------------------------------------------------
     def has(self, sha256: str) -> bool:
+        """Whether a blob is stored under `sha256` (whole, not yet checked against it)."""
+        raise NotImplementedError
+
+    def drop_damaged(self, sha256: str) -> None:
+        """Take away a stored blob that does not match its checksum, so it can be stored again."""
         raise NotImplementedError
 
     def put(self, sha256: str, size: int, source: Path) -> None:
@@ -39,13 +46,18 @@ class BlobStore:
         """Write blob `sha256` to `target`; StoreUnavailable if it is not (wholly) there."""
         raise NotImplementedError
 
+    def intact(self, sha256: str) -> bool:
+        """Whether the stored blob `sha256` is there and hashes to it (a row or object planted
+        ahead of a deterministic output, or damaged, is not trusted)."""
+        with tempfile.TemporaryDirectory(prefix="pk-verify-") as scratch:
+            target = Path(scratch) / "blob"
+            try:
+                self.get(sha256, target)
+            except GenerationError:
+                return False
+            return file_digest(target)[1] == sha256
+
     # -- the Store interface -------------------------------------------------------------------
-    def output_path(self, name: str) -> str:
-        return name
-
-    def name_of(self, output_path: str) -> str:
-        return output_path
-
     def publish(self, name: str, main: Path, sides: Mapping[str, Path]) -> Stored:
         side_shas = {suffix: self._upload(path)[1] for suffix, path in sorted(sides.items())}
         size, sha = self._upload(main)
@@ -60,8 +72,9 @@ class BlobStore:
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
         sha = result.get("sha256")
         if not isinstance(sha, str):
-            raise GenerationError(f"{output_path} has no checksum recorded: not in this store",
-                                  error_kind="missing_input", retryable=True)
+            raise GenerationError(
+                f"{output_path} has no checksum recorded: not in this store", error_kind="missing_input", retryable=True
+            )
         sides = dict(result.get("sides") or {})
         target = self._local(output_path, sha, sides)
         for suffix, side_sha in sides.items():
@@ -81,6 +94,9 @@ class BlobStore:
 
     def _upload(self, path: Path) -> tuple[int, str]:
         size, sha = file_digest(path)
-        if not self.has(sha):  # stored once: the same frame drawn twice is one blob
-            self.put(sha, size, path)
+        if self.has(sha):  # stored once: the same frame drawn twice is one blob, if it is that blob
+            if self.intact(sha):
+                return size, sha
+            self.drop_damaged(sha)
+        self.put(sha, size, path)
         return size, sha

@@ -3,7 +3,8 @@
 An output and its side files share one folder, named by the checksums of all of them (the same
 film with other subtitles is another entry): CACHE/ab/KEY/film.mp4 beside CACHE/ab/KEY/film.srt.
 Files appear by an atomic rename only after their checksum was verified, so a file that is there
-is whole.
+is whole; a fetched file that does not match is a missing input (its blob is damaged), not an
+outage.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pipeline_kit.errors import StoreUnavailable
+from pipeline_kit.errors import GenerationError
 
 
 def file_digest(path: Path) -> tuple[int, str]:
@@ -36,8 +37,11 @@ class Cache:
         self.root = root
 
     def folder(self, sha256: str, sides: Mapping[str, str]) -> Path:
-        key = sha256 if not sides else hashlib.sha256(
-            (sha256 + "".join(f"|{s}={h}" for s, h in sorted(sides.items()))).encode()).hexdigest()
+        key = (
+            sha256
+            if not sides
+            else hashlib.sha256((sha256 + "".join(f"|{s}={h}" for s, h in sorted(sides.items()))).encode()).hexdigest()
+        )
         return self.root / key[:2] / key
 
     def fill(self, target: Path, sha256: str, write: Callable[[Path], None]) -> Path:
@@ -49,7 +53,11 @@ class Cache:
         try:
             write(tmp)
             if file_digest(tmp)[1] != sha256:
-                raise StoreUnavailable(f"fetched {target.name} does not match its checksum {sha256[:12]}")
+                raise GenerationError(  # a damaged blob, not an outage: pausing would wait forever
+                    f"fetched {target.name} does not match its checksum {sha256[:12]}: the stored copy is damaged",
+                    error_kind="missing_input",
+                    retryable=True,
+                )
             os.replace(tmp, target)
         finally:
             tmp.unlink(missing_ok=True)

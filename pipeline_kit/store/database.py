@@ -3,20 +3,24 @@
 Blobs go in CHUNK-sized rows (well below MariaDB's 16 MiB max_allowed_packet even escaped, and
 small enough for PostgreSQL's vacuum), all chunks and then the blob row in one transaction: a
 blob row means a whole blob, a killed writer leaves nothing. Two writers of one blob race on the
-primary key; the loser finds it stored and is done. `sweep` deletes blobs no task row names,
-once they have lain unnamed for a grace period (a blob found already stored is stamped again, so
-a publish that reuses an old orphan is never swept under it).
+primary key; the loser finds it stored and is done. A blob found stored is trusted only once it
+hashes to its checksum (a row planted ahead of a deterministic output is replaced, not reused).
+`sweep` deletes blobs no task row or attempt names, once they have lain unnamed for a grace
+period (a blob found already stored is stamped again, so a publish that reuses an old orphan is
+never swept under it), and blobs that do not match their checksum.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import store_blobs, store_chunks, tasks
+from pipeline_kit.db.schema import store_blobs, store_chunks
 from pipeline_kit.db.sqltime import db_now, now_plus
+from pipeline_kit.engine.queries import named_checksums
 from pipeline_kit.errors import GenerationError
 from pipeline_kit.store import DATABASE_URL
 from pipeline_kit.store.blobs import BlobStore
@@ -33,10 +37,32 @@ class DatabaseStore(BlobStore):
         super().__init__(cache)
         self.db = db
 
+    def check(self) -> None:
+        """The database answers (it was opened): nothing more to check."""
+
     def has(self, sha256: str) -> bool:
         with self.db.engine.begin() as conn:
-            return conn.execute(sa.update(store_blobs).where(store_blobs.c.sha256 == sha256)
-                                .values(stored_at=db_now())).rowcount > 0
+            return (
+                conn.execute(
+                    sa.update(store_blobs).where(store_blobs.c.sha256 == sha256).values(stored_at=db_now())
+                ).rowcount
+                > 0
+            )
+
+    def drop_damaged(self, sha256: str) -> None:
+        try:
+            with self.db.engine.begin() as conn:  # the row first: a blob without its row is never read
+                conn.execute(sa.delete(store_blobs).where(store_blobs.c.sha256 == sha256))
+                conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == sha256))
+        except sa.exc.DBAPIError as exc:  # a worker account may not delete: the owner's gc will
+            if exc.connection_invalidated:  # the database went away: the worker pauses and retries
+                raise
+            raise GenerationError(
+                f"blob {sha256[:12]} in the database store does not match its checksum (planted or damaged): "
+                "run `pipeline-kit store gc` as the owner, then retry this task",
+                error_kind="store_damaged",
+                retryable=False,
+            ) from None
 
     def put(self, sha256: str, size: int, source: Path) -> None:
         try:
@@ -45,39 +71,64 @@ class DatabaseStore(BlobStore):
                 for seq, block in enumerate(iter(lambda: fh.read(CHUNK), b"")):
                     conn.execute(sa.insert(store_chunks).values(sha256=sha256, seq=seq, data=block))
                 chunks = seq + 1 if size else 0
-                conn.execute(sa.insert(store_blobs).values(sha256=sha256, size=size, chunks=chunks,
-                                                           stored_at=db_now()))
+                conn.execute(sa.insert(store_blobs).values(sha256=sha256, size=size, chunks=chunks, stored_at=db_now()))
         except sa.exc.IntegrityError:  # stored meanwhile by another writer
             if not self.has(sha256):
                 raise
 
     def get(self, sha256: str, target: Path) -> None:
         with self.db.engine.connect() as conn:
-            chunks = conn.execute(sa.select(store_blobs.c.chunks)
-                                  .where(store_blobs.c.sha256 == sha256)).scalar()
+            chunks = conn.execute(sa.select(store_blobs.c.chunks).where(store_blobs.c.sha256 == sha256)).scalar()
             if chunks is None:
-                raise GenerationError(f"blob {sha256[:12]} is not in the database store",
-                                      error_kind="missing_input", retryable=True)
+                raise GenerationError(
+                    f"blob {sha256[:12]} is not in the database store", error_kind="missing_input", retryable=True
+                )
             with target.open("wb") as fh:
                 for seq in range(chunks):  # one chunk a query: memory stays at one chunk
-                    fh.write(conn.execute(sa.select(store_chunks.c.data).where(
-                        store_chunks.c.sha256 == sha256, store_chunks.c.seq == seq)).scalar_one())
+                    data = conn.execute(
+                        sa.select(store_chunks.c.data).where(store_chunks.c.sha256 == sha256, store_chunks.c.seq == seq)
+                    ).scalar()
+                    if data is None:
+                        raise GenerationError(
+                            f"blob {sha256[:12]} is not wholly in the database store (chunk {seq} missing)",
+                            error_kind="missing_input",
+                            retryable=True,
+                        )
+                    fh.write(data)
 
 
-def sweep(db: Database, *, grace_s: float) -> list[str]:
-    """Delete blobs that no task's result names and nobody stored for `grace_s`; their checksums."""
+@dataclass(frozen=True)
+class Sweep:
+    """What a `store gc` deletes (or, dry, would): blobs nothing names that lay past the grace
+    period, and blobs that do not match their checksum (unreadable, so a publish may store them
+    again); checksums, with the bytes they hold."""
+
+    unnamed: dict[str, int]
+    damaged: dict[str, int]
+
+
+def sweep(db: Database, *, grace_s: float, dry_run: bool = False) -> Sweep:
+    """Delete the blobs no task row, side file or attempt names and nobody stored for `grace_s`,
+    and those that do not hash to their checksum (read and checked one by one)."""
+    store = DatabaseStore(db, Path())
     with db.engine.connect() as conn:
-        named: set[str] = set()
-        for (result,) in conn.execute(sa.select(tasks.c.result).where(tasks.c.output_path.is_not(None))):
-            result = result or {}
-            named.update(v for v in [result.get("sha256"), *(result.get("sides") or {}).values()]
-                         if isinstance(v, str))
-        old = conn.execute(sa.select(store_blobs.c.sha256)
-                           .where(store_blobs.c.stored_at < now_plus(-grace_s))).scalars().all()
-    gone = [sha for sha in old if sha not in named]
-    for sha in gone:
-        with db.engine.begin() as conn:  # the row first: a blob without its row is never read
-            if conn.execute(sa.delete(store_blobs).where(store_blobs.c.sha256 == sha,
-                                                         store_blobs.c.stored_at < now_plus(-grace_s))).rowcount:
-                conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == sha))
-    return gone
+        named = named_checksums(conn)
+        stored = conn.execute(
+            sa.select(
+                store_blobs.c.sha256,
+                store_blobs.c.size,
+                store_blobs.c.stored_at,
+                store_blobs.c.stored_at < now_plus(-grace_s),
+            )
+        ).all()
+    damaged = {sha: (size, at) for sha, size, at, _ in stored if not store.intact(sha)}
+    unnamed = {sha: (size, at) for sha, size, at, old in stored if old and sha not in named and sha not in damaged}
+    if not dry_run:
+        for sha, (_, at) in [*damaged.items(), *unnamed.items()]:
+            with db.engine.begin() as conn:  # the row first: a blob without its row is never read
+                # only as it was seen: a publish since (which stamps or replaces it) keeps it
+                if conn.execute(
+                    sa.delete(store_blobs).where(store_blobs.c.sha256 == sha, store_blobs.c.stored_at <= at)
+                ).rowcount:
+                    conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == sha))
+    return Sweep({s: v[0] for s, v in unnamed.items()}, {s: v[0] for s, v in damaged.items()})

@@ -3,7 +3,8 @@
 Blobs are objects PREFIX/blobs/AB/SHA256; an upload appears whole or not at all. The endpoint
 comes from PIPELINE_KIT_S3_ENDPOINT (else boto3's own AWS_ENDPOINT_URL), keys and region from
 boto3's usual environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION). A
-server that does not answer, or answers 5xx, is StoreUnavailable: the worker pauses and retries.
+server that does not answer, or answers 5xx, is StoreUnavailable: the worker pauses and retries;
+keys it refuses (403) and a missing bucket are BadInput: one line saying what to fix.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pipeline_kit.errors import BadInput, GenerationError, StoreUnavailable
 from pipeline_kit.store.blobs import BlobStore
 
 ENDPOINT_VAR = "PIPELINE_KIT_S3_ENDPOINT"
+# What S3 answers for keys it does not accept: a configuration to fix, not an outage to wait out.
+REFUSED = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken")
 
 
 class S3Store(BlobStore):
@@ -36,44 +39,74 @@ class S3Store(BlobStore):
                 from botocore.config import Config  # type: ignore[import-untyped]
             except ImportError:
                 raise BadInput("an s3:// store needs boto3: pip install 'pipeline_kit[s3]'") from None
-            self._client = boto3.client(
-                "s3", endpoint_url=os.environ.get(ENDPOINT_VAR) or None,
-                config=Config(connect_timeout=5, read_timeout=60, retries={"max_attempts": 2},
-                              s3={"addressing_style": "path"}))
+            self._client = boto3.session.Session().client(  # keys as the environment has them now
+                "s3",
+                endpoint_url=os.environ.get(ENDPOINT_VAR) or None,
+                config=Config(
+                    connect_timeout=5, read_timeout=60, retries={"max_attempts": 2}, s3={"addressing_style": "path"}
+                ),
+            )
         return self._client
+
+    def check(self) -> None:
+        key = "/".join(p for p in (self.prefix, "probe", f"pipeline-kit-{os.getpid()}") if p)
+        try:
+            _call("writing a probe", self.client.put_object, Bucket=self.bucket, Key=key, Body=b"probe")
+            _call("reading the probe back", self.client.get_object, Bucket=self.bucket, Key=key)
+            _call("deleting the probe", self.client.delete_object, Bucket=self.bucket, Key=key)
+        except StoreUnavailable as exc:
+            raise BadInput(f"{self.url}: {exc}") from None
 
     def key(self, sha256: str) -> str:
         return "/".join(p for p in (self.prefix, "blobs", sha256[:2], sha256) if p)
 
+    def drop_damaged(self, sha256: str) -> None:
+        """Nothing to take away: the next put replaces the object."""
+
     def has(self, sha256: str) -> bool:
-        return _call(f"checking blob {sha256[:12]}", self.client.head_object, Bucket=self.bucket,
-                     Key=self.key(sha256))
+        return _call(f"checking blob {sha256[:12]}", self.client.head_object, Bucket=self.bucket, Key=self.key(sha256))
 
     def put(self, sha256: str, size: int, source: Path) -> None:
-        _call(f"uploading {source.name}", self.client.upload_file, str(source), self.bucket,
-              self.key(sha256))
+        _call(f"uploading {source.name}", self.client.upload_file, str(source), self.bucket, self.key(sha256))
 
     def get(self, sha256: str, target: Path) -> None:
-        if not _call(f"fetching blob {sha256[:12]}", self.client.download_file, self.bucket,
-                     self.key(sha256), str(target)):
-            raise GenerationError(f"blob {sha256[:12]} is not in {self.url}", error_kind="missing_input",
-                                  retryable=True)
+        if not _call(
+            f"fetching blob {sha256[:12]}", self.client.download_file, self.bucket, self.key(sha256), str(target)
+        ):
+            raise GenerationError(
+                f"blob {sha256[:12]} is not in {self.url}", error_kind="missing_input", retryable=True
+            )
 
 
 def _call(what: str, fn: Any, *args: Any, **kwargs: Any) -> bool:
-    """Run one client call: False if the object is not there; no answer, 5xx or a refusal ->
-    StoreUnavailable (the worker pauses and retries)."""
+    """Run one client call: False if the object is not there; no answer or 5xx -> StoreUnavailable
+    (the worker pauses and retries); refused keys or no bucket -> BadInput."""
+    from boto3.exceptions import S3UploadFailedError  # type: ignore[import-untyped]
     from botocore.exceptions import BotoCoreError, ClientError  # type: ignore[import-untyped]
 
     try:
         fn(*args, **kwargs)
+    except S3UploadFailedError as exc:  # upload_file wraps the ClientError in its message only
+        if any(code in str(exc) for code in REFUSED):
+            raise BadInput(
+                f"S3 store: credentials refused while {what}: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            ) from None
+        raise StoreUnavailable(f"S3 store failed while {what}: {exc}") from None
     except ClientError as exc:
         error = exc.response.get("Error", {})
         status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+        if error.get("Code") == "NoSuchBucket":
+            raise BadInput(f"S3 bucket of the store does not exist (while {what}): create it first") from None
         if status == 404 or error.get("Code") in ("404", "NoSuchKey", "NotFound"):
             return False
-        raise StoreUnavailable(f"S3 store answered {status or ''} {error.get('Code', '')} while "
-                               f"{what}".replace("  ", " ")) from None
+        if status in (401, 403) or error.get("Code") in REFUSED:
+            raise BadInput(
+                f"S3 store: credentials refused while {what} ({error.get('Code') or status}): "
+                "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            ) from None
+        raise StoreUnavailable(
+            f"S3 store answered {status or ''} {error.get('Code', '')} while {what}".replace("  ", " ")
+        ) from None
     except BotoCoreError as exc:
         raise StoreUnavailable(f"S3 store unreachable while {what}: {exc}") from None
     return True

@@ -33,7 +33,22 @@ def sample_book_title() -> str:
 
 
 __all__ = [
-    "ChapterOutcome", "EditReport", "IngestReport", "ModelSplitter", "RuleSplitter", "Shot", "SplitReport",
-    "Splitter", "Templates", "edit_shot", "ingest_file", "ingest_text", "make_bookcode",
-    "rerun_shot", "sample_book_path", "sample_book_title", "show_shot", "split_book",
+    "ChapterOutcome",
+    "EditReport",
+    "IngestReport",
+    "ModelSplitter",
+    "RuleSplitter",
+    "Shot",
+    "SplitReport",
+    "Splitter",
+    "Templates",
+    "edit_shot",
+    "ingest_file",
+    "ingest_text",
+    "make_bookcode",
+    "rerun_shot",
+    "sample_book_path",
+    "sample_book_title",
+    "show_shot",
+    "split_book",
 ]

@@ -12,25 +12,24 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from pipeline_kit.text.cast_names import people
-from pipeline_kit.text.names import Mentions, find_mentions
+from pipeline_kit.text.looks import looks_of
+from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
+from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
+from pipeline_kit.text.places import Place, find_places, settings, shot_places
 from pipeline_kit.text.shots import ShotDraft
 
-MIN_MENTIONS = 5  # a character is named this often in the book
+# A character is named this often in the book: twice in a short story, five times in a novel.
+MENTION_STEPS = {"zh": ((40_000, 2), (200_000, 3)), "en": ((120_000, 2), (400_000, 3))}
+MIN_MENTIONS = 5
 DESCRIPTION_CHARS = {"zh": 160, "en": 400}
-_LOOK_MENTIONS = 30  # appearance sentences are sought among a character's first mentions
+TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns after her name
 
-_ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥]|夫人|小姐|公主|仙子")
-_ZH_LOOKS = re.compile(
-    r"生得|长得|身穿|穿着|穿一|头戴|戴着|戴一|头顶|脚踏|脚穿|腰系|腰束|腰间|身披|披着|披一|模样|相貌|容貌|"
-    r"身长|身高|[面脸眼眉须发]如|[一二三四五六七八九十]+岁|毛脸|尖嘴|长嘴|大耳|黑脸|白面|直裰|袈裟|"
-    r"[衣袍甲裙衫铠袄](?:[，。！？]|$)|[冠巾帽盔]"
-)
-_ZH_SENTENCE = re.compile(r"[^。！？\n]*[。！？]?")
+_ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
 _EN_TITLE = {
     "Mr": "male",
     "Mrs": "female",
@@ -45,13 +44,10 @@ _EN_TITLE = {
 _EN_TITLED = re.compile(rf"\b({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b")
 _EN_HE = re.compile(r"\b(?:he|him|his|himself)\b", re.I)
 _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
-_EN_LOOKS = re.compile(
-    r"\b(?:tall|short|stout|thin|lean|slim|figure|face|features|complexion|hair|"
-    r"beard|moustache|whiskers|eyes|dressed|wore|wearing|clad|coat|hat|cap|boots|"
-    r"cloak|gown|veil|years of age|aged|elderly|young)\b",
-    re.I,
-)
-_EN_SENTENCE = re.compile(r"[^.!?]*[.!?]+[”’\"]?")
+_QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
+_SENTENCE_END = {"zh": re.compile(r"[。！？!?]"), "en": re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?;]")}
+_EN_HE_SUBJECT = re.compile(r"\b(?:he|himself)\b", re.I)
+_EN_SHE_SUBJECT = re.compile(r"\b(?:she|herself)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -73,33 +69,107 @@ class Character:
 
 @dataclass(frozen=True)
 class Bible:
-    """A book's characters, and the matching of their names in a chapter's text."""
+    """A book's characters and places, and the matching of their names in a chapter's text.
+
+    An alias several characters hold (a title, a shared first name) is shared: each of its
+    mentions goes to the one of them the text named last (else next), so 菩萨 after 观音菩萨 is
+    观音菩萨 and John after John Clay is John Clay. Place names are matched with the people's,
+    longest first, so the John of St. John's Wood is nobody.
+    """
 
     lang: str
     characters: tuple[Character, ...]
+    places: tuple[Place, ...] = ()
+
+    @cached_property
+    def holders(self) -> dict[str, tuple[str, ...]]:
+        """Every name and alias of a character that is cast -> the characters going by it."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for c in self.characters:
+            if not c.dropped:
+                for alias in c.names:
+                    out[alias].append(c.name)
+        return {alias: tuple(names) for alias, names in out.items()}
 
     @cached_property
     def canonical(self) -> dict[str, str]:
-        """Every name and alias of a character that is cast -> its canonical name."""
-        return {alias: c.name for c in self.characters if not c.dropped for alias in c.names}
+        """Every name and alias only one cast character goes by -> its canonical name."""
+        return {alias: names[0] for alias, names in self.holders.items() if len(names) == 1}
 
     @cached_property
     def by_name(self) -> dict[str, Character]:
         return {c.name: c for c in self.characters}
 
     @cached_property
+    def place_names(self) -> dict[str, str]:
+        """Every name and alias of a place in use -> the place's name."""
+        return {alias: p.name for p in self.places if not p.dropped for alias in p.names}
+
+    @cached_property
+    def narrator(self) -> str | None:
+        """The character who says I in the narration (its alias is the pronoun), if any."""
+        holders = self.holders.get(FIRST_PERSON.get(self.lang, ""), ())
+        return holders[0] if holders else None
+
+    @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
-        names = sorted(self.canonical, key=lambda n: (-len(n), n))
+        pronoun = FIRST_PERSON.get(self.lang)  # matched in the narration alone, never in speech
+        names = sorted({*self.holders, *self.place_names} - {pronoun}, key=lambda n: (-len(n), n))
         if not names:
             return None
         body = "|".join(map(re.escape, names))
         return re.compile(rf"\b(?:{body})\b" if self.lang != "zh" else body)
 
+    @cached_property
+    def _found(self) -> dict[str, list[tuple[int, str]]]:
+        return {}  # chapter text -> its matches: people, places and looks read each chapter once
+
+    def _matches(self, text: str) -> list[tuple[int, str]]:
+        """(offset, matched name) of every name of a character or place in `text`, longest first."""
+        if text not in self._found:
+            found = [(m.start(), m.group()) for m in self._pattern.finditer(text)] if self._pattern else []
+            if self.narrator is not None:
+                found = sorted(found + [(o, FIRST_PERSON[self.lang]) for o in narrator_offsets(text, self.lang)])
+            self._found[text] = found
+        return self._found[text]
+
     def mentions(self, text: str) -> list[tuple[int, str]]:
-        """(offset, canonical name) of each mention of a character in `text`, longest first."""
-        if self._pattern is None:
-            return []
-        return [(m.start(), self.canonical[m.group()]) for m in self._pattern.finditer(text)]
+        """(offset, canonical name) of each mention of a character in `text` (see `spans`)."""
+        return [(start, name) for start, _, name in self.spans(text)]
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, canonical name) of each mention of a character in `text`; a shared alias
+        goes to the holder named last before it, else first after it, else the most mentioned."""
+        found = [(o, m) for o, m in self._matches(text) if m in self.holders]
+        names: list[str] = []
+        last: dict[str, int] = {}
+        pending: list[int] = []  # shared mentions no holder came before
+        for offset, alias in found:
+            holders = self.holders[alias]
+            if len(holders) == 1:
+                last[holders[0]] = offset
+                for k in [k for k in pending if not names[k] and holders[0] in self.holders[found[k][1]]]:
+                    names[k] = holders[0]
+                names.append(holders[0])
+                continue
+            seen = [h for h in holders if h in last]
+            names.append(max(seen, key=lambda h: last[h]) if seen else "")
+            if not seen:
+                pending.append(len(names) - 1)
+        for k in pending:
+            if not names[k]:
+                names[k] = max(self.holders[found[k][1]], key=lambda h: (self.by_name[h].mentions, h))
+        return [(o, o + len(alias), name) for (o, alias), name in zip(found, names)]
+
+    def place_mentions(self, text: str) -> list[tuple[int, str]]:
+        """(offset, place name) of each mention of a place in `text`."""
+        return [(o, self.place_names[m]) for o, m in self._matches(text) if m in self.place_names]
+
+
+def min_mentions(texts: Sequence[str], lang: str) -> int:
+    """How often a name must recur to be a character: less in a short story than in a novel."""
+    size = sum(map(len, texts))
+    return next((n for limit, n in MENTION_STEPS.get(lang, ()) if size < limit), MIN_MENTIONS)
 
 
 def build_bible(
@@ -107,38 +177,59 @@ def build_bible(
     lang: str,
     fixed: Iterable[Character] = (),
     mentions: Sequence[Mentions] | None = None,
+    fixed_places: Iterable[Place] = (),
 ) -> Bible:
-    """The bible of a book's chapters; `fixed` (locked or dropped) entries are kept as they are.
+    """The bible of a book's chapters, people and places; `fixed` and `fixed_places` (locked or
+    dropped) entries are kept as they are.
 
     `mentions` are the chapters' `find_mentions` results when the caller has them already.
     """
     found = mentions if mentions is not None else [find_mentions(t, lang) for t in texts]
     fixed = list(fixed)
-    claimed = {alias: c.name for c in fixed for alias in c.names}
+    group = people(texts, lang, found)
+    claimed = {alias: c.name for c in fixed for alias in c.names if alias not in group.shared}
+    names = {n for members in group.members.values() for n in members}
+    places = find_places(texts, lang, found, names, fixed_places)
     draft = Bible(
         lang,
-        tuple(
-            Character(name, tuple(sorted(members - {name})))
-            for name, members in people(texts, lang, found).items()
-        ),
+        tuple(Character(name, tuple(sorted(members - {name}))) for name, members in group.members.items()),
+        places,
     )
     counts = Counter(name for text in texts for _, name in draft.mentions(text))
     joined = {c.name: set(c.names) for c in fixed}
     found_chars: list[Character] = []
+    least = min_mentions(texts, lang)
     for c in draft.characters:
         owner = next((claimed[a] for a in c.names if a in claimed), None)
         if owner is not None:  # a group touching a fixed character's name adds its names to it
             joined[owner] |= set(c.names)
-        elif counts[c.name] >= MIN_MENTIONS:
+        elif counts[c.name] >= least:
             found_chars.append(replace(c, mentions=counts[c.name]))
     kept = [
-        replace(c, aliases=tuple(sorted(joined[c.name] - {c.name})))
-        if not c.locked and not c.dropped
-        else c
+        replace(c, aliases=tuple(sorted(joined[c.name] - {c.name}))) if not c.locked and not c.dropped else c
         for c in fixed
     ]
-    cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))))
-    return _describe(cast, texts)
+    cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))), places)
+    return _describe(_with_narrator(cast, texts, least), texts)
+
+
+def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:
+    """The bible with the narrator's I (我) as an alias of the character the text says it is, or
+    of `the narrator`, when chapters told in the first person say it `least` times; unchanged
+    when a character already holds it (a person's choice stays)."""
+    pronoun = FIRST_PERSON.get(bible.lang)
+    said = sum(len(narrator_offsets(t, bible.lang)) for t in texts)
+    if pronoun is None or said < least or bible.narrator is not None:
+        return bible
+    who = narrator_name(texts, bible.lang, bible.spans)
+    chars = list(bible.characters)
+    at = next((k for k, c in enumerate(chars) if c.name == who and not (c.locked or c.dropped)), None)
+    if at is None:
+        chars.append(Character(NARRATOR[bible.lang], (pronoun,), mentions=said))
+    else:
+        c = chars[at]
+        chars[at] = replace(c, aliases=tuple(sorted({*c.aliases, pronoun})), mentions=c.mentions + said)
+    return Bible(bible.lang, tuple(sorted(chars, key=lambda c: (-c.mentions, c.name))), bible.places)
 
 
 def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[ShotDraft]:
@@ -149,12 +240,14 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
     found = bible.mentions(text)
     offsets = [o for o, _ in found]
     out: list[ShotDraft] = []
-    for d in drafts:
+    where = _places_of(text, drafts, bible)
+    scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
+    for d, place in zip(drafts, where):
+        if bible.places:  # the bible's place of this very shot; a model splitter's own place stays
+            d = replace(d, location=place or (d.location if d.location not in scene_wide else None))
         lo, hi = bisect.bisect_left(offsets, d.span_start), bisect.bisect_left(offsets, d.span_end)
         named = dict.fromkeys(name for _, name in found[lo:hi])
-        named.update(
-            dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical)
-        )
+        named.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical))
         inferred: tuple[str, ...] = ()
         if not named:
             who = _pronoun_referent(text[d.span_start : d.span_end], found[:lo], bible)
@@ -163,23 +256,51 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
     return out
 
 
+def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:
+    """Each draft's place from the bible's places: named in it, else its setting, else carried."""
+    known = {p.name for p in bible.places if not p.dropped}
+    named = [(o, n) for o, n in bible.place_mentions(text) if _puts_there(text, o, n, bible.lang)]
+    unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known]
+    return shot_places([(d.span_start, d.span_end, d.scene) for d in drafts], named, unnamed)
+
+
+_EN_THERE = re.compile(
+    r"\b(?:in|at|into|inside|on|onto|to|reached|entered|near|within|across|through|around|outside|towards?)"
+    r"\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$",
+    re.I,
+)
+_EN_PLACE_NAMED = re.compile(rf"\b[A-Z][\w’'-]* (?:[A-Z][\w’'-]* )*(?:{_EN_PLACE_WORDS})$")
+
+
+def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
+    """Does the place named at `offset` set the scene: a name ending in a word for a place (Baker
+    Street, Briony Lodge), or one someone is in, at or goes to (in London, into the room; not the
+    King of Bohemia, nor no room for doubt)? Chinese place names end in a word for a place: always."""
+    if lang == "zh" or _EN_PLACE_NAMED.search(name):
+        return True
+    return bool(_EN_THERE.search(text, max(0, offset - 20), offset))
+
+
 def _pronoun_referent(span: str, before: list[tuple[int, str]], bible: Bible) -> str | None:
-    """The last character named before the span with the gender of the span's first pronoun."""
+    """The last character named before the span with the gender of the span's first pronoun;
+    a character whose gender the text never told fits either (he said of a man not known as one)."""
     gender = _first_pronoun(span, bible.lang)
     if gender is None:
         return None
     for _, name in reversed(before):
-        if bible.by_name[name].gender == gender:
+        if name != bible.narrator and bible.by_name[name].gender in (gender, None):  # he is never I
             return name
     return None
 
 
-def _first_pronoun(text: str, lang: str) -> str | None:
-    """"male" or "female" by the first of he/she (他/她) in `text`, or None when it has neither."""
+def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
+    """ "male" or "female" by the first of he/she (他/她) in `text`, or None when it has neither
+    (`subject`: only he and she count, not his, him or her, which may be someone else's)."""
     if lang == "zh":
         he, she = text.find("他"), text.find("她")
     else:
-        m_he, m_she = _EN_HE.search(text), _EN_SHE.search(text)
+        m_he = (_EN_HE_SUBJECT if subject else _EN_HE).search(text)
+        m_she = (_EN_SHE_SUBJECT if subject else _EN_SHE).search(text)
         he, she = (m_he.start() if m_he else -1), (m_she.start() if m_she else -1)
     if he < 0 and she < 0:
         return None
@@ -187,63 +308,75 @@ def _first_pronoun(text: str, lang: str) -> str | None:
 
 
 def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
-    """Fill descriptions (unless locked) from looks sentences near first mentions, and genders."""
+    """Fill descriptions (unless locked) with the looks phrases about each character, and genders
+    from the pronouns that follow its mentions before anyone else is named."""
     zh = bible.lang == "zh"
-    looks, splitter = (_ZH_LOOKS, _ZH_SENTENCE) if zh else (_EN_LOOKS, _EN_SENTENCE)
-    seen: Counter[str] = Counter()
-    found: dict[str, list[str]] = defaultdict(list)
+    pronoun = FIRST_PERSON.get(bible.lang)  # what follows I says nothing of the narrator's gender or looks
+    spans = [[s for s in bible.spans(text) if text[s[0] : s[1]] != pronoun] for text in texts]
     he: Counter[str] = Counter()
     she: Counter[str] = Counter()
-    for text in texts:
-        for off, name in bible.mentions(text):
-            pronoun = _first_pronoun(text[off : off + (40 if zh else 160)], bible.lang)
+    for text, found in zip(texts, spans):
+        for k, (_, end, name) in enumerate(found):
+            stop = min(found[k + 1][0] if k + 1 < len(found) else len(text), end + (40 if zh else 160))
+            window = _QUOTES.sub(" ", text[end:stop])  # pronouns in someone's speech are of others
+            clause = "".join(_SENTENCE_END[bible.lang].split(window, maxsplit=2)[:2])  # this sentence and the next
+            pronoun = _first_pronoun(clause, bible.lang, subject=True)
             he[name] += pronoun == "male"
             she[name] += pronoun == "female"
-            seen[name] += 1
-            if seen[name] > _LOOK_MENTIONS or len(found[name]) >= 3:
-                continue
-            start = max(text.rfind(c, 0, off) for c in ("。！？\n" if zh else ".!?")) + 1
-            sentence = splitter.match(text, start)
-            piece = " ".join(sentence.group().split()).lstrip("”」』’\"，, ") if sentence else ""
-            if piece and looks.search(piece) and piece not in found[name]:
-                found[name].append(piece)
+    phrases = looks_of(texts, bible.lang, spans, {c.name for c in bible.characters if not c.locked})
     titled = Counter(
         (m.group(2), _EN_TITLE[m.group(1)])
         for t in ([] if zh else texts)
         for m in _EN_TITLED.finditer(t)
         if _EN_TITLE[m.group(1)]
     )
+    shared = {alias for alias, holders in bible.holders.items() if len(holders) > 1}
     out = []
     for c in bible.characters:
         if c.locked or c.dropped:
             out.append(c)
             continue
+        looks = phrases.get(c.name, [])
+        told = _told_gender(looks, bible.lang)
+        text = ("，" if zh else "; ").join(looks)
         limit = DESCRIPTION_CHARS[bible.lang]
-        text = ("" if zh else " ").join(found[c.name])
         text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-        out.append(
-            replace(
-                c, description=text, gender=_gender(c, he[c.name], she[c.name], bible.lang, titled)
-            )
-        )
-    return Bible(bible.lang, tuple(out))
+        gender = told or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+        out.append(replace(c, description=text, gender=gender))
+    return Bible(bible.lang, tuple(out), bible.places)
+
+
+_EN_MALE_NOUN = re.compile(r"\b(?:man|boy|gentleman|fellow|lad|youth|husband|father|son|brother|king|prince)\b", re.I)
+_EN_FEMALE_NOUN = re.compile(
+    r"\b(?:woman|girl|lady|widow|maid|lass|wife|mother|daughter|sister|queen|princess)\b", re.I
+)
+
+
+def _told_gender(looks: list[str], lang: str) -> str | None:
+    """The gender the looks phrases say outright (a tall girl; 一个女子), else None."""
+    joined = " ".join(looks)
+    if lang == "zh":
+        female, male = bool(re.search(r"女|妇|娘", joined)), bool(re.search(r"男|汉子|公子", joined))
+    else:
+        female, male = bool(_EN_FEMALE_NOUN.search(joined)), bool(_EN_MALE_NOUN.search(joined))
+    return "female" if female and not male else "male" if male and not female else None
 
 
 def _gender(
-    c: Character, he: int, she: int, lang: str, titled: Counter[tuple[str, str]]
+    c: Character, he: int, she: int, lang: str, titled: Counter[tuple[str, str]], shared: Collection[str] = ()
 ) -> str | None:
-    """From the name (女, 夫人) or a title (Mr., Miss), else from pronouns after its mentions."""
+    """From the name (女, 夫人); else from titles (Mr., Miss) and the pronouns after its mentions,
+    a title weighing as much as TITLE_WEIGHT pronouns (Mrs. Roylott once is his wife, not he)."""
     if lang == "zh":
         if _ZH_FEMALE.search(c.name) or she > he:
             return "female"
         return "male" if he >= 2 else None
-    titles = Counter(
-        {g: titled[(n, g)] for n in c.names for g in ("male", "female") if titled[(n, g)]}
-    )
-    if titles:
-        return titles.most_common(1)[0][0]
-    if he >= 2 * max(1, she):
+    # Mr. Bennet is not his daughter Lydia Bennet: a surname several characters share tells nobody's gender.
+    own = [n for n in c.names if n not in shared]
+    he += TITLE_WEIGHT * sum(titled[(n, "male")] for n in own)
+    she += TITLE_WEIGHT * sum(titled[(n, "female")] for n in own)
+    if he >= 2 * she and he > 0:  # one pronoun and no other is enough; against another, twice as many
         return "male"
-    if she >= 2 * max(1, he):
+    if she >= 2 * he and she > 0:
         return "female"
     return None

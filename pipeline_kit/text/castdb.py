@@ -1,9 +1,10 @@
 """The character bible in the database, and a person's edits to it.
 
 `save_bible` replaces a book's rows (split builds the bible afresh; locked and dropped entries
-come back as they were). The edits (`merge`, `rename`, `describe`, `drop`) lock what they touch
-and re-queue only what changes: that character's sheet, and the frames (with their videos) of
-the shots that name it.
+come back as they were, and a character keeps the voice a person gave it under any of its
+names). The edits (`merge`, `rename`, `describe`, `drop`) lock what they touch and re-queue only
+what changes: that character's sheet, the frames (with their videos) of the shots that name it,
+and the voices of lines that now have another speaker.
 """
 
 from __future__ import annotations
@@ -14,15 +15,19 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, characters, shots, tasks
+from pipeline_kit.db.schema import books, characters, shots
+from pipeline_kit.engine.planned import set_params
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.text.cast import Bible, Character
 from pipeline_kit.text.direct import director_looks
 from pipeline_kit.text.graph import sheet_spec, sheet_task_id
-from pipeline_kit.text.prompts import Templates, caption, sheet_prompt
+from pipeline_kit.text.prompts import NO_LOOKS, Templates, sheet_prompt
+from pipeline_kit.text.placesdb import load_places
+from pipeline_kit.text.entries import entry_row, other_names, valid_name
 from pipeline_kit.text.records import Book, Shot, get_book
+from pipeline_kit.text.refold import follow_bible
 from pipeline_kit.text.splitter import reprompt
 from pipeline_kit.text.store import reset_shot_tasks, update_task_params
 
@@ -38,6 +43,7 @@ class CastEntry:
     first_shot: str | None
     last_shot: str | None
     director_looks: str = ""  # what the book's director pass wrote (the frames' prompts use it)
+    voice: str | None = None  # the voice a person gave it (None: the default for its gender and language)
 
     @property
     def looks(self) -> str:
@@ -72,9 +78,11 @@ def save_bible(conn: sa.Connection, bookcode: str, bible: Bible) -> None:
     """Replace the book's characters with the bible's (two splits at once take turns: the book's row
     is locked first, so the second one's delete sees the first one's rows)."""
     conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update())
+    voices = _voices(conn, bookcode)
     conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode))
     if bible.characters:
-        conn.execute(sa.insert(characters), [_row(bookcode, c) for c in bible.characters])
+        rows = [{**entry_row(bookcode, c), "voice": _voice(voices, c.names)} for c in bible.characters]
+        conn.execute(sa.insert(characters), rows)
 
 
 def refresh_appearances(conn: sa.Connection, bookcode: str) -> None:
@@ -89,9 +97,7 @@ def refresh_appearances(conn: sa.Connection, bookcode: str) -> None:
         for name in names or ():
             first.setdefault(name, shot_id)
             last[name] = shot_id
-    for name in conn.execute(
-        sa.select(characters.c.name).where(characters.c.bookcode == bookcode)
-    ).scalars():
+    for name in conn.execute(sa.select(characters.c.name).where(characters.c.bookcode == bookcode)).scalars():
         conn.execute(
             sa.update(characters)
             .where(characters.c.bookcode == bookcode, characters.c.name == name)
@@ -116,38 +122,56 @@ def list_cast(db: Database, bookcode: str) -> list[CastEntry]:
         return _entries(conn, bookcode)
 
 
-def merge(
-    db: Database, bookcode: str, name: str, into: str, templates: Templates | None = None
-) -> CastReport:
-    """`name` is `into`: its names become aliases of `into`, and its shots name `into` instead."""
+def merge(db: Database, bookcode: str, name: str, into: str, templates: Templates | None = None) -> CastReport:
+    """`name` is `into`: its names become aliases of `into`, and its shots name `into` instead.
+    Always allowed: when the bible already holds them as one, the merge is locked and the shots
+    still naming `name` (split before the bible joined them) follow."""
     with db.engine.begin() as conn:
         book = get_book(conn, bookcode)
         gone, kept = _find(conn, bookcode, name), _find(conn, bookcode, into)
         if gone.name == kept.name:
-            raise BadInput(f"{name!r} and {into!r} are the same character")
+            fixed = dataclasses.replace(kept, locked=True)
+            _store(conn, bookcode, fixed)
+            mapping = {n: kept.name for n in {name.strip(), into.strip()} - {kept.name}}
+            return CastReport(fixed, _recast(conn, book, mapping, fixed, templates or Templates.load()))
         merged = dataclasses.replace(
             kept,
-            aliases=_aliases(kept.name, kept.aliases + gone.names),
+            aliases=other_names(kept.name, kept.aliases + gone.names),
             mentions=kept.mentions + gone.mentions,
             description=kept.description or gone.description,
             gender=kept.gender or gone.gender,
             locked=True,
         )
-        conn.execute(
-            sa.delete(characters).where(
-                characters.c.bookcode == bookcode, characters.c.name == gone.name
-            )
-        )
-        _store(conn, bookcode, merged)
+        _store(conn, bookcode, merged, voice_from=(kept.name, gone.name))
+        conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode, characters.c.name == gone.name))
         reset = _recast(conn, book, {gone.name: merged.name}, merged, templates or Templates.load())
         return CastReport(merged, reset)
 
 
-def rename(
-    db: Database, bookcode: str, old: str, new: str, templates: Templates | None = None
-) -> CastReport:
+def unmerge(db: Database, bookcode: str, name: str, alias: str, templates: Templates | None = None) -> CastReport:
+    """Undo a merge: `alias` is a character of its own again, not one of `name`'s names; both are
+    locked (a rebuild keeps them apart) and the shots are cast again by the bible as it now is."""
+    alias = valid_name(alias, MAX_NAME, "character")
+    with db.engine.begin() as conn:
+        book = get_book(conn, bookcode)
+        found = _find(conn, bookcode, name)
+        if alias not in found.aliases:
+            raise BadInput(f"{alias!r} is not one of {found.name!r}'s names (see `pipeline-kit cast {bookcode}`)")
+        kept = tuple(a for a in found.aliases if a != alias)
+        _store(conn, bookcode, dataclasses.replace(found, aliases=kept, locked=True))
+        apart = Character(alias, gender=found.gender, locked=True)
+        _store(conn, bookcode, apart)
+        numbers = sorted({s.chapter for s in _shots_naming(conn, bookcode, {found.name})})
+        stored = load_bible(conn, book) or Bible(book.lang, ())
+        bible = dataclasses.replace(stored, places=tuple(load_places(conn, bookcode)))
+        reset = follow_bible(conn, book, bible, templates or Templates.load(), numbers)
+        refresh_appearances(conn, bookcode)
+        return CastReport(apart, tuple(reset))
+
+
+def rename(db: Database, bookcode: str, old: str, new: str, templates: Templates | None = None) -> CastReport:
     """The character goes by `new`; `old` stays one of its aliases."""
-    new = _valid_name(new)
+    new = valid_name(new, MAX_NAME, "character")
     with db.engine.begin() as conn:
         book = get_book(conn, bookcode)
         found = _find(conn, bookcode, old)
@@ -156,22 +180,14 @@ def rename(
             raise BadInput(f"{new!r} is already the character {taken.name!r}: use `cast merge`")
         if new == found.name:
             raise BadInput(f"{found.name!r} already goes by that name")
-        renamed = dataclasses.replace(
-            found, name=new, aliases=_aliases(new, found.names), locked=True
-        )
-        conn.execute(
-            sa.delete(characters).where(
-                characters.c.bookcode == bookcode, characters.c.name == found.name
-            )
-        )
-        _store(conn, bookcode, renamed)
+        renamed = dataclasses.replace(found, name=new, aliases=other_names(new, found.names), locked=True)
+        _store(conn, bookcode, renamed, voice_from=(found.name,))
+        conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode, characters.c.name == found.name))
         reset = _recast(conn, book, {found.name: new}, renamed, templates or Templates.load())
         return CastReport(renamed, reset)
 
 
-def describe(
-    db: Database, bookcode: str, name: str, text: str, templates: Templates | None = None
-) -> CastReport:
+def describe(db: Database, bookcode: str, name: str, text: str, templates: Templates | None = None) -> CastReport:
     """Set the character's description; its sheet and the frames of its shots are made again."""
     text = " ".join(text.split())
     if not text:
@@ -189,9 +205,7 @@ def describe(
             found.name,
             sheet_prompt(templates, title=book.title, name=found.name, description=text),
         )
-        present = conn.execute(
-            sa.update(tasks).where(tasks.c.task_id == sheet).values(params=spec.params)
-        ).rowcount
+        present = set_params(conn, sheet, spec.params or {})
         touched = _shots_naming(conn, bookcode, {found.name})
         _rewrite(conn, book, touched, {}, templates)  # their prompts carry the new description
         reason = f"character {found.name} described"
@@ -224,9 +238,8 @@ def _recast(
     reset; the old names' sheets are canceled and the target's sheet made if it is missing."""
     touched = _shots_naming(conn, book.bookcode, set(mapping))
     if target is not None and touched:
-        description = target.description or caption(touched[0].text, book.lang)
-        prompt = sheet_prompt(templates, title=book.title, name=target.name,
-                              description=description)
+        description = target.description or NO_LOOKS
+        prompt = sheet_prompt(templates, title=book.title, name=target.name, description=description)
         enqueue(conn, [sheet_spec(book.bookcode, target.name, prompt)])
     _rewrite(conn, book, touched, mapping, templates)
     reason = f"cast of {book.bookcode} edited"
@@ -257,20 +270,20 @@ def _rewrite(
     bible = load_bible(conn, book)
     for old in touched:
         names = tuple(dict.fromkeys(n2 for n in old.characters for n2 in [mapping.get(n, n)] if n2))
-        inferred = tuple(dict.fromkeys(n2 for n in old.inferred
-                                       for n2 in [mapping.get(n, n)] if n2))
+        inferred = tuple(dict.fromkeys(n2 for n in old.inferred for n2 in [mapping.get(n, n)] if n2))
         shot = dataclasses.replace(old, characters=names, inferred=inferred)
-        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates,
-                                bible=bible)
-        edited = conn.execute(
-            sa.select(shots.c.edited_at).where(shots.c.shot_id == old.shot_id)
-        ).scalar()
+        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates, bible=bible)
+        edited = conn.execute(sa.select(shots.c.edited_at).where(shots.c.shot_id == old.shot_id)).scalar()
         shot = dataclasses.replace(shot, prompt=old.prompt if edited else image, video_prompt=video)
         conn.execute(
             sa.update(shots)
             .where(shots.c.shot_id == shot.shot_id)
-            .values(characters=list(names), inferred=list(inferred) or None, prompt=shot.prompt,
-                    video_prompt=shot.video_prompt)
+            .values(
+                characters=list(names),
+                inferred=list(inferred) or None,
+                prompt=shot.prompt,
+                video_prompt=shot.video_prompt,
+            )
         )
         update_task_params(conn, shot, book.lang)
 
@@ -296,6 +309,7 @@ def _entries(conn: sa.Connection, bookcode: str) -> list[CastEntry]:
             r["first_shot"],
             r["last_shot"],
             looks.get(r["name"], ""),
+            r["voice"],
         )
         for r in rows
     ]
@@ -304,9 +318,7 @@ def _entries(conn: sa.Connection, bookcode: str) -> list[CastEntry]:
 def _lookup(conn: sa.Connection, bookcode: str, name: str) -> Character | None:
     """The character going by `name` (its canonical name, else one of its aliases)."""
     found = load_characters(conn, bookcode)
-    return next((c for c in found if c.name == name), None) or next(
-        (c for c in found if name in c.aliases), None
-    )
+    return next((c for c in found if c.name == name), None) or next((c for c in found if name in c.aliases), None)
 
 
 def _find(conn: sa.Connection, bookcode: str, name: str) -> Character:
@@ -316,34 +328,26 @@ def _find(conn: sa.Connection, bookcode: str, name: str) -> Character:
     return found
 
 
-def _store(conn: sa.Connection, bookcode: str, character: Character) -> None:
-    conn.execute(
-        sa.delete(characters).where(
-            characters.c.bookcode == bookcode, characters.c.name == character.name
-        )
+def _store(conn: sa.Connection, bookcode: str, character: Character, voice_from: tuple[str, ...] = ()) -> None:
+    """Write the character's row, keeping the voice stored under its name (else the first of
+    `voice_from`'s rows that has one)."""
+    voice = _voice(_voices(conn, bookcode), (character.name, *voice_from))
+    conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode, characters.c.name == character.name))
+    conn.execute(sa.insert(characters).values(**entry_row(bookcode, character), voice=voice))
+
+
+def _voices(conn: sa.Connection, bookcode: str) -> dict[str, str]:
+    """Each name (canonical or alias) of the book's voiced characters -> its voice."""
+    found: dict[str, str] = {}
+    query = sa.select(characters.c.name, characters.c.aliases, characters.c.voice).where(
+        characters.c.bookcode == bookcode, characters.c.voice.is_not(None)
     )
-    conn.execute(sa.insert(characters).values(**_row(bookcode, character)))
+    for r in conn.execute(query):
+        found.update(dict.fromkeys(r.aliases or (), r.voice))
+    for r in conn.execute(query):
+        found[r.name] = r.voice  # a canonical name wins over another character's alias
+    return found
 
 
-def _row(bookcode: str, c: Character) -> dict[str, object]:
-    return {
-        "bookcode": bookcode,
-        "name": c.name,
-        "aliases": list(c.aliases),
-        "description": c.description,
-        "gender": c.gender,
-        "mentions": c.mentions,
-        "locked": c.locked,
-        "dropped": c.dropped,
-    }
-
-
-def _aliases(name: str, names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(set(names) - {name}))
-
-
-def _valid_name(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > MAX_NAME:
-        raise BadInput(f"a character name must have 1 to {MAX_NAME} characters")
-    return name
+def _voice(voices: dict[str, str], names: tuple[str, ...]) -> str | None:
+    return next((voices[n] for n in names if n in voices), None)

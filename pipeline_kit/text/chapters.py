@@ -1,9 +1,14 @@
 """Find chapters in a book's text from common heading markers.
 
 A heading is a short line at column 0: 第X回/章/节/卷, 卷X, 楔子/序章/尾声/附录, CHAPTER I. /
-Chapter 1, an all-capitals story heading like `I. A SCANDAL IN BOHEMIA`, or a markdown heading.
-Indented lines (a contents list) and bare part markers (`I.`) are not headings. A chapter's text
-is everything after its heading line up to the next heading, without surrounding blank lines.
+Chapter 1, an all-capitals story heading like `I. A SCANDAL IN BOHEMIA`, a markdown heading, or
+a setext heading (a one-line paragraph underlined by a line of `=` or `-`, full-width too; the
+title may be indented a little, by Markdown's three spaces or a Chinese paragraph's two full-width
+ones, and a line ending a sentence over a rule is a scene break, not a title). Other indented
+lines (a contents list) and bare part markers (`I.`) are not headings; a note mark after a title
+(`故乡(1)`, `狂人日记⑴`) is not part of it. A chapter's text
+is everything after its heading up to the next heading, without surrounding blank lines, and
+without the page markers and note blocks of `noise` (they would become shots).
 """
 
 from __future__ import annotations
@@ -12,8 +17,13 @@ import re
 from dataclasses import dataclass
 
 from pipeline_kit.errors import BadInput
+from pipeline_kit.text.noise import NOTE_MARK, clean
 
 _MAX_HEADING = 80
+_UNDERLINE = re.compile(r"[ \t]*(?:[=＝]{3,}|[-－—–]{3,}|[_＿]{3,})[ \t]*")
+_SETEXT_INDENT = re.compile(r"[ \u3000]{0,4}\S")  # Markdown's three spaces, or a Chinese indent
+_SENTENCE_END = re.compile(r"[。！？!?.…；;，,：:”’\"]$")
+_TITLE_NOTE = re.compile(rf"(?:{NOTE_MARK}|[(（][0-9０-９]{{1,2}}[)）])+$")
 _ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 _HEADING = re.compile(
     "|".join(
@@ -50,6 +60,24 @@ def is_heading(line: str) -> bool:
     return len(line) <= _MAX_HEADING and _HEADING.fullmatch(line.rstrip()) is not None
 
 
+def heading_lines(lines: list[str], i: int) -> int:
+    """How many lines the heading starting at line `i` takes: 1 (a marker line), 2 (a setext
+    title and its underline) or 0 (no heading there)."""
+    line = lines[i]
+    if is_heading(line):
+        return 1
+    setext = (
+        i + 1 < len(lines)
+        and _UNDERLINE.fullmatch(lines[i + 1]) is not None
+        and 0 < len(line.strip()) <= _MAX_HEADING
+        and _SETEXT_INDENT.match(line) is not None
+        and _SENTENCE_END.search(line.strip()) is None
+        and (i == 0 or not lines[i - 1].strip())
+        and _UNDERLINE.fullmatch(line) is None
+    )
+    return 2 if setext else 0
+
+
 def chapter_body(text: str) -> str:
     """A chapter's stored text: no leading blank lines, no trailing whitespace."""
     return re.sub(r"\A(?:[ \t\u3000]*\n)+", "", text).rstrip()
@@ -57,14 +85,14 @@ def chapter_body(text: str) -> str:
 
 def find_chapters(text: str, fallback_title: str) -> Found:
     """Split `text` at headings; without any, the whole text is one chapter (with a warning)."""
-    lines = text.split("\n")
-    marks = [i for i, line in enumerate(lines) if is_heading(line)]
+    lines = clean(text).split("\n")
+    sizes = {i: n for i in range(len(lines)) if (n := heading_lines(lines, i))}
+    marks = sorted(sizes)
     if not marks:
         body = chapter_body(text)
         if not body:
             raise BadInput("the file has no text")
-        return Found((RawChapter(fallback_title, body),),
-                     ("no chapter markers found: the whole text is one chapter",))
+        return Found((RawChapter(fallback_title, body),), ("no chapter markers found: the whole text is one chapter",))
     warnings: list[str] = []
     preamble = chapter_body("\n".join(lines[: marks[0]]))
     if preamble:
@@ -73,7 +101,7 @@ def find_chapters(text: str, fallback_title: str) -> Found:
     for k, start in enumerate(marks):
         end = marks[k + 1] if k + 1 < len(marks) else len(lines)
         title = _title(lines[start])
-        body = chapter_body("\n".join(lines[start + 1 : end]))
+        body = chapter_body("\n".join(lines[start + sizes[start] : end]))
         if body:
             chapters.append(RawChapter(title, body))
         else:
@@ -85,19 +113,20 @@ def find_chapters(text: str, fallback_title: str) -> Found:
 
 def one_chapter(text: str, number: int) -> Found:
     """The whole text as chapter `number` (for --chapter N); a heading on its first line is its title."""
-    body = chapter_body(text)
+    body = chapter_body(clean(text))
     lines = body.split("\n")
     title = f"Chapter {number}"
-    if is_heading(lines[0]):
+    if size := heading_lines(lines, 0):
         title = _title(lines[0])
-        body = chapter_body("\n".join(lines[1:]))
+        body = chapter_body("\n".join(lines[size:]))
     if not body:
         raise BadInput(f"chapter heading {title!r} has no text after it: nothing to ingest")
-    extra = [line for line in body.split("\n") if is_heading(line)]
+    rest = body.split("\n")
+    extra = [line for i, line in enumerate(rest) if heading_lines(rest, i)]
     if extra:
         raise BadInput(f"--chapter {number} takes one chapter, but the file has another heading: {_title(extra[0])!r}")
     return Found((RawChapter(title, body),), ())
 
 
 def _title(line: str) -> str:
-    return line.strip().lstrip("#").strip()[:500]
+    return _TITLE_NOTE.sub("", line.strip().lstrip("#").strip()).strip()[:500]

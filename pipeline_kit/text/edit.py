@@ -35,8 +35,15 @@ def show_shot(db: Database, shot_id: str) -> Shot:
         return _load(conn, shot_id)
 
 
-def edit_shot(db: Database, shot_id: str, *, prompt: str | None = None, characters: list[str] | None = None,
-              location: str | None = None, templates: Templates | None = None) -> EditReport:
+def edit_shot(
+    db: Database,
+    shot_id: str,
+    *,
+    prompt: str | None = None,
+    characters: list[str] | None = None,
+    location: str | None = None,
+    templates: Templates | None = None,
+) -> EditReport:
     """Change a shot's prompt, characters or location; its tasks' params follow and are reset."""
     if prompt is None and characters is None and location is None:
         raise BadInput("nothing to edit: give --prompt, --characters or --location")
@@ -59,17 +66,31 @@ def edit_shot(db: Database, shot_id: str, *, prompt: str | None = None, characte
             characters=tuple(characters) if characters is not None else old.characters,
             location=(location.strip() or None) if location is not None else old.location,
         )
-        image, video = reprompt(shot, title=book.title, lang=book.lang, templates=templates,
-                                bible=load_bible(conn, book))
+        image, video = reprompt(
+            shot, title=book.title, lang=book.lang, templates=templates, bible=load_bible(conn, book)
+        )
         shot = dataclasses.replace(shot, prompt=prompt.strip() if prompt is not None else image, video_prompt=video)
-        conn.execute(sa.update(shots).where(shots.c.shot_id == shot_id)
-                     .values(prompt=shot.prompt, video_prompt=shot.video_prompt, location=shot.location,
-                             characters=list(shot.characters), edited_at=db_now()))
+        conn.execute(
+            sa.update(shots)
+            .where(shots.c.shot_id == shot_id)
+            .values(
+                prompt=shot.prompt,
+                video_prompt=shot.video_prompt,
+                location=shot.location,
+                characters=list(shot.characters),
+                edited_at=db_now(),
+            )
+        )
         new_names = [n for n in shot.characters if n not in old.characters]
         if new_names:  # a newly named character needs its sheet (an existing one is left as it is)
             desc = caption(shot.text, book.lang)
-            enqueue(conn, [sheet_spec(book.bookcode, n, sheet_prompt(templates, title=book.title, name=n,
-                                                                     description=desc)) for n in new_names])
+            enqueue(
+                conn,
+                [
+                    sheet_spec(book.bookcode, n, sheet_prompt(templates, title=book.title, name=n, description=desc))
+                    for n in new_names
+                ],
+            )
         update_task_params(conn, shot, book.lang)
         reset = reset_shot_tasks(conn, [shot_id], reason=f"shot {shot_id} edited")
     return EditReport(shot, tuple(reset))

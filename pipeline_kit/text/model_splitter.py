@@ -42,7 +42,7 @@ class ModelSplitter:
     def split(self, text: str, lang: str) -> list[ShotDraft]:
         found = units(text, lang)
         size = "90 Chinese characters" if lang == "zh" else "3 sentences"
-        listing = "\n".join(f"[{k}] {' '.join(text[u.start:u.end].split())}" for k, u in enumerate(found))
+        listing = "\n".join(f"[{k}] {' '.join(text[u.start : u.end].split())}" for k, u in enumerate(found))
         messages = [{"role": "system", "content": _SYSTEM.format(size=size)}, {"role": "user", "content": listing}]
         try:
             return parse_answer(self.chat(messages), found, lang)
@@ -83,12 +83,19 @@ def parse_answer(answer: str, found: list[Unit], lang: str) -> list[ShotDraft]:
         if when is not None and when not in _TIMES:
             raise ValueError(f"shot {seq} has time_of_day {when!r}")
         members = found[idx[0] : idx[-1] + 1]
-        drafts.append(ShotDraft(
-            seq=seq, scene=scene, span_start=members[0].start, span_end=members[-1].end,
-            location=place or None, time_of_day=when, characters=tuple(dict.fromkeys(names)),
-            dialogue=any(u.dialogue for u in members),
-            duration_s=duration(members, lang),
-        ))
+        drafts.append(
+            ShotDraft(
+                seq=seq,
+                scene=scene,
+                span_start=members[0].start,
+                span_end=members[-1].end,
+                location=place or None,
+                time_of_day=when,
+                characters=tuple(dict.fromkeys(names)),
+                dialogue=any(u.dialogue for u in members),
+                duration_s=duration(members, lang),
+            )
+        )
     if expected != len(found):
         raise ValueError(f"the shots use {expected} of {len(found)} units")
     return drafts

@@ -23,7 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-MIN_MENTIONS = 3
+MIN_MENTIONS = 3  # a Chinese name recurs this often in a chapter (jieba confirms each)
+EN_MIN_MENTIONS = 2  # an English name this often (the bible asks more of a long book)
 
 _ZH_STOP = frozenset(
     "和尚 闻言 大王 小姐 宝贝 童子 言语 拜佛 马匹 二人 谢恩 师兄 师弟 师父 徒弟 文武 胡说 金光 长老 老儿 老和尚 众人 "
@@ -51,10 +52,23 @@ _EN_PLACE_WORDS = "|".join(
 )
 _EN_NOT_A_PLACE = "The|A|An|In|At|To|From|Of|Our|My|His|Her|Their|This|That"  # words a place name never opens with
 _EN_PLACE_PHRASE = re.compile(rf"\b(?!(?:{_EN_NOT_A_PLACE}) )(?:[A-Z][a-z’']+ )+(?:{_EN_PLACE_WORDS})\b")
-_EN_WORD = re.compile(r"\b[A-Z][a-z’']*[a-z]\b")
-_EN_PLACE_BEFORE = frozenset("in at to from near towards toward into through reached".split())
+_EN_WORD = re.compile(r"\b(?:Mc|Mac|O’|O'|D’|D')?[A-Z][a-z’']*[a-z]\b")
+_EN_PLACE_BEFORE = frozenset("in at from near towards toward into through reached across within outside".split())
+# "to" is a place's only after a move (went to Paris; wrote to Holmes is a person's); "of" only
+# after a ruler or a word for a place (King of Bohemia, county of Surrey, the Roylotts of Stoke Moran).
+_EN_MOVES = frozenset(
+    """go goes went gone going come came coming drove driven travelled traveled back way journey
+    returned sent moved sailed walked ran rode""".split()
+)
+_EN_PLACE_OF = frozenset(
+    """king queen prince princess duke duchess earl count countess emperor kingdom county city town
+    village coast capital heart streets part north south east west people men border borders angle
+    side edge corner outskirts""".split()
+)
+# A region's name before a word for its parts: the Surrey side, Surrey lanes, the Kent coast.
+_EN_PLACE_AFTER = frozenset("side lanes lane roads hills coast border borders county villages countryside".split())
 _EN_SPEECH_AFTER = frozenset("said cried asked answered replied remarked observed whispered shouted".split())
-_INITIAL_BEFORE = set(".!?“\"‘(—:")
+_INITIAL_BEFORE = set('.!?“"‘(—:')
 
 
 @dataclass(frozen=True)
@@ -92,8 +106,9 @@ def _build(raw: list[tuple[int, str, bool]]) -> Mentions:
     raw.sort()
     people = tuple(dict.fromkeys(n for _, n, p in raw if not p))
     places = tuple(dict.fromkeys(n for _, n, p in raw if p))
-    return Mentions(people, places, tuple(o for o, _, _ in raw), tuple(n for _, n, _ in raw),
-                    tuple(p for _, _, p in raw))
+    return Mentions(
+        people, places, tuple(o for o, _, _ in raw), tuple(n for _, n, _ in raw), tuple(p for _, _, p in raw)
+    )
 
 
 @lru_cache(maxsize=1)
@@ -122,6 +137,12 @@ def _zh_lexicon() -> tuple[dict[str, bool], frozenset[str]]:
         tmp.write_bytes(pickle.dumps(lexicon))
         os.replace(tmp, cache)
     return lexicon, frozenset(w[:2] for w in lexicon)
+
+
+def zh_common_word(word: str) -> bool:
+    """Is `word` in jieba's dictionary as anything but a person's name (母亲, 忽然; not 孔乙己)?"""
+    lexicon, _ = _zh_lexicon()
+    return _jieba().FREQ.get(word, 0) > 0 and not (word in lexicon and not lexicon[word])
 
 
 @lru_cache(maxsize=1)
@@ -159,8 +180,9 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
                     i += size - 1
                     break
         i += 1
-    speaks: Counter[str] = Counter(name for o, name, _ in found
-                                   if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH)
+    speaks: Counter[str] = Counter(
+        name for o, name, _ in found if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH
+    )
     # An `ns` word without a place ending is a person if it speaks (三藏道), else it is dropped.
     found = [f for f in found if f[2] or not lexicon.get(f[1], False) or speaks[f[1]] >= 2]
     where: dict[str, list[int]] = defaultdict(list)
@@ -201,16 +223,26 @@ def _en_raw(text: str) -> list[tuple[int, str, bool]]:
         prev = before.split()[-1].rstrip(".").lower() if before.split() else ""
         after = text[off + len(word) : off + len(word) + 14].lstrip(",’” ").split()
         nxt = after[0].lower().strip(".,;!?") if after else ""
-        if prev in _EN_PLACE_BEFORE:
+        raw2 = before.split()[-2] if len(before.split()) >= 2 else ""
+        prev2 = raw2.lower()
+        if (
+            prev in _EN_PLACE_BEFORE
+            or prev == "to"
+            and prev2 in _EN_MOVES
+            or prev == "of"
+            and (prev2 in _EN_PLACE_OF or raw2.endswith("s") and raw2[:1].isupper())
+        ):
+            place_ctx[word] += 1
+        elif nxt in _EN_PLACE_AFTER and text[off + len(word) : off + len(word) + 1] == " ":
             place_ctx[word] += 1
         if prev in _EN_TITLES or prev in _EN_SPEECH_AFTER or nxt in _EN_SPEECH_AFTER:
             person_ctx[word] += 1
         if k + 1 < len(words) and words[k + 1][0] == off + len(word) + 1:
             follows[word][words[k + 1][1]] += 1
     keep = {
-        w for w, n in total.items()
-        if n >= MIN_MENTIONS and inner[w] >= 1 and w.lower() not in _EN_STOP
-        and lower_counts[w.lower()] * 4 < n
+        w
+        for w, n in total.items()
+        if n >= EN_MIN_MENTIONS and inner[w] >= 1 and w.lower() not in _EN_STOP and lower_counts[w.lower()] * 4 < n
     }
     canonical = {w: w for w in keep}
     for w in keep:  # Sherlock -> Holmes: a first name nearly always followed by one surname
@@ -219,14 +251,15 @@ def _en_raw(text: str) -> list[tuple[int, str, bool]]:
             if nxt in keep and nxt != w and n * 5 >= total[w] * 3:
                 canonical[w] = nxt
     matches = list(_EN_PLACE_PHRASE.finditer(text))
-    phrases = Counter(m.group() for m in matches)
-    found = [(m.start(), m.group(), True) for m in matches if phrases[m.group()] >= 2]
-    covered = [(m.start(), m.end()) for m in matches if phrases[m.group()] >= 2]
+    found = [(m.start(), m.group(), True) for m in matches]  # a word for a place ends it: Gull Point Light
+    covered = [(m.start(), m.end()) for m in matches]
     starts = [off for off, _ in words]
-    in_phrase = {starts[k] for a, b in covered
-                 for k in range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b))}
+    in_phrase = {
+        starts[k] for a, b in covered for k in range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b))
+    }
     found += [
         (off, canonical[w], place_ctx[canonical[w]] >= max(2, person_ctx[canonical[w]] + 1))
-        for off, w in words if w in keep and off not in in_phrase
+        for off, w in words
+        if w in keep and off not in in_phrase
     ]
     return found

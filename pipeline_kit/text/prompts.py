@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from string import Template
 
@@ -17,7 +18,7 @@ from pipeline_kit.errors import BadInput
 from pipeline_kit.ornaments import without_ornaments
 
 TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
-TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet")
+TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet", "location_sheet")
 CAPTION_CHARS = {"zh": 160, "en": 400}
 _BUILTIN = Path(__file__).with_name("templates")
 # A sentence with the quotation closing it; English skips the dots of Mr., Mrs., Dr. and St.
@@ -29,17 +30,18 @@ _SENTENCE = {
 
 @dataclass(frozen=True)
 class Templates:
-    """The three prompt templates in use."""
+    """The prompt templates in use."""
 
     image: Template
     video: Template
     sheet: Template
+    place: Template
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> Templates:
         """Built-in templates, each replaced by `<directory>/<name>.txt` when that file exists."""
         texts = {name: load_template(name, directory) for name in TEMPLATE_NAMES}
-        return cls(texts["image_prompt"], texts["video_prompt"], texts["character_sheet"])
+        return cls(texts["image_prompt"], texts["video_prompt"], texts["character_sheet"], texts["location_sheet"])
 
 
 def load_template(name: str, directory: str | Path | None = None) -> Template:
@@ -54,11 +56,70 @@ def load_template(name: str, directory: str | Path | None = None) -> Template:
     return template
 
 
+NO_LETTERING = "No text in the picture: no lettering, captions, subtitles or speech bubbles."
+STYLE = "cinematic still, consistent character design, 16:9"
+NO_LOOKS = "the book does not describe their looks: keep them plain and fitting the story's time and place"
+# Spoken words in quotation marks (straight, curly, corner brackets), never put in an image prompt.
+_QUOTED = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|『[^』]*(?:』|$)|\"[^\"]*(?:\"|$)|‘[^’]{2,}’")
+_VERBS = r"said|says|cried|asked|answered|replied|whispered|shouted|added|called|murmured|exclaimed"
+_SPEAKER = r"(?:[A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?|he|she|they|I|we|the \w+)"
+# A speech tag: right after a quotation (“…,” said Wren / Jory answered) or right before one
+# (Wren said, “…” / 悟空道：“…”); only those go, the narration around them stays.
+_TAG_AFTER = {
+    "en": re.compile(rf"^[\s,.;:—-]*(?:(?:{_VERBS})\s+{_SPEAKER}|{_SPEAKER}\s+(?:{_VERBS}))\b[\s,.;:—-]*", re.I),
+    "zh": re.compile(r"^[\s，,。]*"),
+}
+_CLOSES = {"”": "“", "」": "「", "』": "『"}
+_OPENS = {opening: closing for closing, opening in _CLOSES.items()}
+_MISPRINTED_OPEN = re.compile(r"([：:]\s*)”")
+_TAG_TAIL = 60  # a speech tag before a quotation is within this many characters of it
+_TAG_BEFORE = {
+    "en": re.compile(rf"[\s,;:—-]*\b(?:{_SPEAKER}\s+(?:{_VERBS})|(?:{_VERBS})\s+{_SPEAKER})[\s,.;:—-]*$", re.I),
+    "zh": re.compile(r"[^，。！？；：“”]{0,8}(?:笑道|说道|问道|答道|叫道|喝道|道|曰|说|问|答|叫)[：:，,]?\s*$"),
+}
+
+
+@lru_cache(maxsize=4096)
+def unspoken(text: str, lang: str) -> str:
+    """The text less its spoken words: quotations removed, a bare speech tag (he said, 悟空道)
+    left as nothing, so an image prompt shows what happens, never what is said."""
+    split = _QUOTED.split(_orphans_out(without_ornaments(text)))
+    pieces = []
+    for k, piece in enumerate(split):
+        if k > 0:
+            piece = _TAG_AFTER[lang].sub("", piece)
+        if k < len(split) - 1:  # a tag ends the piece: only its tail is searched
+            piece = piece[:-_TAG_TAIL] + _TAG_BEFORE[lang].sub("", piece[-_TAG_TAIL:])
+        if piece.strip(" ,，.。:：;；—-"):
+            pieces.append(piece.strip())
+    return re.sub(r"\s+", " " if lang != "zh" else "", " ".join(pieces)).strip(" ,，:：;；—-")
+
+
+def _orphans_out(text: str) -> str:
+    """The text less the speech a closing mark ends that no mark opened here (a quotation begun
+    before the shot, or a book that left out its opening mark): from the colon that introduced
+    it (吃惊的说：哙，亮起来了。”), else from where the text or the last quotation ended. A closing
+    mark right after a colon (八戒道：”分开了…) is a misprinted opening one."""
+    text = _MISPRINTED_OPEN.sub(r"\1“", text)
+    depth = dict.fromkeys(_CLOSES, 0)
+    out, start = [], 0
+    for k, ch in enumerate(text):
+        if ch in depth:
+            if depth[ch]:
+                depth[ch] -= 1
+                continue
+            colon = max(text.rfind("：", start, k), text.rfind(":", start, k))
+            out.append(text[start:colon] if colon >= 0 else "")
+            start = k + 1
+        elif ch in _OPENS:
+            depth[_OPENS[ch]] += 1
+    return "".join(out) + text[start:]
+
+
 def caption(text: str, lang: str) -> str:
     """The shot's text on one line, less scene-break ornaments, whitespace and italics marks
     squeezed, cut to a prompt's length."""
-    flat = re.sub(r"\s+", "" if lang == "zh" else " ",
-                  without_ornaments(text).replace("_", "")).strip()
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", without_ornaments(text).replace("_", "")).strip()
     limit = CAPTION_CHARS.get(lang, 400)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
@@ -73,18 +134,41 @@ def shot_size(characters: int, dialogue: bool) -> str:
     return "medium two-shot" if characters == 2 else "wide shot of the group"
 
 
-def shot_fields(*, title: str, scene: int, seq: int, location: str | None, time_of_day: str | None,
-                characters: list[str], caption_text: str, duration_s: float, dialogue: bool = False,
-                descriptions: Mapping[str, str] | None = None) -> dict[str, str]:
+def shot_fields(
+    *,
+    title: str,
+    scene: int,
+    seq: int,
+    location: str | None,
+    time_of_day: str | None,
+    characters: list[str],
+    caption_text: str,
+    duration_s: float,
+    dialogue: bool = False,
+    descriptions: Mapping[str, str] | None = None,
+    action_text: str | None = None,
+    place_looks: Mapping[str, str] | None = None,
+    style: str | None = None,
+) -> dict[str, str]:
     """The placeholders a shot's templates may use; `$cast` is each character with its bible
-    description, `$shot_size` how close the camera stands."""
+    description, `$shot_size` how close the camera stands, `$action` what happens (the caption
+    less its spoken words), `$style` the book's look."""
     looks = descriptions or {}
     return {
         "shot_size": shot_size(len(characters), dialogue),
-        "title": title, "scene": str(scene), "seq": str(seq),
-        "location": location or "unspecified place", "time_of_day": time_of_day or "unspecified time",
-        "characters": ", ".join(characters) or "none named", "caption": caption_text,
+        "title": title,
+        "scene": str(scene),
+        "seq": str(seq),
+        "location": (
+            f"{location} ({place_looks[location]})" if location and (place_looks or {}).get(location) else location
+        )
+        or "unspecified place",
+        "time_of_day": time_of_day or "unspecified time",
+        "characters": ", ".join(characters) or "none named",
+        "caption": caption_text,
         "cast": "; ".join(f"{n} ({looks[n]})" if looks.get(n) else n for n in characters) or "none named",
+        "action": action_text if action_text is not None else caption_text,
+        "style": style or STYLE,
         "duration_s": f"{duration_s:g}",
     }
 
@@ -93,16 +177,20 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
     return templates.image.safe_substitute(fields)
 
 
-def frame_prompt(prompt: str, frame: str, text: str, lang: str) -> str:
-    """A frame task's prompt: the shot's image prompt, pinned to its opening or closing moment by the
-    action of the shot's first or last sentence (so the two frames differ by what happens)."""
-    flat = re.sub(r"\s+", "" if lang == "zh" else " ", without_ornaments(text).replace("_", "")).strip()
-    sentences = [m.group().strip() for m in _SENTENCE[lang].finditer(flat) if m.group().strip()]
+def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequence[str] = ()) -> str:
+    """A frame task's prompt: the shot's image prompt pinned to one moment, what the shot's first
+    (or last) sentence shows happening with its spoken words left out; a shot that is all talk
+    shows its people talking. The last frame continues the first one (drawn from it where the
+    provider takes a reference). Every frame asks for a picture without lettering."""
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", unspoken(text, lang).replace("_", "")).strip()
+    sentences = [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
+    talking = f"{' and '.join(characters[:3])} talking" if characters else "the speaker mid-sentence"
     if frame == "first_frame":
-        moment, action = "the moment the shot opens", sentences[0] if sentences else ""
+        moment, action = "the moment the shot opens", sentences[0] if sentences else talking
     else:
-        moment, action = "the moment the shot ends", sentences[-1] if sentences else ""
-    return f"{prompt}\nFrame: {moment}" + (f": {caption(action, lang)}" if action else ".")
+        moment = "the moment the shot ends, a continuation of the first frame (same place, light and people)"
+        action = sentences[-1] if sentences else talking
+    return f"{prompt}\nFrame: {moment}: {caption(action, lang)}\n{NO_LETTERING}"
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:
@@ -110,4 +198,13 @@ def video_prompt(templates: Templates, fields: dict[str, str]) -> str:
 
 
 def sheet_prompt(templates: Templates, *, title: str, name: str, description: str) -> str:
-    return templates.sheet.safe_substitute(title=title, name=name, description=description)
+    """A character sheet's prompt: the person as the book describes them, with no lettering (a
+    sheet's views invite labels)."""
+    return templates.sheet.safe_substitute(title=title, name=name, description=description, no_lettering=NO_LETTERING)
+
+
+def place_prompt(templates: Templates, *, title: str, name: str, description: str, style: str = STYLE) -> str:
+    """A location sheet's prompt: the place alone, as the book describes it, in the book's style."""
+    return templates.place.safe_substitute(
+        title=title, name=name, description=description or name, style=style, no_lettering=NO_LETTERING
+    )

@@ -36,11 +36,21 @@ class Shot:
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Shot:
         return cls(
-            shot_id=row["shot_id"], bookcode=row["bookcode"], chapter=row["chapter"], seq=row["seq"],
-            scene=row["scene"], location=row["location"], time_of_day=row["time_of_day"],
-            characters=tuple(row["characters"] or ()), text=row["text"], span_start=row["span_start"],
-            span_end=row["span_end"], dialogue=bool(row["dialogue"]), duration_s=float(row["duration_s"]),
-            prompt=row["prompt"] or "", video_prompt=row["video_prompt"] or "",
+            shot_id=row["shot_id"],
+            bookcode=row["bookcode"],
+            chapter=row["chapter"],
+            seq=row["seq"],
+            scene=row["scene"],
+            location=row["location"],
+            time_of_day=row["time_of_day"],
+            characters=tuple(row["characters"] or ()),
+            text=row["text"],
+            span_start=row["span_start"],
+            span_end=row["span_end"],
+            dialogue=bool(row["dialogue"]),
+            duration_s=float(row["duration_s"]),
+            prompt=row["prompt"] or "",
+            video_prompt=row["video_prompt"] or "",
             inferred=tuple(row.get("inferred") or ()),
         )
 
@@ -58,17 +68,19 @@ def shot_id(bookcode: str, chapter: int, seq: int) -> str:
 
 @dataclass(frozen=True)
 class Book:
-    """A book as stored: its code, title and language."""
+    """A book as stored: its code, title, language and style line (None: the default look)."""
 
     bookcode: str
     title: str
     lang: str
+    style: str | None = None
 
 
 def get_book(conn: sa.Connection, bookcode: str) -> Book:
     """The stored book, or NotFound."""
-    row = conn.execute(sa.select(books.c.bookcode, books.c.title, books.c.lang)
-                       .where(books.c.bookcode == bookcode)).first()
+    row = conn.execute(
+        sa.select(books.c.bookcode, books.c.title, books.c.lang, books.c.style).where(books.c.bookcode == bookcode)
+    ).first()
     if row is None:
         raise NotFound(f"no book {bookcode!r}: ingest it first (`pipeline-kit ingest FILE --title TITLE`)")
-    return Book(row.bookcode, row.title, row.lang)
+    return Book(row.bookcode, row.title, row.lang, row.style)

@@ -2,7 +2,8 @@
 
 Units tile the text: each owns the whitespace after it, the first also the whitespace before it,
 so joining them gives the chapter back exactly. A paragraph is a line in Chinese and a
-blank-line block (or a first-line indent) in English; quotation depth resets at each paragraph end, so
+blank-line block (or a first-line indent) in English, or, where a text lost its blank lines, a
+line ending a sentence before one that opens with a capital; quotation depth resets at each paragraph end, so
 an unclosed quote (a multi-paragraph speech or a typo) cannot swallow the rest of the chapter.
 Section ornaments (`***`, `* * *`, `※`, a bare `I.`; see `pipeline_kit.ornaments`) are units of
 their own that open a new scene.
@@ -20,9 +21,9 @@ _OPEN = frozenset("“「『")
 _CLOSE = frozenset("”」』")
 _ZH_TOKEN = re.compile(r"[“”「」『』\"]|[。！？!?…]+[”」』’）)\]\"]*")
 _EN_TOKEN = re.compile(r"[“”\"]|[.!?]+[”’\")\]_]*(?=\s|$)")
-_ABBREV = frozenset(
-    "mr mrs ms dr st mme mlle messrs jr sr prof rev gen col capt lt sgt no vol ch co esq hon".split()
-)
+_ABBREV = frozenset("mr mrs ms dr st mme mlle messrs jr sr prof rev gen col capt lt sgt no vol ch co esq hon".split())
+LOST_PARAGRAPH_CHARS = 3000  # blank-line blocks this long on average: the text lost its blank lines
+_LINE_END = re.compile(r"[.!?][”’\")\]_]*\s*$")
 _EN_SENTENCE_END = re.compile(r"[.!?]+[”’\")\]_]*(?:\s|$)")
 
 
@@ -63,6 +64,10 @@ def _paragraphs(text: str, lang: str) -> list[tuple[int, int, bool]]:
     last_end = 0
     prev_indented = False
     prev_blank = True
+    # English whose blank lines were lost (blocks far longer than any paragraph, no indents): a
+    # line that ends a sentence ends its paragraph too, so a chapter is not one paragraph.
+    lost = lang != "zh" and text.count("\n\n") * LOST_PARAGRAPH_CHARS < len(text) and not re.search(r"\n[ \t]", text)
+    prev_line = ""
     for line in text.split("\n"):
         line_end = pos + len(line)
         blank = not line.strip()
@@ -71,6 +76,8 @@ def _paragraphs(text: str, lang: str) -> list[tuple[int, int, bool]]:
         ornament = is_ornament(line, after_blank=True) and (prev_blank or lang == "zh")
         # English: a first-line indent opens a paragraph; an indented block (a letter) stays one.
         new_para = blank or lang == "zh" or indented and not prev_indented or ornament
+        new_para = new_para or lost and bool(_LINE_END.search(prev_line)) and line[:1].isupper()
+        prev_line = line
         prev_indented = indented and not blank
         prev_blank = blank
         if para_start >= 0 and new_para:
@@ -145,7 +152,7 @@ def _weight(piece: str, lang: str) -> float:
 
 
 def _is_dialogue(piece: str) -> bool:
-    return any(ch in piece for ch in "“「『\"")
+    return any(ch in piece for ch in '“「『"')
 
 
 def _tile(found: list[Unit], length: int) -> list[Unit]:

@@ -38,19 +38,32 @@ MIN_SECONDS, MAX_SECONDS = 2.0, 12.0
 _SCENE_MIN_SHOTS = 2
 
 _TIMES = {
-    "zh": [("dawn", "黎明|天明|天亮|拂晓|五更"), ("morning", "清晨|早晨|次早|上午|平明"),
-           ("noon", "正午|午时|中午"), ("afternoon", "下午|午后"), ("evening", "傍晚|黄昏|日落|天晚|晚间"),
-           ("night", "夜里|半夜|深夜|三更|二更|月下|当晚|是夜|夜深|今夜")],
-    "en": [("dawn", r"\b(?:dawn|daybreak|sunrise)\b"), ("morning", r"\bmorning\b"), ("noon", r"\b(?:noon|midday)\b"),
-           ("afternoon", r"\bafternoon\b"), ("evening", r"\b(?:evening|dusk|sunset|twilight)\b"),
-           ("night", r"\b(?:night|midnight)\b")],
+    "zh": [
+        ("dawn", "黎明|天明|天亮|拂晓|五更"),
+        ("morning", "清晨|早晨|次早|上午|平明"),
+        ("noon", "正午|午时|中午"),
+        ("afternoon", "下午|午后"),
+        ("evening", "傍晚|黄昏|日落|天晚|晚间"),
+        ("night", "夜里|半夜|深夜|三更|二更|月下|当晚|是夜|夜深|今夜"),
+    ],
+    "en": [
+        ("dawn", r"\b(?:dawn|daybreak|sunrise)\b"),
+        ("morning", r"\bmorning\b"),
+        ("noon", r"\b(?:noon|midday)\b"),
+        ("afternoon", r"\bafternoon\b"),
+        ("evening", r"\b(?:evening|dusk|sunset|twilight)\b"),
+        ("night", r"\b(?:night|midnight)\b"),
+    ],
 }
 _TIME_RE = {lang: [(name, re.compile(p, re.I)) for name, p in pairs] for lang, pairs in _TIMES.items()}
 _TIME_SHIFT = {
     "zh": re.compile(r"^\s*(?:次日|明日|翌日|第二日|第二天|却说|话表|且说|话说|当晚|是夜|天明|不一日|不觉)"),
-    "en": re.compile(r"^\W*(?:(?:the )?next (?:morning|day|evening)|that (?:evening|night|morning)|"
-                     r"the following (?:day|morning|evening)|(?:an|some|two|three) hours? later|"
-                     r"(?:a|some|two|three) days? later)\b", re.I),
+    "en": re.compile(
+        r"^\W*(?:(?:the )?next (?:morning|day|evening)|that (?:evening|night|morning)|"
+        r"the following (?:day|morning|evening)|(?:an|some|two|three) hours? later|"
+        r"(?:a|some|two|three) days? later)\b",
+        re.I,
+    ),
 }
 _MOVE = {
     "zh": re.compile(r"来到|到了|来至|到得|进了|入了|回到|离了"),
@@ -98,8 +111,10 @@ def group(found: list[Unit], lang: str, text: str) -> list[tuple[list[Unit], boo
             or (not turn[k] or unit.para_start)
             and (
                 weight >= cal.target
-                or unit.para_start and weight >= cal.para_close * cal.target
-                or weight + unit.weight > cal.overflow * cal.target and weight >= cal.overflow_min * cal.target
+                or unit.para_start
+                and weight >= cal.para_close * cal.target
+                or weight + unit.weight > cal.overflow * cal.target
+                and weight >= cal.overflow_min * cal.target
             )
         )
         if close and current[-1].ornament and not new_scene:
@@ -131,11 +146,19 @@ def describe(text: str, lang: str, grouped: list[tuple[list[Unit], bool]], menti
         people, places = mentions.between(start, end)
         place = places[-1] if places else place
         when = _time_of_day(text[start:end], lang) or when
-        drafts.append(ShotDraft(
-            seq=seq, scene=scene, span_start=start, span_end=end, location=place, time_of_day=when,
-            characters=tuple(people), dialogue=any(u.dialogue for u in members),
-            duration_s=duration(members, lang),
-        ))
+        drafts.append(
+            ShotDraft(
+                seq=seq,
+                scene=scene,
+                span_start=start,
+                span_end=end,
+                location=place,
+                time_of_day=when,
+                characters=tuple(people),
+                dialogue=any(u.dialogue for u in members),
+                duration_s=duration(members, lang),
+            )
+        )
     return drafts
 
 
@@ -160,7 +183,7 @@ def _dialogue_paragraphs(found: list[Unit]) -> list[bool]:
 
 
 def _scene_cue(text: str, unit: Unit, lang: str) -> bool:
-    head = text[unit.start:unit.end]
+    head = text[unit.start : unit.end]
     return bool(_TIME_SHIFT[lang].search(head) or _MOVE[lang].search(head[:60]))
 
 
@@ -171,8 +194,9 @@ def _time_of_day(span: str, lang: str) -> str | None:
     return None
 
 
-def _first_place(mentions: Mentions, start: int, text: str,
-                 grouped: list[tuple[list[Unit], bool]], seq: int) -> str | None:
+def _first_place(
+    mentions: Mentions, start: int, text: str, grouped: list[tuple[list[Unit], bool]], seq: int
+) -> str | None:
     """The first place named in the scene that opens at shot `seq` (scenes without one: None)."""
     end = len(text)
     for members, opens in grouped[seq:]:

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from pipeline_kit.text.cast import Bible
-from pipeline_kit.text.prompts import Templates, caption, image_prompt, sheet_prompt, shot_fields, video_prompt
+from pipeline_kit.text.prompts import (
+    NO_LOOKS,
+    STYLE,
+    Templates,
+    caption,
+    image_prompt,
+    place_prompt,
+    sheet_prompt,
+    shot_fields,
+    unspoken,
+    video_prompt,
+)
 from pipeline_kit.text.records import Shot, shot_id
 from pipeline_kit.text.shots import SPLITTER_VERSION, ShotDraft, split_chapter
 
@@ -31,39 +42,84 @@ class RuleSplitter:
 
 @dataclass(frozen=True)
 class ChapterShots:
-    """A chapter's shots plus a sheet prompt for each character first seen in it."""
+    """A chapter's shots plus a sheet prompt for each character named and each bible place used in it."""
 
     shots: tuple[Shot, ...]
     sheet_prompts: dict[str, str]
+    place_prompts: dict[str, str] = field(default_factory=dict)
 
 
-def build_shots(*, bookcode: str, title: str, lang: str, chapter: int, text: str,
-                drafts: list[ShotDraft], templates: Templates, bible: Bible | None = None) -> ChapterShots:
-    """Give drafts their ids, source text and prompts; describe each character by the bible, else by its
-    first shot."""
+def build_shots(
+    *,
+    bookcode: str,
+    title: str,
+    lang: str,
+    chapter: int,
+    text: str,
+    drafts: list[ShotDraft],
+    templates: Templates,
+    bible: Bible | None = None,
+    style: str | None = None,
+) -> ChapterShots:
+    """Give drafts their ids, source text and prompts; describe each character and place as the
+    bible does (one the book never describes is said to be undescribed, never given a passage)."""
     shots: list[Shot] = []
     sheets: dict[str, str] = {}
+    places: dict[str, str] = {}
     looks = descriptions(bible)
+    settings = place_descriptions(bible)
     for d in drafts:
-        piece = text[d.span_start:d.span_end]
+        piece = text[d.span_start : d.span_end]
         cap = caption(piece, lang)
-        fields = shot_fields(title=title, scene=d.scene, seq=d.seq, location=d.location,
-                             time_of_day=d.time_of_day, characters=list(d.characters), caption_text=cap,
-                             duration_s=d.duration_s, dialogue=d.dialogue, descriptions=looks)
-        shots.append(Shot(
-            shot_id=shot_id(bookcode, chapter, d.seq), bookcode=bookcode, chapter=chapter, seq=d.seq,
-            scene=d.scene, location=d.location, time_of_day=d.time_of_day, characters=d.characters,
-            text=piece, span_start=d.span_start, span_end=d.span_end, dialogue=d.dialogue,
-            duration_s=d.duration_s, prompt=image_prompt(templates, fields),
-            video_prompt=video_prompt(templates, fields),
-            inferred=d.inferred,
-        ))
+        fields = shot_fields(
+            title=title,
+            scene=d.scene,
+            seq=d.seq,
+            location=d.location,
+            time_of_day=d.time_of_day,
+            characters=list(d.characters),
+            caption_text=cap,
+            action_text=caption(unspoken(piece, lang), lang),
+            duration_s=d.duration_s,
+            dialogue=d.dialogue,
+            descriptions=looks,
+            place_looks=settings,
+            style=style,
+        )
+        shots.append(
+            Shot(
+                shot_id=shot_id(bookcode, chapter, d.seq),
+                bookcode=bookcode,
+                chapter=chapter,
+                seq=d.seq,
+                scene=d.scene,
+                location=d.location,
+                time_of_day=d.time_of_day,
+                characters=d.characters,
+                text=piece,
+                span_start=d.span_start,
+                span_end=d.span_end,
+                dialogue=d.dialogue,
+                duration_s=d.duration_s,
+                prompt=image_prompt(templates, fields),
+                video_prompt=video_prompt(templates, fields),
+                inferred=d.inferred,
+            )
+        )
         for name in d.characters:
             if name not in sheets:
                 known = bible.by_name.get(name) if bible else None
-                sheets[name] = sheet_prompt(templates, title=title, name=name,
-                                            description=known.description if known and known.description else cap)
-    return ChapterShots(tuple(shots), sheets)
+                sheets[name] = sheet_prompt(
+                    templates,
+                    title=title,
+                    name=name,
+                    description=known.description if known and known.description else NO_LOOKS,
+                )
+        if d.location in settings and d.location not in places:
+            places[d.location] = place_prompt(
+                templates, title=title, name=d.location, description=settings[d.location], style=style or STYLE
+            )
+    return ChapterShots(tuple(shots), sheets, places)
 
 
 def descriptions(bible: Bible | None) -> dict[str, str]:
@@ -71,11 +127,28 @@ def descriptions(bible: Bible | None) -> dict[str, str]:
     return {c.name: c.description for c in bible.characters if c.description} if bible else {}
 
 
-def reprompt(shot: Shot, *, title: str, lang: str, templates: Templates,
-             bible: Bible | None = None) -> tuple[str, str]:
+def place_descriptions(bible: Bible | None) -> dict[str, str]:
+    """Place name -> its description ("" when the book gives none), for the places in use."""
+    return {p.name: p.description for p in bible.places if not p.dropped} if bible else {}
+
+
+def reprompt(
+    shot: Shot, *, title: str, lang: str, templates: Templates, bible: Bible | None = None, style: str | None = None
+) -> tuple[str, str]:
     """(image prompt, video prompt) rendered afresh from the shot's current fields."""
-    fields = shot_fields(title=title, scene=shot.scene, seq=shot.seq, location=shot.location,
-                         time_of_day=shot.time_of_day, characters=list(shot.characters),
-                         caption_text=caption(shot.text, lang), duration_s=shot.duration_s,
-                         dialogue=shot.dialogue, descriptions=descriptions(bible))
+    fields = shot_fields(
+        title=title,
+        scene=shot.scene,
+        seq=shot.seq,
+        location=shot.location,
+        time_of_day=shot.time_of_day,
+        characters=list(shot.characters),
+        caption_text=caption(shot.text, lang),
+        action_text=caption(unspoken(shot.text, lang), lang),
+        duration_s=shot.duration_s,
+        dialogue=shot.dialogue,
+        descriptions=descriptions(bible),
+        place_looks=place_descriptions(bible),
+        style=style,
+    )
     return image_prompt(templates, fields), video_prompt(templates, fields)

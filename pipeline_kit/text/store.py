@@ -13,12 +13,21 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.schema import shots as shots_table
-from pipeline_kit.db.schema import tasks
+from pipeline_kit.engine.planned import set_params, task_shots
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks, set_dependencies
 from pipeline_kit.text.film_tasks import plan_assembly
-from pipeline_kit.text.graph import FRAMES, sheet_spec, sheet_task_id, shot_params, shot_specs, shot_task_ids
+from pipeline_kit.text.graph import (
+    FRAMES,
+    frame_dependencies,
+    place_task_id,
+    sheet_spec,
+    shot_params,
+    shot_specs,
+    shot_task_ids,
+)
 from pipeline_kit.text.direct import Direction
+from pipeline_kit.text.voices import book_voices, restate_voices
 from pipeline_kit.text.records import Shot
 from pipeline_kit.text.splitter import ChapterShots
 
@@ -35,8 +44,9 @@ class ShotChanges:
     reset_tasks: tuple[str, ...]
 
 
-def insert_chapters(conn: sa.Connection, made: list[ChapterShots], lang: str,
-                    direction: Direction | None = None) -> int:
+def insert_chapters(
+    conn: sa.Connection, made: list[ChapterShots], lang: str, direction: Direction | None = None
+) -> int:
     """Insert the chapters' shots and enqueue their tasks in one call; returns the tasks created."""
     rows = [s.to_row() for m in made for s in m.shots]
     if rows:
@@ -44,29 +54,40 @@ def insert_chapters(conn: sa.Connection, made: list[ChapterShots], lang: str,
     return enqueue_tasks(conn, made, lang, [s for m in made for s in m.shots], direction)
 
 
-def enqueue_tasks(conn: sa.Connection, made: list[ChapterShots], lang: str, selected: Iterable[Shot],
-                  direction: Direction | None = None) -> int:
+def enqueue_tasks(
+    conn: sa.Connection,
+    made: list[ChapterShots],
+    lang: str,
+    selected: Iterable[Shot],
+    direction: Direction | None = None,
+) -> int:
     """Enqueue sheets for the chapters' characters (first description wins) and the `selected` shots' tasks
     (after their director tasks, with a `direction`)."""
-    prompts: dict[tuple[str, str], str] = {}
+    prompts: dict[tuple[str, str, str], str] = {}
     for m in made:
-        for name, prompt in m.sheet_prompts.items():
-            prompts.setdefault((m.shots[0].bookcode, name), prompt)
-    specs = [sheet_spec(bookcode, name, prompt) for (bookcode, name), prompt in prompts.items()]
+        for kind, named in (("character_sheet", m.sheet_prompts), ("location_sheet", m.place_prompts)):
+            for name, prompt in named.items():
+                prompts.setdefault((kind, m.shots[0].bookcode, name), prompt)
+    specs = [sheet_spec(bookcode, name, prompt, kind) for (kind, bookcode, name), prompt in prompts.items()]
+    selected = list(selected)
+    placed = {(b, n) for k, b, n in prompts if k == "location_sheet"} | _place_sheets(conn, selected)
+    voices = {b: book_voices(conn, b) for b in {s.bookcode for s in selected}}
     for shot in selected:
-        specs.extend(shot_specs(shot, lang))
+        specs.extend(shot_specs(shot, lang, (shot.bookcode, shot.location) in placed, voices[shot.bookcode]))
     if direction is not None:
         specs = direction.specs(made, specs)
     return enqueue(conn, specs).created
 
 
-def replace_chapter(conn: sa.Connection, made: ChapterShots, lang: str, *, bookcode: str, chapter: int,
-                    reason: str) -> ShotChanges:
+def replace_chapter(
+    conn: sa.Connection, made: ChapterShots, lang: str, *, bookcode: str, chapter: int, reason: str
+) -> ShotChanges:
     """Bring a split chapter's shots to `made`, touching only the shots that differ."""
     old = {
         r["shot_id"]: Shot.from_row(r)
-        for r in conn.execute(sa.select(shots_table).where(
-            shots_table.c.bookcode == bookcode, shots_table.c.chapter == chapter)).mappings()
+        for r in conn.execute(
+            sa.select(shots_table).where(shots_table.c.bookcode == bookcode, shots_table.c.chapter == chapter)
+        ).mappings()
     }
     new = {s.shot_id: s for s in made.shots}
     changed = [s for sid, s in new.items() if sid in old and old[sid] != s]
@@ -82,26 +103,40 @@ def replace_chapter(conn: sa.Connection, made: ChapterShots, lang: str, *, bookc
         conn.execute(sa.update(shots_table).where(shots_table.c.shot_id == shot.shot_id).values(**shot.to_row()))
         update_task_params(conn, shot, lang)
     reset = reset_shot_tasks(conn, [s.shot_id for s in changed], reason) if changed else []
-    reset += [t for t in plan_assembly(conn, bookcode)[1] if t not in reset]
-    return ShotChanges(tuple(s.shot_id for s in changed), tuple(s.shot_id for s in added), tuple(removed),
-                       tuple(reset))
+    reset += [t for t in plan_assembly(conn, bookcode, {chapter}).reset if t not in reset]
+    return ShotChanges(tuple(s.shot_id for s in changed), tuple(s.shot_id for s in added), tuple(removed), tuple(reset))
 
 
 def update_task_params(conn: sa.Connection, shot: Shot, lang: str) -> None:
-    """Rewrite the params of the shot's three tasks, and its frames' sheet dependencies, to match the shot."""
+    """Rewrite the params of the shot's picture tasks, and what its frames are drawn from, to
+    match the shot (its voice follows in `reset_shot_tasks`)."""
     ids = shot_task_ids(shot.shot_id)
-    for kind, params in shot_params(shot, lang).items():
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == ids[kind]).values(params=params))
-    sheets = [sheet_task_id(shot.bookcode, name) for name in shot.characters]
+    placed = bool(_place_sheets(conn, [shot]))
+    for kind, params in shot_params(shot, lang, placed).items():
+        if kind != "voice":  # rewritten by reset_shot_tasks, only if what the shot says changed
+            set_params(conn, ids[kind], params)
     for kind in FRAMES:
-        set_dependencies(conn, ids[kind], sheets)
+        set_dependencies(conn, ids[kind], frame_dependencies(shot, kind, placed))
+
+
+def _place_sheets(conn: sa.Connection, shots: Iterable[Shot]) -> set[tuple[str, str]]:
+    """(bookcode, place) of the shots' places that have a location sheet task already."""
+    wanted = {place_task_id(s.bookcode, s.location): (s.bookcode, s.location) for s in shots if s.location}
+    found: set[tuple[str, str]] = set()
+    keys = list(wanted)
+    for i in range(0, len(keys), _CHUNK):
+        chunk = keys[i : i + _CHUNK]
+        found |= {wanted[t] for t in task_shots(conn, chunk)}
+    return found
 
 
 def reset_shot_tasks(conn: sa.Connection, shot_ids: list[str], reason: str) -> list[str]:
-    """Reset the shots' tasks and their dependents to pending (the engine keeps attempt history)."""
-    task_ids = [tid for sid in shot_ids for tid in shot_task_ids(sid).values()]
+    """Reset the shots' picture tasks, and their voices whose lines changed (rewritten to the
+    shots as they now are), with their dependents to pending (the engine keeps attempt history)."""
+    task_ids = [tid for sid in shot_ids for kind, tid in shot_task_ids(sid).items() if kind != "voice"]
+    task_ids += restate_voices(conn, shot_ids)
     present: list[str] = []
     for i in range(0, len(task_ids), _CHUNK):
         chunk = task_ids[i : i + _CHUNK]
-        present += conn.execute(sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(chunk))).scalars().all()
+        present += task_shots(conn, chunk)
     return list(reset_tasks(conn, sorted(present), reason=reason)) if present else []

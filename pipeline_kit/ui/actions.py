@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pipeline_kit.errors import PipelineKitError
 
@@ -21,6 +21,17 @@ class ActionResult:
 
     ok: bool
     message: str
+
+
+class Said(Protocol):
+    """What any action returns (an ActionResult, the new-book screen's AddResult): whether it
+    worked and one line for the person."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def message(self) -> str: ...
 
 
 def attempt(action: Callable[[], T], describe: Callable[[T], str]) -> ActionResult:

@@ -3,7 +3,8 @@
 Each round runs `fetch` in a worker thread (`asyncio.to_thread`), then hands the result to
 `render` on the event loop, so button clicks and other cells stay responsive while the database
 answers. `stop()` ends the loop; outside a running loop (plain Python, a test) the same object
-refreshes and acts synchronously instead.
+refreshes synchronously instead. Actions go through the page (`page.Page.act`), whose redraw of
+the monitor is one `refresh` here.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
-R = TypeVar("R")
 
 
 class Refresher(Generic[T]):
     """Fetch-then-render every `every_s` seconds until stopped; errors are reported, not raised."""
 
-    def __init__(self, fetch: Callable[[], T], render: Callable[[T], None], *, every_s: float,
-                 on_error: Callable[[str], None]) -> None:
+    def __init__(
+        self, fetch: Callable[[], T], render: Callable[[T], None], *, every_s: float, on_error: Callable[[str], None]
+    ) -> None:
         if every_s <= 0:
             raise ValueError(f"every_s must be above 0, got {every_s}")
         self.fetch, self.render, self.every_s, self.on_error = fetch, render, every_s, on_error
@@ -52,19 +53,6 @@ class Refresher(Generic[T]):
             self._show(self._read())
         else:
             loop.create_task(self._once())
-
-    def act(self, action: Callable[[], R], report: Callable[[R], None]) -> None:
-        """Run a button's database action off the loop, report its result, then refresh."""
-        loop = _running_loop()
-        if loop is None:
-            report(action())
-            self._show(self._read())
-            return
-
-        async def run() -> None:
-            report(await asyncio.to_thread(action))
-            await self._once()
-        loop.create_task(run())
 
     async def _loop(self) -> None:
         while True:

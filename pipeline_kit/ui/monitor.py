@@ -10,32 +10,33 @@ the films made) are fetched through the output store, so the screen shows them f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
-
-from pipeline_kit import engine
+from pipeline_kit import engine, kinds
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import attempts, tasks
-from pipeline_kit.db.sqltime import now_plus
+from pipeline_kit.engine.queries import latest_outputs, open_in_lanes, outcome_counts
+from pipeline_kit.engine.reading import reading
+from pipeline_kit.engine.registry import Liveness
 from pipeline_kit.engine.states import Outcome, Status
 from pipeline_kit.engine.status import Problem, ReviewDecision
 from pipeline_kit.store import Store
 from pipeline_kit.ui.actions import ActionResult, attempt
 from pipeline_kit.ui.film_view import FilmRow, made_films
 from pipeline_kit.ui.session import screen_store
-from pipeline_kit.ui.storyboard import _local
+from pipeline_kit.ui.words import frames
+from pipeline_kit.ui.media import local_copy
+from pipeline_kit.plural import plural
 
 HOUR_S = 3600.0
 RATE_WINDOW_S = 300.0  # rates are over the last five minutes
-OPEN = (Status.PENDING.value, Status.PROCESSING.value)
-PICTURES = ("first_frame", "last_frame", "character_sheet")  # the outputs shown as pictures
+OPEN = (Status.PENDING, Status.PROCESSING)
+PICTURES = kinds.names(media=kinds.Media.IMAGE)  # the outputs shown as pictures
 LATEST = 6  # pictures shown, newest first
-SHOWN = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)  # a picture made, approved or not
 RECENT = 2000  # pictures are sought among this many newest attempts (a refresh never scans them all)
 
 
@@ -51,13 +52,14 @@ class LaneRow:
 class WorkerRow:
     worker_id: str
     host: str | None
-    state: str | None  # working | idle | stopped | not responding (None: never registered)
+    state: str | None  # working | idle | paused: why since when | stopped | not responding (None: never registered)
     task_id: str | None  # the first task it holds now
     running: int  # tasks it holds now
     stage: str | None
     heartbeat_age_s: float | None
     last_seen_age_s: float | None
     completed: int
+    lanes: tuple[str, ...] = ()  # the lanes it serves
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ class MonitorSnapshot:
     latest: tuple[OutputRow, ...] = ()  # the last frames and character sheets made, newest first
     films: tuple[FilmRow, ...] = ()  # the last films made, newest first
     spend: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # provider -> cost
+    providers_down: tuple[str, ...] = ()  # providers workers find down: who, how many, since when, why
 
     @property
     def total(self) -> int:
@@ -139,8 +142,16 @@ class MonitorSnapshot:
 class MonitorModel:
     """Read the fleet's state and act on tasks and lanes, for one book or the whole database."""
 
-    def __init__(self, db: Database, bookcode: str | None = None, *, expiring_within_s: float = 30.0,
-                 by: str = "monitor", show_all: bool = False, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        bookcode: str | None = None,
+        *,
+        expiring_within_s: float = 30.0,
+        by: str = "monitor",
+        show_all: bool = False,
+        store: Store | None = None,
+    ) -> None:
         self.db, self.bookcode, self.by = db, bookcode or None, by
         self._store = store
         self.expiring_within_s = expiring_within_s
@@ -152,10 +163,11 @@ class MonitorModel:
         return MonitorSnapshot(
             db_time=view.db_time,
             counts=dict(view.counts),
-            lanes=tuple(LaneRow(name, bool(info.get("paused", False)), info.get("max_running"),
-                                dict(info.get("counts", {})))
-                        for name, info in sorted(view.lanes.items())),
-            workers=_workers(view.workers),
+            lanes=tuple(
+                LaneRow(name, bool(info.get("paused", False)), info.get("max_running"), dict(info.get("counts", {})))
+                for name, info in sorted(view.lanes.items())
+            ),
+            workers=self._waiting_for_review(_workers(view.workers)),
             expiring=_expiring(view.workers, self.expiring_within_s),
             failed=tuple(_problem(p) for p in view.failed),
             blocked=tuple(_problem(p) for p in view.blocked),
@@ -167,6 +179,7 @@ class MonitorModel:
             latest=self.latest(),
             films=made_films(self.db, self.store, self.bookcode),
             spend=view.spend,
+            providers_down=tuple(view.providers_down),
         )
 
     @property
@@ -180,52 +193,68 @@ class MonitorModel:
         """The frames and character sheets completed last (approved or waiting for review), newest
         first, each fetched through the store; sought among the newest attempts only (read back
         along the attempts' key, so a refresh never scans the task table)."""
-        with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
-            recent = list(dict.fromkeys(conn.execute(
-                sa.select(attempts.c.task_id).where(attempts.c.outcome == Outcome.COMPLETED.value)
-                .order_by(attempts.c.id.desc()).limit(RECENT)).scalars()))
-            query = (sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.status, tasks.c.bookcode,
-                               tasks.c.output_path, tasks.c.result)
-                     .where(tasks.c.task_id.in_(recent), tasks.c.kind.in_(PICTURES)))
-            # status and book are checked here, not in SQL: a filter on them would lead SQLite's
-            # planner to walk every completed task by the status index instead of these keys
-            found = {r.task_id: r for r in (conn.execute(query) if recent else ())
-                     if r.status in SHOWN and r.output_path and self.bookcode in (None, r.bookcode)}
-        newest = [found[t] for t in recent if t in found][:limit]
-        return tuple(OutputRow(r.task_id, r.kind, _local(self.store, r.output_path, r.result)) for r in newest)
+        with reading(self.db) as conn:
+            newest = latest_outputs(conn, PICTURES, bookcode=self.bookcode, limit=limit, among=RECENT)
+        return tuple(OutputRow(r.task_id, r.kind, local_copy(self.store, r.output_path, r.result)) for r in newest)
+
+    def _waiting_for_review(self, rows: tuple[WorkerRow, ...]) -> tuple[WorkerRow, ...]:
+        """An idle worker whose lanes hold work that only a person's review can release, and no
+        other, says so: 'waiting for review (3 frames)' (what waits in every book: a worker
+        serves them all), as the worker itself says on its progress line."""
+        idle = [r for r in rows if r.state == Liveness.IDLE.value and r.lanes]
+        waiting = engine.review_count(self.db) if idle else 0
+        if not waiting:
+            return rows
+        held: dict[tuple[str, ...], bool] = {}
+        for r in idle:
+            if r.lanes not in held:
+                held[r.lanes] = bool(_open_in(self.db, r.lanes)) and engine.open_work(self.db, r.lanes) == 0
+        said = f"waiting for review ({frames(waiting)})"
+        return tuple(replace(r, state=said) if r in idle and held[r.lanes] else r for r in rows)
 
     def retry(self, task_id: str) -> ActionResult:
-        return attempt(lambda: engine.retry_task(self.db, task_id, by=self.by),
-                       lambda freed: f"{task_id} is pending again" + (f"; {len(freed)} dependent(s) released"
-                                                                      if freed else ""))
+        return attempt(
+            lambda: engine.retry_task(self.db, task_id, by=self.by),
+            lambda freed: (
+                f"{task_id} is pending again" + (f"; {plural(len(freed), 'dependent')} released" if freed else "")
+            ),
+        )
 
     def cancel(self, task_id: str) -> ActionResult:
-        return attempt(lambda: engine.cancel_task(self.db, task_id, by=self.by),
-                       lambda blocked: f"{task_id} canceled" + (f"; {len(blocked)} dependent(s) blocked"
-                                                                if blocked else ""))
+        return attempt(
+            lambda: engine.cancel_task(self.db, task_id, by=self.by),
+            lambda blocked: (
+                f"{task_id} canceled" + (f"; {plural(len(blocked), 'dependent')} blocked" if blocked else "")
+            ),
+        )
 
     def pause(self, lane: str) -> ActionResult:
-        return attempt(lambda: engine.update_lane(self.db, lane, paused=True),
-                       lambda _: f"lane {lane} paused: running tasks finish, nothing new is claimed")
+        return attempt(
+            lambda: engine.update_lane(self.db, lane, paused=True),
+            lambda _: f"lane {lane} paused: running tasks finish, nothing new is claimed",
+        )
 
     def resume(self, lane: str) -> ActionResult:
         return attempt(lambda: engine.update_lane(self.db, lane, paused=False), lambda _: f"lane {lane} resumed")
 
     def _throughput(self) -> Throughput:
-        """Attempts closed within the rate window by outcome, and completions in the last hour."""
-        in_window = attempts.c.finished_at >= now_plus(-RATE_WINDOW_S)
-        recent = sa.func.sum(sa.case((in_window, 1), else_=0)).label("recent")
-        query = (sa.select(attempts.c.outcome, sa.func.count().label("hour"), recent)
-                 .where(attempts.c.finished_at >= now_plus(-HOUR_S), attempts.c.outcome.is_not(None))
-                 .group_by(attempts.c.outcome))
-        if self.bookcode:
-            query = query.where(attempts.c.task_id.in_(
-                sa.select(tasks.c.task_id).where(tasks.c.bookcode == self.bookcode)))
-        with self.db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
-            rows = conn.execute(query).all()
-        return Throughput(outcomes={r.outcome: int(r.recent) for r in rows if r.recent},
-                          completed_last_hour=sum(int(r.hour) for r in rows
-                                                  if r.outcome == Outcome.COMPLETED.value))
+        """Attempts closed within the rate window by outcome, and completions in the last hour;
+        rates divide by the part of the window that work covered (a run that began two minutes
+        ago by two minutes), rounded up to a tenth of a minute as the screen shows it."""
+        with reading(self.db) as conn:
+            rows = outcome_counts(conn, window_s=RATE_WINDOW_S, since_s=HOUR_S, bookcode=self.bookcode)
+        covered = engine.covered_window(self.db, RATE_WINDOW_S, self.bookcode)
+        return Throughput(
+            outcomes={r.outcome.value: r.recent for r in rows if r.recent},
+            completed_last_hour=sum(r.since for r in rows if r.outcome is Outcome.COMPLETED),
+            window_s=min(math.ceil(covered / 6) * 6.0, RATE_WINDOW_S),
+        )
+
+
+def _open_in(db: Database, lanes: tuple[str, ...]) -> int:
+    """Tasks pending or running in these lanes, those held by review included."""
+    with reading(db) as conn:
+        return open_in_lanes(conn, lanes)
 
 
 def _workers(raw: Mapping[str, Mapping[str, Any]]) -> tuple[WorkerRow, ...]:
@@ -233,22 +262,33 @@ def _workers(raw: Mapping[str, Mapping[str, Any]]) -> tuple[WorkerRow, ...]:
     for worker_id, info in raw.items():
         current = list(info.get("current", []))
         first = current[0] if current else {}
-        rows.append(WorkerRow(
-            worker_id=worker_id, host=info.get("host"),
-            state=info.get("liveness") or info.get("state"), task_id=first.get("task_id"),
-            running=len(current), stage=first.get("stage"), heartbeat_age_s=first.get("heartbeat_age_s"),
-            last_seen_age_s=info.get("last_seen_age_s"),
-            completed=int(info.get("counts", {}).get(Status.COMPLETED.value, 0)),
-        ))
+        rows.append(
+            WorkerRow(
+                worker_id=worker_id,
+                host=info.get("host"),
+                state=engine.shown_state(info),
+                task_id=first.get("task_id"),
+                running=len(current),
+                stage=first.get("stage"),
+                heartbeat_age_s=first.get("heartbeat_age_s"),
+                last_seen_age_s=info.get("last_seen_age_s"),
+                completed=int(info.get("counts", {}).get(Status.COMPLETED.value, 0)),
+                lanes=tuple(x for x in (info.get("lanes") or "").split(",") if x),
+            )
+        )
     # Busy workers first, then the most recently seen.
-    return tuple(sorted(rows, key=lambda w: (w.running == 0, w.last_seen_age_s is None,
-                                             w.last_seen_age_s or 0.0, w.worker_id)))
+    return tuple(
+        sorted(rows, key=lambda w: (w.running == 0, w.last_seen_age_s is None, w.last_seen_age_s or 0.0, w.worker_id))
+    )
 
 
 def _expiring(raw: Mapping[str, Mapping[str, Any]], within_s: float) -> tuple[ExpiringRow, ...]:
-    rows = [ExpiringRow(t["task_id"], worker_id, float(t["lease_left_s"]))
-            for worker_id, info in raw.items() for t in info.get("current", [])
-            if t.get("lease_left_s") is not None and t["lease_left_s"] <= within_s]
+    rows = [
+        ExpiringRow(t["task_id"], worker_id, float(t["lease_left_s"]))
+        for worker_id, info in raw.items()
+        for t in info.get("current", [])
+        if t.get("lease_left_s") is not None and t["lease_left_s"] <= within_s
+    ]
     return tuple(sorted(rows, key=lambda r: r.lease_left_s))
 
 

@@ -1,19 +1,24 @@
-"""Serve the admin screen (notebooks/03_monitor.ipynb) as a web page with Voilà on 127.0.0.1.
+"""Serve the screens as web pages with Voilà on 127.0.0.1: the admin screen alone (`pipeline-kit
+monitor`) or the creator's notebooks (`pipeline-kit notebooks`), through one launcher.
 
-The notebook is copied with the chosen parameters injected (by papermill, literals only) into a
-temporary folder and served from there. The database URL reaches Voilà's kernel through
-$PIPELINE_KIT_DB in the environment, never as a parameter; a relative SQLite path is made
-absolute first because the kernel runs in that temporary folder.
+The notebooks are copied into a temporary folder (the monitor with its parameters injected by
+papermill, literals only) and served from there: the worker notebook is never among them, and
+nothing a page does is written into notebooks/ (kernels run in that folder; screens cache what
+they fetch per user). The database URL reaches the kernels through $PIPELINE_KIT_DB, never as a
+parameter; a relative SQLite path is made absolute first. Kernels are kept in check by
+jupyter_server's culler (idle and unconnected for `cull_idle_s`) and by a cap (`voila_server`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -25,25 +30,68 @@ from pipeline_kit.db.connect import ENV_VAR, describe_url
 from pipeline_kit.errors import BadInput
 
 MONITOR = "03_monitor.ipynb"
+# What a creator opens; the worker notebook (run by papermill on each PC) is left out on purpose.
+CREATOR_NOTEBOOKS = ("01_new_book.ipynb", "02_storyboard.ipynb", MONITOR, "postmortem.ipynb", "planning.ipynb")
 HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class KernelLimits:
+    """How the server keeps its kernels (one per open page) in check."""
+
+    cull_idle_s: int = 300  # an idle kernel no page is connected to is shut down after this
+    cull_interval_s: int = 60  # how often the culler looks
+    max_kernels: int = 8  # kernels at once; a page load beyond it first frees a kernel no page uses
+
+    def __post_init__(self) -> None:
+        if self.cull_idle_s < 1 or self.cull_interval_s < 1 or self.max_kernels < 1:
+            raise BadInput(f"kernel limits must be at least 1, got {self}")
+
+    def options(self) -> list[str]:
+        """jupyter_server's culling settings and the cap, as Voilà's command line takes them."""
+        return [
+            f"--MappingKernelManager.cull_idle_timeout={self.cull_idle_s}",
+            f"--MappingKernelManager.cull_interval={self.cull_interval_s}",
+            "--MappingKernelManager.cull_connected=False",  # a page still open keeps its kernel
+            "--VoilaConfiguration.multi_kernel_manager_class=pipeline_kit.ui.voila_server.CappedKernelManager",
+            f"--CappedKernelManager.max_kernels={self.max_kernels}",
+        ]
 
 
 def notebooks_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "notebooks"
 
 
-def prepare_monitor(folder: Path, *, bookcode: str = "", refresh_s: float = 5.0,
-                    expiring_within_s: float = 30.0) -> Path:
-    """Write the monitor notebook, parameters injected, into `folder`; returns its path."""
-    source = notebooks_dir() / MONITOR
+def _source(name: str) -> Path:
+    source = notebooks_dir() / name
     if not source.is_file():
-        raise BadInput(f"the admin screen's notebook is missing ({source}): run from a pipeline_kit checkout")
-    nb = parameterize_notebook(load_notebook_node(str(source)),
-                               {"bookcode": bookcode, "refresh_s": float(refresh_s),
-                                "expiring_within_s": float(expiring_within_s), "auto_refresh": True})
+        raise BadInput(f"the notebook {name} is missing ({source}): run from a pipeline_kit checkout")
+    return source
+
+
+def prepare_monitor(
+    folder: Path, *, bookcode: str = "", refresh_s: float = 5.0, expiring_within_s: float = 30.0
+) -> Path:
+    """Write the monitor notebook, parameters injected, into `folder`; returns its path."""
+    nb = parameterize_notebook(
+        load_notebook_node(str(_source(MONITOR))),
+        {
+            "bookcode": bookcode,
+            "refresh_s": float(refresh_s),
+            "expiring_within_s": float(expiring_within_s),
+            "auto_refresh": True,
+        },
+    )
     target = folder / MONITOR
     nbformat.write(nb, target)
     return target
+
+
+def prepare_notebooks(folder: Path) -> Path:
+    """Copy the creator's notebooks (never the worker's) into `folder`; returns the folder."""
+    for name in CREATOR_NOTEBOOKS:
+        shutil.copyfile(_source(name), folder / name)
+    return folder
 
 
 def absolute_url(url: str) -> str:
@@ -54,30 +102,69 @@ def absolute_url(url: str) -> str:
     return parsed.set(database=str(Path(parsed.database).resolve())).render_as_string(hide_password=False)
 
 
-def voila_command(notebook: Path, *, port: int, open_browser: bool) -> list[str]:
-    cmd = [sys.executable, "-m", "voila", str(notebook), f"--port={port}", f"--Voila.ip={HOST}",
-           "--Voila.port_retries=0", "--theme=light", "--show_tracebacks=False"]
+def voila_command(target: Path, *, port: int, open_browser: bool, limits: KernelLimits) -> list[str]:
+    """Voilà (with the kernel cap and list of `voila_server`) serving one notebook or a folder."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipeline_kit.ui.voila_server",
+        str(target),
+        f"--port={port}",
+        f"--Voila.ip={HOST}",
+        "--Voila.port_retries=0",
+        "--theme=light",
+        "--show_tracebacks=False",
+        *limits.options(),
+    ]
     if not open_browser:
         cmd.append("--no-browser")
     return cmd
 
 
-def serve_monitor(url: str, *, port: int, open_browser: bool, bookcode: str = "", refresh_s: float = 5.0) -> int:
-    """Run Voilà on the admin screen until interrupted; returns Voilà's exit code (0 on Ctrl-C)."""
+def serve(target: Path, url: str, *, port: int, open_browser: bool, limits: KernelLimits, what: str) -> int:
+    """Run Voilà on `target` (kernels started in its folder) until interrupted; returns Voilà's
+    exit code (0 on Ctrl-C). The kernels find the database in $PIPELINE_KIT_DB."""
+    env = {**os.environ, ENV_VAR: absolute_url(url)}
+    print(
+        f"{what} on http://{HOST}:{port}/ watching {describe_url(url)} "
+        f"(at most {limits.max_kernels} pages at once; Ctrl-C stops it)",
+        flush=True,
+    )
+    proc = subprocess.Popen(
+        voila_command(target, port=port, open_browser=open_browser, limits=limits),
+        env=env,
+        cwd=target if target.is_dir() else target.parent,
+    )
+    if threading.current_thread() is threading.main_thread():  # SIGTERM stops Voilà and its kernels too
+        signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        return 0
+
+
+def serve_monitor(
+    url: str,
+    *,
+    port: int,
+    open_browser: bool,
+    bookcode: str = "",
+    refresh_s: float = 5.0,
+    limits: KernelLimits = KernelLimits(),
+) -> int:
+    """The admin screen alone, refreshing itself (`pipeline-kit monitor`)."""
     with tempfile.TemporaryDirectory(prefix="pk-monitor-") as folder:
         notebook = prepare_monitor(Path(folder), bookcode=bookcode, refresh_s=refresh_s)
-        env = {**os.environ, ENV_VAR: absolute_url(url)}
-        print(f"admin screen on http://{HOST}:{port}/ watching {describe_url(url)} "
-              "(Ctrl-C stops it)", flush=True)
-        proc = subprocess.Popen(voila_command(notebook, port=port, open_browser=open_browser), env=env)
-        if threading.current_thread() is threading.main_thread():  # SIGTERM stops Voilà and its kernel too
-            signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
-        try:
-            return proc.wait()
-        except KeyboardInterrupt:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            return 0
+        return serve(notebook, url, port=port, open_browser=open_browser, limits=limits, what="admin screen")
+
+
+def serve_notebooks(url: str, *, port: int, open_browser: bool, limits: KernelLimits = KernelLimits()) -> int:
+    """The creator's notebooks, listed at the root (`pipeline-kit notebooks`)."""
+    with tempfile.TemporaryDirectory(prefix="pk-notebooks-") as folder:
+        served = prepare_notebooks(Path(folder))
+        return serve(served, url, port=port, open_browser=open_browser, limits=limits, what="the creator's notebooks")

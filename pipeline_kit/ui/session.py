@@ -24,8 +24,10 @@ from pipeline_kit.store import Store, open_store
 def open_database() -> Database:
     """Connect to $PIPELINE_KIT_DB and check its schema; a clear error when it is not set."""
     if not os.environ.get(ENV_VAR):
-        raise BadInput(f"set {ENV_VAR} to the database URL before starting Jupyter, e.g. "
-                       f"export {ENV_VAR}=sqlite:///$PWD/data/production.db")
+        raise BadInput(
+            f"set {ENV_VAR} to the database URL before starting Jupyter, e.g. "
+            f"export {ENV_VAR}=sqlite:///$PWD/data/production.db"
+        )
     db = connect()
     require_schema(db)
     return db
@@ -48,3 +50,11 @@ def screen_store(db: Database, cache: Path | None = None) -> Store:
     """The output store in effect, as a screen reads it: fetched files cached under `cache`
     (default `screen_cache()`), whichever folder the notebook runs in."""
     return open_store(db, cache=(cache or screen_cache()) / "outputs")
+
+
+def report_folder(out_dir: str, bookcode: str | None) -> Path:
+    """Where a notebook's post-mortem writes its films and tables: the folder the user named, else
+    this user's cache (reports/BOOKCODE under `screen_cache()`), never the notebook's own folder."""
+    if out_dir:
+        return Path(out_dir).expanduser()
+    return screen_cache() / "reports" / (bookcode or "all")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import ipywidgets as w
 
-from pipeline_kit.ui.actions import ActionResult
+from pipeline_kit.ui.actions import ActionResult, Said
 
 STYLE = """<style>
 .pk-table {border-collapse: collapse; font-size: 13px; margin: 4px 0 10px 0}
@@ -24,8 +24,7 @@ STYLE = """<style>
 </style>"""
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, key: str = "",
-          empty: str = "none") -> str:
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]], *, key: str = "", empty: str = "none") -> str:
     """An HTML table; every cell escaped. `key` names the table (data-pk) for tests and styling."""
     body = ["<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows]
     if not body:
@@ -73,8 +72,9 @@ K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-def reuse(shown: Mapping[K, w.Widget], items: Sequence[tuple[K, T]], make: Callable[[T], w.Widget]
-          ) -> dict[K, w.Widget]:
+def reuse(
+    shown: Mapping[K, w.Widget], items: Sequence[tuple[K, T]], make: Callable[[T], w.Widget]
+) -> dict[K, w.Widget]:
     """A widget per picture or film, in the order given: made once per key (its file), then
     reused while it is shown, so a refresh does not send the same file to the page again."""
     return {key: shown.get(key) or make(item) for key, item in items}
@@ -95,7 +95,7 @@ class Message:
     def __init__(self) -> None:
         self.widget = w.HTML("", layout=w.Layout(min_height="1.5em"))
 
-    def show(self, result: ActionResult) -> None:
+    def show(self, result: Said) -> None:
         css = "pk-ok" if result.ok else "pk-bad"
         self.widget.value = f'<span class="{css}" data-pk="message">{html.escape(result.message)}</span>'
 
@@ -104,9 +104,11 @@ class Message:
 
 
 class Screen(Protocol):
-    """Anything shown on a page: it has its widget."""
+    """Anything shown as a section of a page: it has its widget and shows the database anew."""
 
     widget: w.Widget
+
+    def redraw(self) -> object: ...
 
 
 S = TypeVar("S", bound=Screen)
@@ -127,9 +129,25 @@ class BookSection(Generic[S]):
         """Show the chosen book's screen (a hint while none is chosen)."""
         code = self.book.value
         self.screen = self.make(code) if code else None
-        self.widget.children = ((self.screen.widget,) if self.screen is not None
-                                else (w.HTML("<i>choose a book above</i>"),))
+        self.widget.children = (
+            (self.screen.widget,) if self.screen is not None else (w.HTML("<i>choose a book above</i>"),)
+        )
         return self.screen
+
+    def redraw(self) -> None:
+        """The shown screen reads the database again (nothing while no book is chosen)."""
+        if self.screen is not None:
+            self.screen.redraw()
+
+
+def options(box: w.Dropdown, choices: Sequence[tuple[str, object]]) -> None:
+    """Replace a dropdown's choices, keeping its value when still offered."""
+    keep, values = box.value, [v for _, v in choices]
+    box.options = list(choices)
+    if values:
+        box.value = keep if keep in values else values[0]
+
+
 def picture(path: Path, mime: str, width: int) -> w.Widget | None:
     """An image or a video widget showing the file (None for other kinds of file)."""
     kind, _, fmt = mime.partition("/")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pipeline_kit import engine
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack
+from pipeline_kit.plural import plural
 
 STAGE_GAP_S = 1.0  # a new stage is written this soon, not at the next renewal (coalesced)
 ERROR_LINE_EVERY_S = 60.0  # at most one line per minute about failing beats, however many fail
@@ -24,9 +25,19 @@ class Heartbeat:
     `claimed` for a task that has been generating for a whole heartbeat interval.
     """
 
-    def __init__(self, db: Database, worker_id: str, *, lease_s: float, every_s: float,
-                 on_error: Callable[[BaseException], None] | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        worker_id: str,
+        *,
+        lease_s: float,
+        every_s: float,
+        on_error: Callable[[BaseException], None] | None = None,
+        paused: Callable[[], str | None] = lambda: None,
+    ) -> None:
+        """`paused` says what the worker waits for (a provider, the store), shown on its row."""
         self.db, self.worker_id, self.lease_s, self.every_s = db, worker_id, lease_s, every_s
+        self._paused = paused
         self._held: dict[str, str] = {}
         self._stages: dict[str, str] = {}
         self._fenced: set[tuple[str, str]] = set()
@@ -69,12 +80,16 @@ class Heartbeat:
         if changed:
             self._staged.set()
 
+    def nudge(self) -> None:
+        """Write the worker's row within STAGE_GAP_S, not at the next renewal (it was paused or resumed)."""
+        self._staged.set()
+
     def beat(self) -> None:
         """Renew now (also called by the runtime right before it publishes an output)."""
         with self._lock:
             held, stages = dict(self._held), dict(self._stages)
         if not held:
-            engine.touch_worker(self.db, self.worker_id, "idle")
+            engine.touch_worker(self.db, self.worker_id, "idle", paused=self._paused())
             return
         acks = engine.heartbeat_many(self.db, self.worker_id, held, lease_s=self.lease_s, stages=stages)
         with self._lock:
@@ -83,7 +98,7 @@ class Heartbeat:
                     self._fenced.add((task_id, held[task_id]))
                     if self._held.get(task_id) == held[task_id]:  # stop renewing a lease we lost
                         del self._held[task_id]
-        engine.touch_worker(self.db, self.worker_id, "working")
+        engine.touch_worker(self.db, self.worker_id, "working", paused=self._paused())
 
     def _run(self) -> None:
         last = time.monotonic()
@@ -106,6 +121,8 @@ class Heartbeat:
         if time.monotonic() - self._last_report < ERROR_LINE_EVERY_S:
             return
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        sys.stderr.write(f"{self.worker_id}: {self._errors} heartbeat(s) failed since the last report; "
-                         f"last: {type(exc).__name__}: {first}\n")
+        sys.stderr.write(
+            f"{self.worker_id}: {plural(self._errors, 'heartbeat')} failed since the last report; "
+            f"last: {type(exc).__name__}: {first}\n"
+        )
         self._errors, self._last_report = 0, time.monotonic()

@@ -13,13 +13,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 MAX_INFLIGHT = 64  # remote jobs one worker may hold at once (a lease and a thread each)
 
+
 class InFlight:
     """Up to `limit` tasks running on threads; with a limit of 1 nothing runs on a thread."""
 
     def __init__(self, limit: int, name: str) -> None:
         self.limit = limit
-        self._pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix=f"inflight-{name}") \
-            if limit > 1 else None
+        self._pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix=f"inflight-{name}") if limit > 1 else None
         self._running: set[Future[str]] = set()
 
     def __len__(self) -> int:

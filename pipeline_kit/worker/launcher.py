@@ -23,18 +23,38 @@ from pipeline_kit.worker.runtime import DEFAULT_LANES
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "worker.ipynb"
 
 
-def run_night(worker_id: str, *, runs: int, minutes: float, lanes: str, backend: str, out: Path,
-              inflight: int = 1, notebook: Path = NOTEBOOK, pause_s: float = 30.0) -> int:
+def run_night(
+    worker_id: str,
+    *,
+    runs: int,
+    minutes: float,
+    lanes: str,
+    backend: str,
+    out: Path,
+    inflight: int = 1,
+    notebook: Path = NOTEBOOK,
+    pause_s: float = 30.0,
+) -> int:
     """Run up to `runs` bounded notebook runs; returns how many finished without error."""
     ok = 0
     for n in range(1, runs + 1):
         target = out / worker_id / f"{datetime.now():%Y%m%d-%H%M%S}-run{n}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            pm.execute_notebook(str(notebook), str(target), kernel_name="python3", progress_bar=False,
-                                parameters={"worker_id": worker_id, "lanes": lanes, "backend": backend,
-                                            "inflight": inflight, "max_minutes": minutes,
-                                            "until_empty": True})
+            pm.execute_notebook(
+                str(notebook),
+                str(target),
+                kernel_name="python3",
+                progress_bar=False,
+                parameters={
+                    "worker_id": worker_id,
+                    "lanes": lanes,
+                    "backend": backend,
+                    "inflight": inflight,
+                    "max_minutes": minutes,
+                    "until_empty": True,
+                },
+            )
         except pm.PapermillExecutionError as exc:
             sys.stderr.write(f"run {n} of {worker_id} failed: {exc.ename}: {exc.evalue}; see {target}\n")
             time.sleep(pause_s)
@@ -61,8 +81,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs and --minutes must be positive")
     if not 1 <= args.inflight <= MAX_INFLIGHT:
         parser.error(f"--inflight must be from 1 to {MAX_INFLIGHT}")
-    run_night(args.worker_id, runs=args.runs, minutes=args.minutes, lanes=args.lanes, backend=args.backend,
-              out=args.out, inflight=args.inflight)
+    run_night(
+        args.worker_id,
+        runs=args.runs,
+        minutes=args.minutes,
+        lanes=args.lanes,
+        backend=args.backend,
+        out=args.out,
+        inflight=args.inflight,
+    )
     return 0
 
 

@@ -14,10 +14,12 @@ from typing import Any
 
 import pandas as pd
 
+from pipeline_kit.backends import backend_choices
 from pipeline_kit.backends.profile import resolve_backend
-from pipeline_kit.backends.routing import Routing
+from pipeline_kit.backends.routing import KINDS, Routing
 from pipeline_kit.db.connect import ENV_VAR, resolve_url
 from pipeline_kit.engine.claim import MAX_BATCH
+from pipeline_kit.engine.registry import check_identity
 from pipeline_kit.errors import BadInput
 from pipeline_kit.worker.inflight import MAX_INFLIGHT
 from pipeline_kit.worker.runtime import DEFAULT_LANES, Summary, WorkerConfig, default_heartbeat
@@ -38,9 +40,28 @@ def database_url(db_profile: str = "") -> str:
     return url
 
 
-def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), backend: Any, batch: Any,
-                    until_empty: Any, max_tasks: Any, max_minutes: Any, lease_s: Any = 120.0,
-                    heartbeat_s: Any = None, inflight: Any = 1) -> WorkerConfig:
+def backend_help() -> str:
+    """What the notebook's `backend` may name, from the registries: the backends, and the kinds
+    a routing names one per kind."""
+    return (
+        f"backend: one of {backend_choices()}; or KIND=NAME pairs, default=NAME for the rest, "
+        f"over the kinds {', '.join(KINDS)}"
+    )
+
+
+def notebook_config(
+    *,
+    worker_id: Any,
+    lanes: Any = ",".join(DEFAULT_LANES),
+    backend: Any,
+    batch: Any,
+    until_empty: Any,
+    max_tasks: Any,
+    max_minutes: Any,
+    lease_s: Any = 120.0,
+    heartbeat_s: Any = None,
+    inflight: Any = 1,
+) -> WorkerConfig:
     """Check the notebook's parameters and build the worker's config (0 means 'no limit'; the
     lanes and heartbeat default as the CLI's do)."""
     if not isinstance(worker_id, str) or not worker_id.strip():
@@ -48,12 +69,17 @@ def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), bac
     if not isinstance(lanes, str) or not [x for x in lanes.split(",") if x.strip()]:
         raise BadInput(f"lanes must be a comma-separated string like 'image,video', got {lanes!r}")
     if not isinstance(backend, str):
-        raise BadInput(f"backend must be a name like 'sketch' or a routing like "
-                       f"'character_sheet=ark,video=ark' ('' = the profile), got {backend!r}")
+        raise BadInput(
+            f"backend must be a name like 'sketch' or a routing like "
+            f"'character_sheet=ark,video=ark' ('' = the profile), got {backend!r}"
+        )
     backend = resolve_backend(backend.strip() or None)
     Routing.parse(backend)  # a malformed routing is refused here, in one line
-    for name, value, low, high in (("batch", batch, 1, MAX_BATCH), ("max_tasks", max_tasks, 0, 100_000),
-                                   ("inflight", inflight, 1, MAX_INFLIGHT)):
+    for name, value, low, high in (
+        ("batch", batch, 1, MAX_BATCH),
+        ("max_tasks", max_tasks, 0, 100_000),
+        ("inflight", inflight, 1, MAX_INFLIGHT),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
             raise BadInput(f"{name} must be a whole number from {low} to {high}, got {value!r}")
     if not isinstance(until_empty, bool):
@@ -64,11 +90,20 @@ def notebook_config(*, worker_id: Any, lanes: Any = ",".join(DEFAULT_LANES), bac
         heartbeat_s = default_heartbeat(float(lease_s))
     if not 0 < float(heartbeat_s) < float(lease_s):
         raise BadInput(f"heartbeat_s ({heartbeat_s}) must be above 0 and shorter than lease_s ({lease_s})")
-    return WorkerConfig(worker_id=worker_id.strip(), lanes=tuple(x.strip() for x in lanes.split(",") if x.strip()),
-                        backend=backend, batch=batch, inflight=inflight, until_empty=until_empty,
-                        max_tasks=max_tasks or None,
-                        max_minutes=float(max_minutes) or None, lease_s=float(lease_s),
-                        heartbeat_s=float(heartbeat_s), uid=os.environ.get("PIPELINE_KIT_UID"))
+    check_identity(worker_id.strip(), os.environ.get("PIPELINE_KIT_UID"))
+    return WorkerConfig(
+        worker_id=worker_id.strip(),
+        lanes=tuple(x.strip() for x in lanes.split(",") if x.strip()),
+        backend=backend,
+        batch=batch,
+        inflight=inflight,
+        until_empty=until_empty,
+        max_tasks=max_tasks or None,
+        max_minutes=float(max_minutes) or None,
+        lease_s=float(lease_s),
+        heartbeat_s=float(heartbeat_s),
+        uid=os.environ.get("PIPELINE_KIT_UID"),
+    )
 
 
 def summary_frame(summary: Summary) -> pd.DataFrame:

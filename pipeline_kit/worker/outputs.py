@@ -32,7 +32,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used as it is in a path
 _UNREADABLE = re.compile(r"[^\w-]+")  # letters of every script stay; emoji, spaces, / do not
 READABLE_MAX = 40  # characters of the task id kept in its file name (4 bytes each at most)
-HASH_HEX = 12      # 48 bits of the task id's sha256: what makes the name unique
+HASH_HEX = 12  # 48 bits of the task id's sha256: what makes the name unique
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,18 @@ class OutputPaths:
     ready_meta: Path
 
     @classmethod
-    def for_task(cls, root: Path, *, task_id: str, kind: str, bookcode: str | None, shot_id: str | None,
-                 suffix: str, token: str, publish_as: str | None = None) -> OutputPaths:
+    def for_task(
+        cls,
+        root: Path,
+        *,
+        task_id: str,
+        kind: str,
+        bookcode: str | None,
+        shot_id: str | None,
+        suffix: str,
+        token: str,
+        publish_as: str | None = None,
+    ) -> OutputPaths:
         parts = [_safe(p) for p in Path(publish_as or "").parts if p not in ("", ".", "..", "/")]
         if parts:  # a path under the data folder the task asks for (films/BOOK/film.mp4)
             name = "/".join(parts)
@@ -54,11 +64,16 @@ class OutputPaths:
         else:
             folder = f"{OUTPUTS}{_safe(bookcode)}/" if bookcode else OUTPUTS
             name = f"{folder}tasks/{task_file_name(task_id, bookcode, suffix)}"
-        final = root / name[len(OUTPUTS):] if name.startswith(OUTPUTS) else root.parent / name
+        final = root / name[len(OUTPUTS) :] if name.startswith(OUTPUTS) else root.parent / name
         stem, suffix = final.name[: len(final.name) - len(final.suffix)], final.suffix
         # the real suffix stays last: tools such as ffmpeg pick the format from it
-        return cls(name, final, final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
-                   final.with_name(f"{stem}.ready{suffix}"), final.with_name(f"{stem}.ready.json"))
+        return cls(
+            name,
+            final,
+            final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
+            final.with_name(f"{stem}.ready{suffix}"),
+            final.with_name(f"{stem}.ready.json"),
+        )
 
     def mark_ready(self, meta: dict[str, Any], extras: Mapping[str, Path] | None = None) -> None:
         """The call returned: keep its file (and side files) and what it cost for a takeover."""
@@ -71,8 +86,9 @@ class OutputPaths:
     def side_part(self, suffix: str) -> Path:
         """Where this attempt writes a side file before `mark_ready` keeps it: named like the temp
         file (`X.TOKEN.thumb.jpg.part.png`), so `tidy` clears it if the attempt dies first."""
-        return self.part.with_name(self.part.name.removesuffix(f".part{self.final.suffix}")
-                                   + f"{suffix}.part{self.final.suffix}")
+        return self.part.with_name(
+            self.part.name.removesuffix(f".part{self.final.suffix}") + f"{suffix}.part{self.final.suffix}"
+        )
 
     def side(self, suffix: str, *, ready: bool = False) -> Path:
         """Where a side file (".srt", ".contact.png") lives: next to the final file."""

@@ -48,13 +48,24 @@ class Reconnect:
     jitter: float = 0.2
     max_outage_s: float = 900.0
 
-    def call(self, fn: Callable[[], T], *, what: str, stop: threading.Event | None = None) -> T:
-        """Run `fn`; on a lost connection wait and run it again, until it answers or time is up."""
+    def call(
+        self,
+        fn: Callable[[], T],
+        *,
+        what: str,
+        stop: threading.Event | None = None,
+        paused: Callable[[str | None], None] = lambda why: None,
+    ) -> T:
+        """Run `fn`; on a lost connection wait and run it again, until it answers or time is up.
+        `paused` hears why the caller waits when a store wait begins, and None once it answered."""
         started = time.monotonic()
         step = 0
         while True:
             try:
-                return fn()
+                answer = fn()
+                if step:
+                    paused(None)
+                return answer
             except (DBAPIError, StoreUnavailable) as exc:
                 if isinstance(exc, DBAPIError) and not is_connection_loss(exc):
                     raise
@@ -66,6 +77,8 @@ class Reconnect:
                 delay *= random.uniform(1 - self.jitter, 1 + self.jitter)
                 why = f" ({exc})" if isinstance(exc, StoreUnavailable) else ""
                 sys.stderr.write(f"{away} unreachable during {what}{why}; retrying in {delay:.1f} s\n")
+                if step == 0 and isinstance(exc, StoreUnavailable):
+                    paused(f"store unreachable during {what}")
                 step += 1
                 if stop is not None and stop.wait(delay):
                     raise DatabaseUnavailable(f"stopped while the {away} was away during {what}") from None

@@ -25,8 +25,9 @@ def problems(chart: Figure | NothingToShow) -> list[str]:
     """Everything wrong with a chart; empty when it has data that fills its axes and every
     label is inside the figure and clear of its neighbours, or it says why it has nothing."""
     if isinstance(chart, NothingToShow):
-        return [] if chart.why.strip() and str(chart).startswith("nothing to show: ") else [
-            f"an empty reason: {chart!r}"]
+        return (
+            [] if chart.why.strip() and str(chart).startswith("nothing to show: ") else [f"an empty reason: {chart!r}"]
+        )
     renderer = FigureCanvasAgg(chart).get_renderer()
     chart.draw(renderer)
     found = []
@@ -43,8 +44,7 @@ def problems(chart: Figure | NothingToShow) -> list[str]:
             boxes = [t.get_window_extent(renderer) for t in labels]
             for (ta, a), (tb, b) in itertools.combinations(zip(labels, boxes, strict=True), 2):
                 if _overlap(a, b):
-                    found.append(f"{_name(ax)}: tick labels {ta.get_text()!r} and "
-                                 f"{tb.get_text()!r} overlap")
+                    found.append(f"{_name(ax)}: tick labels {ta.get_text()!r} and {tb.get_text()!r} overlap")
     texts = [t for t in chart.findobj(lambda a: isinstance(a, Text)) if id(t) not in ticks]
     for text in texts + shown:
         if not text.get_visible() or not text.get_text():
@@ -52,8 +52,12 @@ def problems(chart: Figure | NothingToShow) -> list[str]:
         if ROUNDED_TO_NOTHING.search(text.get_text()):
             found.append(f"text {text.get_text()!r} rounds a duration to zero")
         box = text.get_window_extent(renderer)
-        if (box.x0 < frame.x0 - PIXELS or box.x1 > frame.x1 + PIXELS
-                or box.y0 < frame.y0 - PIXELS or box.y1 > frame.y1 + PIXELS):
+        if (
+            box.x0 < frame.x0 - PIXELS
+            or box.x1 > frame.x1 + PIXELS
+            or box.y0 < frame.y0 - PIXELS
+            or box.y1 > frame.y1 + PIXELS
+        ):
             found.append(f"text {text.get_text()!r} runs off the figure")
     return found
 
@@ -63,8 +67,12 @@ def _drawn(axis: Axis) -> list[Text]:
     low, high = sorted(axis.get_view_interval())
     span = (high - low) * 1e-9
     locs = axis.get_majorticklocs()
-    return [label for loc, tick in zip(locs, axis.get_major_ticks(len(locs)), strict=True)
-            if low - span <= loc <= high + span for label in (tick.label1, tick.label2)]
+    return [
+        label
+        for loc, tick in zip(locs, axis.get_major_ticks(len(locs)), strict=True)
+        if low - span <= loc <= high + span
+        for label in (tick.label1, tick.label2)
+    ]
 
 
 def _name(ax: Axes) -> str:
@@ -88,5 +96,4 @@ def _data_problems(ax: Axes) -> list[str]:
 
 
 def _overlap(a: Bbox, b: Bbox) -> bool:
-    return (min(a.x1, b.x1) - max(a.x0, b.x0) > PIXELS
-            and min(a.y1, b.y1) - max(a.y0, b.y0) > PIXELS)
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > PIXELS and min(a.y1, b.y1) - max(a.y0, b.y0) > PIXELS

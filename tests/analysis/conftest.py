@@ -57,9 +57,13 @@ HEARTBEATS = {"pc-a": (0, 1, 2, 3, 13), "pc-b": (0, 2, 4)}
 TITLES = {"bk1": "The Lamplighter of Gullhaven", "bk2": "Tom & Jerry <Abroad>"}
 
 
-def insert_log(db: Database, task_rows: list[tuple] = TASKS, attempt_rows: list[tuple] = ATTEMPTS,
-               heartbeats: dict[str, tuple[float, ...]] = HEARTBEATS,
-               worker_ids: tuple[str, ...] = ("pc-a", "pc-b", "pc-c")) -> None:
+def insert_log(
+    db: Database,
+    task_rows: list[tuple] = TASKS,
+    attempt_rows: list[tuple] = ATTEMPTS,
+    heartbeats: dict[str, tuple[float, ...]] = HEARTBEATS,
+    worker_ids: tuple[str, ...] = ("pc-a", "pc-b", "pc-c"),
+) -> None:
     """Insert a log given as the tuples above straight into the tables."""
     counts: dict[str, int] = {}
     for a in attempt_rows:
@@ -67,29 +71,74 @@ def insert_log(db: Database, task_rows: list[tuple] = TASKS, attempt_rows: list[
     with db.engine.begin() as conn:
         books_named = sorted({t[1] for t in task_rows} & set(TITLES))
         if books_named:
-            conn.execute(sa.insert(books), [{"bookcode": b, "title": TITLES[b], "lang": "en"}
-                                            for b in books_named])
-        conn.execute(sa.insert(workers), [
-            {"worker_id": w, "host": f"host-{w}", "version": "0.1.0", "lanes": "image,video",
-             "backend": "sketch", "started_at": T0, "last_seen_at": at(90), "state": "stopped"}
-            for w in worker_ids])
-        conn.execute(sa.insert(tasks), [
-            {"task_id": tid, "bookcode": book, "shot_id": shot, "kind": kind, "lane": lane,
-             "status": status, "priority": 0, "attempts": counts.get(tid, 0), "retry_base": 0,
-             "max_attempts": 3, "run_after": T0, "deps_remaining": 0, "cost": 0.0,
-             "created_at": T0, "finished_at": None if fin is None else at(fin)}
-            for tid, book, shot, kind, lane, status, fin in task_rows])
-        conn.execute(sa.insert(attempts), [
-            {"task_id": tid, "attempt_no": no, "worker_id": w, "lease_token": f"{tid}-{no}",
-             "claimed_at": at(c), "finished_at": None if f is None else at(f), "outcome": o,
-             "error_kind": ek, "cost": cost}
-            for tid, no, w, c, f, o, ek, cost in attempt_rows])
-        rows = [{"at": at(m), "kind": "heartbeat", "task_id": None, "worker_id": w,
-                 "detail": {"count": 1}} for w, beats in heartbeats.items() for m in beats]
-        rows.append({"at": at(0), "kind": "claim", "task_id": None, "worker_id": "pc-a",
-                     "detail": {"count": 1}})
-        rows += [{"at": at(40), "kind": "reclaim", "task_id": a[0], "worker_id": a[2],
-                  "detail": {"by": "pc-b"}} for a in attempt_rows if a[5] == "lost"]
+            conn.execute(sa.insert(books), [{"bookcode": b, "title": TITLES[b], "lang": "en"} for b in books_named])
+        conn.execute(
+            sa.insert(workers),
+            [
+                {
+                    "worker_id": w,
+                    "host": f"host-{w}",
+                    "version": "0.1.0",
+                    "lanes": "image,video",
+                    "backend": "sketch",
+                    "started_at": T0,
+                    "last_seen_at": at(90),
+                    "state": "stopped",
+                }
+                for w in worker_ids
+            ],
+        )
+        conn.execute(
+            sa.insert(tasks),
+            [
+                {
+                    "task_id": tid,
+                    "bookcode": book,
+                    "shot_id": shot,
+                    "kind": kind,
+                    "lane": lane,
+                    "status": status,
+                    "priority": 0,
+                    "attempts": counts.get(tid, 0),
+                    "retry_base": 0,
+                    "max_attempts": 3,
+                    "run_after": T0,
+                    "deps_remaining": 0,
+                    "cost": 0.0,
+                    "created_at": T0,
+                    "finished_at": None if fin is None else at(fin),
+                }
+                for tid, book, shot, kind, lane, status, fin in task_rows
+            ],
+        )
+        conn.execute(
+            sa.insert(attempts),
+            [
+                {
+                    "task_id": tid,
+                    "attempt_no": no,
+                    "worker_id": w,
+                    "lease_token": f"{tid}-{no}",
+                    "claimed_at": at(c),
+                    "finished_at": None if f is None else at(f),
+                    "outcome": o,
+                    "error_kind": ek,
+                    "cost": cost,
+                }
+                for tid, no, w, c, f, o, ek, cost in attempt_rows
+            ],
+        )
+        rows = [
+            {"at": at(m), "kind": "heartbeat", "task_id": None, "worker_id": w, "detail": {"count": 1}}
+            for w, beats in heartbeats.items()
+            for m in beats
+        ]
+        rows.append({"at": at(0), "kind": "claim", "task_id": None, "worker_id": "pc-a", "detail": {"count": 1}})
+        rows += [
+            {"at": at(40), "kind": "reclaim", "task_id": a[0], "worker_id": a[2], "detail": {"by": "pc-b"}}
+            for a in attempt_rows
+            if a[5] == "lost"
+        ]
         conn.execute(sa.insert(events), rows)
 
 
@@ -119,16 +168,27 @@ def simulated_rows(result: SimResult, beat_minutes: float = 30.0) -> dict:
         lane, kind = kinds[int(task) % len(kinds)]
         last = mine.iloc[-1]
         status = "completed" if last["outcome"] == "completed" else "failed"
-        task_rows.append((f"t{task:05d}", "bk1", f"s{int(task) // 3:04d}", kind, lane, status,
-                          float(last["end"])))
+        task_rows.append((f"t{task:05d}", "bk1", f"s{int(task) // 3:04d}", kind, lane, status, float(last["end"])))
         for no, a in enumerate(mine.itertuples(index=False), start=1):
             outcome = {"completed": "completed", "lost": "lost"}.get(
-                a.outcome, "failed" if no == len(mine) else "retried")
-            attempt_rows.append((f"t{task:05d}", no, a.machine, float(a.start), float(a.end),
-                                 outcome, None if outcome in ("completed", "lost") else "timeout",
-                                 0.25 if outcome == "completed" else 0.0))
-            beats.setdefault(a.machine, set()).update(
-                float(m) for m in np.arange(a.start, a.end, beat_minutes))
-    return {"task_rows": task_rows, "attempt_rows": attempt_rows,
-            "heartbeats": {m: tuple(sorted(b)) for m, b in sorted(beats.items())},
-            "worker_ids": tuple(result.plan.names)}
+                a.outcome, "failed" if no == len(mine) else "retried"
+            )
+            attempt_rows.append(
+                (
+                    f"t{task:05d}",
+                    no,
+                    a.machine,
+                    float(a.start),
+                    float(a.end),
+                    outcome,
+                    None if outcome in ("completed", "lost") else "timeout",
+                    0.25 if outcome == "completed" else 0.0,
+                )
+            )
+            beats.setdefault(a.machine, set()).update(float(m) for m in np.arange(a.start, a.end, beat_minutes))
+    return {
+        "task_rows": task_rows,
+        "attempt_rows": attempt_rows,
+        "heartbeats": {m: tuple(sorted(b)) for m, b in sorted(beats.items())},
+        "worker_ids": tuple(result.plan.names),
+    }

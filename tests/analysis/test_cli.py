@@ -14,8 +14,9 @@ from pipeline_kit.db import Database
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-m", "pipeline_kit", *args], capture_output=True,
-                          text=True, timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", *args], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def test_simulate_json_has_makespan_and_per_machine_counts() -> None:
@@ -26,16 +27,19 @@ def test_simulate_json_has_makespan_and_per_machine_counts() -> None:
     assert got["makespan_minutes"] == 3430 and got["completed"] == {"A": 343, "B": 343, "C": 343}
 
 
-@pytest.mark.parametrize("args", [
-    ["--machines", "0"],
-    ["--machines", "3", "--speeds", "1,0.9"],
-    ["--fail-streak", "A20"],
-    ["--fail-streak", "Q:3"],
-    ["--sleep", "B:9-3"],
-    ["--fail-rate", "1.5"],
-    ["--speeds", "fast"],
-    ["--tasks", "many"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--machines", "0"],
+        ["--machines", "3", "--speeds", "1,0.9"],
+        ["--fail-streak", "A20"],
+        ["--fail-streak", "Q:3"],
+        ["--sleep", "B:9-3"],
+        ["--fail-rate", "1.5"],
+        ["--speeds", "fast"],
+        ["--tasks", "many"],
+    ],
+)
 def test_simulate_bad_input_exits_2_with_one_line(args: list[str]) -> None:
     """Bad flags give exit 2 and exactly one line on stderr, no traceback."""
     run = cli("simulate", *args)

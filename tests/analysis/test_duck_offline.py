@@ -10,10 +10,12 @@ def test_duckdb_extensions_off() -> None:
     """The DuckDB connection neither installs nor autoloads extensions."""
     con = duck.connect()
     try:
-        settings = dict(con.execute(
-            "SELECT name, value FROM duckdb_settings() WHERE name IN "
-            "('autoinstall_known_extensions', 'autoload_known_extensions')").fetchall())
+        settings = dict(
+            con.execute(
+                "SELECT name, value FROM duckdb_settings() WHERE name IN "
+                "('autoinstall_known_extensions', 'autoload_known_extensions')"
+            ).fetchall()
+        )
     finally:
         con.close()
-    assert settings == {"autoinstall_known_extensions": "false",
-                        "autoload_known_extensions": "false"}
+    assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}

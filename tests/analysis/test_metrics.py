@@ -21,16 +21,18 @@ def rows(frame: pd.DataFrame, *cols: str) -> list[tuple]:
 def test_completed_per_pc_names_every_worker(known_db: Database) -> None:
     """Completions are counted per worker with shares summing to 1; an idle worker shows 0."""
     got = metrics.completed_per_pc(load(known_db))
-    assert rows(got, "worker_id", "completed", "share") == [
-        ("pc-a", 3, 0.6), ("pc-b", 2, 0.4), ("pc-c", 0, 0.0)]
+    assert rows(got, "worker_id", "completed", "share") == [("pc-a", 3, 0.6), ("pc-b", 2, 0.4), ("pc-c", 0, 0.0)]
 
 
 def test_throughput_per_hour(known_db: Database) -> None:
     """Completions land in the clock hour they finished, per worker."""
     got = metrics.throughput(load(known_db), bin_s=3600)
     assert rows(got, "bin_start", "bin_s", "worker_id", "completed") == [
-        (at(0), 3600, "pc-a", 1), (at(0), 3600, "pc-b", 1), (at(60), 3600, "pc-a", 2),
-        (at(60), 3600, "pc-b", 1)]
+        (at(0), 3600, "pc-a", 1),
+        (at(0), 3600, "pc-b", 1),
+        (at(60), 3600, "pc-a", 2),
+        (at(60), 3600, "pc-b", 1),
+    ]
 
 
 def test_throughput_bins_fit_the_run(known_db: Database) -> None:
@@ -58,40 +60,48 @@ def test_retries(known_db: Database) -> None:
     log = load(known_db)
     assert rows(reliability.attempts_per_task(log), "attempts", "tasks") == [(0, 1), (1, 4), (2, 2)]
     assert rows(reliability.errors_by_kind(log), "error_kind", "attempts") == [
-        ("bad_request", 1), ("lease_lost", 1), ("timeout", 1)]
+        ("bad_request", 1),
+        ("lease_lost", 1),
+        ("timeout", 1),
+    ]
     got = reliability.outcomes_by_pc(log)
-    assert rows(got, "worker_id", "attempts", "completed", "retried", "failed", "lost",
-                "failure_rate") == [("pc-a", 4, 3, 0, 0, 1, 0.25), ("pc-b", 4, 2, 1, 1, 0, 0.5)]
+    assert rows(got, "worker_id", "attempts", "completed", "retried", "failed", "lost", "failure_rate") == [
+        ("pc-a", 4, 3, 0, 0, 1, 0.25),
+        ("pc-b", 4, 2, 1, 1, 0, 0.5),
+    ]
 
 
 def test_reclaims_name_loser_reclaimer_and_successor(known_db: Database) -> None:
     """A lost lease names who lost it, when, the watchdog that took it back and the next holder."""
     got = reliability.reclaims(load(known_db))
-    assert rows(got, "at", "task_id", "attempt_no", "lost_by", "reclaimed_by", "taken_over_by",
-                "taken_over_at") == [(at(40), "t3", 1, "pc-a", "pc-b", "pc-b", at(40))]
+    assert rows(got, "at", "task_id", "attempt_no", "lost_by", "reclaimed_by", "taken_over_by", "taken_over_at") == [
+        (at(40), "t3", 1, "pc-a", "pc-b", "pc-b", at(40))
+    ]
 
 
 def test_heartbeat_gaps(known_db: Database) -> None:
     """Gaps are per worker; a gap over 3x the worker's median is listed as long."""
     got = reliability.heartbeat_gaps(load(known_db))
     assert rows(got.per_worker, "worker_id", "beats", "median_gap_s", "max_gap_s", "long_gaps") == [
-        ("pc-a", 5, 60, 600, 1), ("pc-b", 3, 120, 120, 0)]
-    assert rows(got.long_gaps, "worker_id", "gap_from", "gap_to", "gap_s") == [
-        ("pc-a", at(3), at(13), 600)]
+        ("pc-a", 5, 60, 600, 1),
+        ("pc-b", 3, 120, 120, 0),
+    ]
+    assert rows(got.long_gaps, "worker_id", "gap_from", "gap_to", "gap_s") == [("pc-a", at(3), at(13), 600)]
 
 
 def test_idle_time_uses_union_of_attempts(known_db: Database) -> None:
     """Busy time is the union of a worker's attempt intervals; idle is the rest of its span."""
     got = reliability.idle_time(load(known_db))
     assert rows(got, "worker_id", "span_s", "busy_s", "idle_s") == [
-        ("pc-a", 5400, 3600, 1800), ("pc-b", 4500, 3300, 1200)]
+        ("pc-a", 5400, 3600, 1800),
+        ("pc-b", 4500, 3300, 1200),
+    ]
 
 
 def test_costs_per_shot_pc_and_lane(known_db: Database) -> None:
     """Every attempt's cost counts once, under its task's shot and lane and its own worker."""
     got = metrics.costs(load(known_db))
-    assert rows(got.by_shot, "shot_id", "cost") == [("s1", 3.0), ("s2", 1.5), ("s3", 1.0),
-                                                     ("x1", 3.0)]
+    assert rows(got.by_shot, "shot_id", "cost") == [("s1", 3.0), ("s2", 1.5), ("s3", 1.0), ("x1", 3.0)]
     assert rows(got.by_pc, "worker_id", "cost") == [("pc-a", 5.0), ("pc-b", 3.5)]
     assert rows(got.by_lane, "lane", "cost") == [("image", 6.5), ("video", 2.0)]
     assert got.total == 8.5
@@ -120,8 +130,7 @@ def test_book_filter(known_db: Database) -> None:
     assert sorted(log.tasks["task_id"]) == ["t1", "t2", "t3", "t4", "t5", "t6"]
     assert "t7" not in set(log.attempts["task_id"])
     assert log.worker_ids() == ["pc-a", "pc-b"]
-    assert rows(metrics.completed_per_pc(log), "worker_id", "completed") == [("pc-a", 2),
-                                                                              ("pc-b", 2)]
+    assert rows(metrics.completed_per_pc(log), "worker_id", "completed") == [("pc-a", 2), ("pc-b", 2)]
 
 
 def test_snapshot_round_trip(known_db: Database, tmp_path: Path) -> None:
@@ -143,10 +152,8 @@ def test_empty_database(sqlite_db: Database) -> None:
 def test_key_metrics_on_every_dialect(known_any_db: Database) -> None:
     """SQLite, PostgreSQL and MariaDB logs give the same answers (times, types, JSON detail)."""
     log = load(known_any_db)
-    assert rows(metrics.completed_per_pc(log), "worker_id", "completed") == [
-        ("pc-a", 3), ("pc-b", 2), ("pc-c", 0)]
-    assert rows(reliability.reclaims(log), "lost_by", "reclaimed_by", "taken_over_by") == [
-        ("pc-a", "pc-b", "pc-b")]
+    assert rows(metrics.completed_per_pc(log), "worker_id", "completed") == [("pc-a", 3), ("pc-b", 2), ("pc-c", 0)]
+    assert rows(reliability.reclaims(log), "lost_by", "reclaimed_by", "taken_over_by") == [("pc-a", "pc-b", "pc-b")]
     assert rows(reliability.idle_time(log), "busy_s") == [(3600,), (3300,)]
     assert metrics.costs(log).total == 8.5
     assert tuple(metrics.queue_depth(log).iloc[-1]) == (at(90), 1, 0, 5, 1)

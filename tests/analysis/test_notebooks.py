@@ -33,12 +33,19 @@ def test_committed_notebook_is_clean(name: str) -> None:
             assert cell.outputs == [] and cell.execution_count is None
 
 
-def _run(name: str, out: Path, params: dict, env: dict[str, str],
-         monkeypatch: pytest.MonkeyPatch) -> nbformat.NotebookNode:
+def _run(
+    name: str, out: Path, params: dict, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> nbformat.NotebookNode:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    papermill.execute_notebook(str(NOTEBOOKS / name), str(out), parameters=params,
-                               kernel_name="python3", cwd=str(out.parent), progress_bar=False)
+    papermill.execute_notebook(
+        str(NOTEBOOKS / name),
+        str(out),
+        parameters=params,
+        kernel_name="python3",
+        cwd=str(out.parent),
+        progress_bar=False,
+    )
     return nbformat.read(out, as_version=4)
 
 
@@ -46,21 +53,30 @@ def _images(nb: nbformat.NotebookNode) -> int:
     return sum("image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", []))
 
 
-def test_postmortem_notebook_runs(sqlite_db: Database, tmp_path: Path,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_postmortem_notebook_runs(sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The post-mortem notebook reads the URL from PIPELINE_KIT_DB and shows tables and charts."""
     insert_log(sqlite_db)
     url = sqlite_db.engine.url.render_as_string(hide_password=False)
-    nb = _run("postmortem.ipynb", tmp_path / "pm.ipynb", {"bookcode": "bk1"},
-              {"PIPELINE_KIT_DB": url, "MPLBACKEND": "Agg"}, monkeypatch)
+    nb = _run(
+        "postmortem.ipynb",
+        tmp_path / "pm.ipynb",
+        {"bookcode": "bk1"},
+        {"PIPELINE_KIT_DB": url, "MPLBACKEND": "Agg"},
+        monkeypatch,
+    )
     assert _images(nb) >= 8
     assert url not in str(nb.metadata.get("papermill", {}).get("parameters", {}))
 
 
+@pytest.mark.db
 def test_planning_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The planning notebook drives the simulator with small inputs and draws the Gantt chart."""
-    nb = _run("planning.ipynb", tmp_path / "plan.ipynb",
-              {"tasks": 60, "machines": 3, "fail_streak": "A:2"},
-              {"MPLBACKEND": "Agg", "PIPELINE_KIT_DB": os.devnull}, monkeypatch)
+    nb = _run(
+        "planning.ipynb",
+        tmp_path / "plan.ipynb",
+        {"tasks": 60, "machines": 3, "fail_streak": "A:2"},
+        {"MPLBACKEND": "Agg", "PIPELINE_KIT_DB": os.devnull},
+        monkeypatch,
+    )
     assert _images(nb) == 1
     assert "makespan_minutes" in str([c.get("outputs") for c in nb.cells])

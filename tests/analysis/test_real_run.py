@@ -22,8 +22,14 @@ from .chartcheck import problems
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = ("PC-A", "PC-B", "PC-C")
-KINDS = (("image", "character_sheet"), ("image", "first_frame"), ("image", "last_frame"),
-         ("video", "video"), ("default", "subtitle_track"), ("default", "contact_sheet"))
+KINDS = (
+    ("image", "character_sheet"),
+    ("image", "first_frame"),
+    ("image", "last_frame"),
+    ("video", "video"),
+    ("default", "subtitle_track"),
+    ("default", "contact_sheet"),
+)
 TITLE = "The Lamplighter of Gullhaven"
 
 
@@ -34,16 +40,41 @@ def test_report_of_a_real_three_worker_run(db_url: str, db: Database, tmp_path: 
     every chart has data filling its axes (units fitted to seconds, no label overlapping or
     cut off, no duration rounded to 0.0) or one line saying why it has nothing to show."""
     with db.engine.begin() as conn:
-        conn.execute(sa.insert(books).values(bookcode="bk", title=TITLE, lang="en",
-                                             review=False))
-        engine.enqueue(conn, [TaskSpec(task_id=f"r{i:02d}", kind=KINDS[i % 6][1],
-                                       lane=KINDS[i % 6][0], bookcode="bk") for i in range(48)])
-    procs = [subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", db_url, "work",
-                               "--worker-id", w, "--lanes", "image,video,default",
-                               "--backend", "sleep:0.05", "--until-empty", "--quiet",
-                               "--outputs", str(tmp_path / "out")], cwd=ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for w in WORKERS]
+        conn.execute(sa.insert(books).values(bookcode="bk", title=TITLE, lang="en", review=False))
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id=f"r{i:02d}", kind=KINDS[i % 6][1], lane=KINDS[i % 6][0], bookcode="bk")
+                for i in range(48)
+            ],
+        )
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pipeline_kit",
+                "--db",
+                db_url,
+                "work",
+                "--worker-id",
+                w,
+                "--lanes",
+                "image,video,default",
+                "--backend",
+                "sleep:0.05",
+                "--until-empty",
+                "--quiet",
+                "--outputs",
+                str(tmp_path / "out"),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in WORKERS
+    ]
     for p in procs:
         assert p.wait(timeout=240) == 0, p.stderr.read() if p.stderr else ""
     html = write_report(db, "bk", tmp_path / "report")

@@ -19,15 +19,28 @@ def test_report_writes_html_png_csv_and_snapshot(known_db: Database, tmp_path: P
     out = page.parent
     names = {p.name for p in out.iterdir()}
     assert page.name == "index.html"
-    for chart in ("completed_per_pc", "throughput", "durations", "errors", "heartbeats", "idle",
-                  "costs", "queue_depth", "replay_gantt"):
+    for chart in (
+        "completed_per_pc",
+        "throughput",
+        "durations",
+        "errors",
+        "heartbeats",
+        "idle",
+        "costs",
+        "queue_depth",
+        "replay_gantt",
+    ):
         assert f"{chart}.png" in names
         assert (out / f"{chart}.png").read_bytes()[:4] == b"\x89PNG"
     for table in ("workers", "completed_per_pc", "reclaims", "idle_time", "cost_by_shot", "eta"):
         assert f"{table}.csv" in names
     assert {p.name for p in (out / "snapshot").iterdir()} == {
-        "tasks.parquet", "attempts.parquet", "events.parquet", "workers.parquet",
-        "books.parquet"}
+        "tasks.parquet",
+        "attempts.parquet",
+        "events.parquet",
+        "workers.parquet",
+        "books.parquet",
+    }
     text = page.read_text(encoding="utf-8")
     for worker in ("pc-a", "pc-b", "pc-c"):
         assert worker in text
@@ -41,8 +54,7 @@ def test_report_is_byte_identical_across_runs(known_db: Database, tmp_path: Path
     first = write_report(known_db, None, tmp_path / "a").parent
     second = write_report(known_db, None, tmp_path / "b").parent
     files = sorted(p.name for p in first.iterdir() if p.suffix in (".png", ".csv", ".html"))
-    assert files and files == sorted(p.name for p in second.iterdir()
-                                     if p.suffix in (".png", ".csv", ".html"))
+    assert files and files == sorted(p.name for p in second.iterdir() if p.suffix in (".png", ".csv", ".html"))
     for name in files:
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
 

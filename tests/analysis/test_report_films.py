@@ -23,7 +23,8 @@ from .test_notebooks import _run
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_report_in_another_folder_holds_the_films_from_the_database_store(
-        db_url: str, db: Database, tmp_path: Path) -> None:
+    db_url: str, db: Database, tmp_path: Path
+) -> None:
     """A book made by a worker in folder A, with the store in the database; `report` run in
     folder B (which never saw the files) writes the book's film, the chapter film and its contact
     sheet beside the page, byte for byte as the task rows record them, and the page links those
@@ -33,9 +34,14 @@ def test_report_in_another_folder_holds_the_films_from_the_database_store(
     text.split_book(db, book.bookcode)
     finish([pc(db_url, "PC-A", tmp_path / "a", "--until-empty", "--lease", "60")])
     with db.engine.connect() as conn:
-        films = {r.kind: r for r in conn.execute(
-            sa.select(tasks.c.kind, tasks.c.status, tasks.c.result)
-            .where(tasks.c.kind.in_((BOOK_KIND, CHAPTER_KIND)))).all()}
+        films = {
+            r.kind: r
+            for r in conn.execute(
+                sa.select(tasks.c.kind, tasks.c.status, tasks.c.result).where(
+                    tasks.c.kind.in_((BOOK_KIND, CHAPTER_KIND))
+                )
+            ).all()
+        }
     assert {r.status for r in films.values()} == {"completed"}
 
     done = cli(db_url, tmp_path / "b", "report", book.bookcode, "--out", "r")
@@ -50,29 +56,43 @@ def test_report_in_another_folder_holds_the_films_from_the_database_store(
     assert _sha(contact) == films[CHAPTER_KIND].result["sides"][".contact.png"]
     assert contact.read_bytes().startswith(b"\x89PNG")
     linked = set(re.findall(r"(?:src|href)='(films/[^']+)'", page))
-    assert {f"films/{book.bookcode}/film.mp4", f"films/{book.bookcode}/chapter-001.mp4",
-            f"films/{book.bookcode}/chapter-001.contact.png"} <= linked
+    assert {
+        f"films/{book.bookcode}/film.mp4",
+        f"films/{book.bookcode}/chapter-001.mp4",
+        f"films/{book.bookcode}/chapter-001.contact.png",
+    } <= linked
     assert all((out / link).is_file() for link in linked)
     assert str(tmp_path / "a") not in page
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_postmortem_notebook_shows_the_films_from_the_database_store(
-        db_url: str, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The post-mortem notebook, run in a folder that never saw the files, fetches the chapter
-    film's contact sheet through the store and shows it, and the film lands in its report folder."""
+    db_url: str, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post-mortem notebook, run in a folder that never saw the files, fetches the films
+    through the store into the report folder it is given (never its own folder) and carries the
+    film and the chapter's contact sheet inside its page (so they play wherever it is served)."""
     book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
     text.split_book(db, book.bookcode)
     finish([pc(db_url, "PC-A", tmp_path / "a", "--until-empty", "--lease", "60")])
     with db.engine.connect() as conn:
         film_sha = conn.execute(sa.select(tasks.c.result).where(tasks.c.kind == BOOK_KIND)).scalar_one()["sha256"]
     (tmp_path / "nb").mkdir()
-    nb = _run("postmortem.ipynb", tmp_path / "nb" / "pm.ipynb", {"bookcode": book.bookcode},
-              {"PIPELINE_KIT_DB": db_url, "MPLBACKEND": "Agg"}, monkeypatch)
-    shown = [c for c in nb.cells if "copy_films" in c.source or "CONTACT" in c.source]
-    assert any("image/png" in o.get("data", {}) for c in shown for o in c.get("outputs", []))
-    film = tmp_path / "nb" / "reports" / book.bookcode / "films" / book.bookcode / "film.mp4"
+    report = tmp_path / "report"
+    nb = _run(
+        "postmortem.ipynb",
+        tmp_path / "nb" / "pm.ipynb",
+        {"bookcode": book.bookcode, "out_dir": str(report)},
+        {"PIPELINE_KIT_DB": db_url, "MPLBACKEND": "Agg", "XDG_CACHE_HOME": str(tmp_path / "cache")},
+        monkeypatch,
+    )
+    (shown,) = [c for c in nb.cells if "embed_from" in c.source]
+    page = "".join(o.get("data", {}).get("text/html", "") for o in shown.get("outputs", []))
+    assert "<video controls preload='metadata' src='data:video/mp4;base64," in page
+    assert "<img src='data:image/png;base64," in page  # the chapter's contact sheet
+    film = report / "films" / book.bookcode / "film.mp4"
     assert _sha(film) == film_sha
+    assert sorted(p.name for p in (tmp_path / "nb").iterdir()) == ["pm.ipynb"]  # nothing beside the notebook
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
@@ -89,21 +109,24 @@ def test_report_says_so_when_there_is_no_film_yet(db_url: str, db: Database, tmp
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_a_film_the_store_cannot_give_is_said_in_one_line(db_url: str, db: Database, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_film_the_store_cannot_give_is_said_in_one_line(
+    db_url: str, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A completed book film whose blob is not in the database store: the report is still
     written and says, under the film's heading, that it could not be fetched and why."""
     store.set_url(db, "database")
     with db.engine.begin() as conn:
         conn.execute(sa.insert(books).values(bookcode="bk", title="Bk", lang="en", review=False))
         enqueue(conn, [TaskSpec(task_id="bk/film/book", kind=BOOK_KIND, lane="assembly", bookcode="bk")])
-        conn.execute(sa.update(tasks).values(status="completed", output_path="films/bk/film.mp4",
-                                             result={"sha256": "0" * 64}))
+        conn.execute(
+            sa.update(tasks).values(status="completed", output_path="films/bk/film.mp4", result={"sha256": "0" * 64})
+        )
     monkeypatch.chdir(tmp_path)
     page = write_report(db, "bk", tmp_path / "r").read_text(encoding="utf-8")
     assert "<h3>The book&#x27;s film</h3>" in page
-    assert "films/bk/film.mp4 could not be fetched from the store: blob 000000000000 is not in the " \
-        "database store" in page
+    assert (
+        "films/bk/film.mp4 could not be fetched from the store: blob 000000000000 is not in the database store" in page
+    )
 
 
 def _sha(path: Path) -> str:

@@ -21,8 +21,16 @@ from pipeline_kit.db import Database
 from .chartcheck import problems
 from .conftest import TITLES, insert_log, simulated_rows
 
-ELEVEN_DAYS = Plan(tasks=390, minutes=120, machines=3, speeds=(1.0, 0.8, 1.2),
-                   fail_streaks=((0, 4),), fail_rate=0.04, sleeps=((1, 3010, 4500),), seed=7)
+ELEVEN_DAYS = Plan(
+    tasks=390,
+    minutes=120,
+    machines=3,
+    speeds=(1.0, 0.8, 1.2),
+    fail_streaks=((0, 4),),
+    fail_rate=0.04,
+    sleeps=((1, 3010, 4500),),
+    seed=7,
+)
 
 
 @pytest.fixture
@@ -42,9 +50,20 @@ def _page(db: Database, out: Path, book: str | None = None) -> str:
     return write_report(db, book, out).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("seconds, unit", [
-    (0, "seconds"), (45, "seconds"), (119, "seconds"), (150, "minutes"), (90 * 60, "minutes"),
-    (3 * 3600, "hours"), (47 * 3600, "hours"), (2 * 86400, "days"), (11 * 86400, "days")])
+@pytest.mark.parametrize(
+    "seconds, unit",
+    [
+        (0, "seconds"),
+        (45, "seconds"),
+        (119, "seconds"),
+        (150, "minutes"),
+        (90 * 60, "minutes"),
+        (3 * 3600, "hours"),
+        (47 * 3600, "hours"),
+        (2 * 86400, "days"),
+        (11 * 86400, "days"),
+    ],
+)
 def test_unit_fits_the_span(seconds: float, unit: str) -> None:
     """A span is shown in the largest unit it is at least two of: a 45 s run in seconds, a
     90 min run in minutes, eleven days in days (never 'makespan 0.0 hours')."""
@@ -55,7 +74,13 @@ def test_human_durations_and_bins() -> None:
     """Durations read as words with one decimal below a hundred; throughput bins are round sizes
     cutting the run into at most BIN_TARGET pieces."""
     assert [timescale.human(s) for s in (0.4, 45, 150, 5400, 86400 * 11.5, 86400 * 1.0)] == [
-        "0.4 s", "45 s", "2.5 min", "90 min", "11.5 days", "24 h"]
+        "0.4 s",
+        "45 s",
+        "2.5 min",
+        "90 min",
+        "11.5 days",
+        "24 h",
+    ]
     assert timescale.human(86400 * 365) == "365 days"
     assert timescale.human(86400, timescale.DAYS) == "1 day"
     for span in (0, 45, 5400, 86400 * 11.5):
@@ -110,14 +135,18 @@ def test_ninety_minute_run_speaks_in_minutes(known_db: Database, tmp_path: Path)
     assert "working span (min)" in page and "median gap (min)" in page
 
 
-def test_empty_database_says_why_instead_of_empty_axes(sqlite_db: Database,
-                                                       tmp_path: Path) -> None:
+def test_empty_database_says_why_instead_of_empty_axes(sqlite_db: Database, tmp_path: Path) -> None:
     """A database with no activity gets one 'nothing to show: why' line per chart and no
     PNG of an empty axis."""
     page = _page(sqlite_db, tmp_path / "empty")
     assert not list((tmp_path / "empty").glob("*.png"))
-    for why in ("no task was completed", "no attempt completed", "no heartbeat was recorded",
-                "no task was created", "no attempt has completed yet"):
+    for why in (
+        "no task was completed",
+        "no attempt completed",
+        "no heartbeat was recorded",
+        "no task was created",
+        "no attempt has completed yet",
+    ):
         assert f"nothing to show: {why}" in page
     assert page.count("nothing to show: ") == 9
 
@@ -125,10 +154,17 @@ def test_empty_database_says_why_instead_of_empty_axes(sqlite_db: Database,
 def test_zero_cost_and_no_failures_say_so(sqlite_db: Database, tmp_path: Path) -> None:
     """A clean, free run: the cost and failure charts are one line each, not ±0.04 axes, and
     the empty failure tables say 'none: why'."""
-    insert_log(sqlite_db, task_rows=[("t1", "bk1", "s1", "frame", "image", "completed", 10),
-                                     ("t2", "bk1", "s2", "frame", "image", "completed", 12)],
-               attempt_rows=[("t1", 1, "pc-a", 0, 10, "completed", None, 0.0),
-                             ("t2", 1, "pc-a", 10, 12, "completed", None, None)])
+    insert_log(
+        sqlite_db,
+        task_rows=[
+            ("t1", "bk1", "s1", "frame", "image", "completed", 10),
+            ("t2", "bk1", "s2", "frame", "image", "completed", 12),
+        ],
+        attempt_rows=[
+            ("t1", 1, "pc-a", 0, 10, "completed", None, 0.0),
+            ("t2", 1, "pc-a", 10, 12, "completed", None, None),
+        ],
+    )
     page = _page(sqlite_db, tmp_path / "r")
     assert "nothing to show: no attempt recorded a cost (2 attempts, total 0)" in page
     assert "nothing to show: no attempt failed, was retried or lost its lease" in page
@@ -159,32 +195,35 @@ def test_every_table_says_how_many_rows_it_shows(days_db: Database, tmp_path: Pa
     with (out / "queue_depth.csv").open() as fh:
         total = len(list(csv.DictReader(fh)))
     assert total > HTML_ROWS
-    assert (f"Showing {HTML_ROWS} of {total:,} rows, evenly spaced over the run; every row is "
-            "in queue_depth.csv.") in page
+    assert (
+        f"Showing {HTML_ROWS} of {total:,} rows, evenly spaced over the run; every row is in queue_depth.csv."
+    ) in page
     queue = page.split("<h3>Queue over time</h3>")[1].split("</table>")[0]
     assert queue.split("<tbody>")[1].count("<tr>") == HTML_ROWS
     with (out / "cost_by_shot.csv").open() as fh:
         shots = len(list(csv.DictReader(fh)))
-    assert (f"Showing the {HTML_ROWS} costliest of {shots:,} rows; every row is in "
-            "cost_by_shot.csv.") in page
+    assert (f"Showing the {HTML_ROWS} costliest of {shots:,} rows; every row is in cost_by_shot.csv.") in page
     with (out / "reclaims.csv").open() as fh:
         assert len(list(csv.DictReader(fh))) == 1
     assert "1 row, all shown (also in reclaims.csv)." in page
     with (out / "workers.csv").open() as fh:
         workers = len(list(csv.DictReader(fh)))
     assert f"{workers} rows, all shown (also in workers.csv)." in page
-    assert rows_note("reclaims", 40, 100) == (
-        "Showing the first 40 of 100 rows; every row is in reclaims.csv.")
+    assert rows_note("reclaims", 40, 100) == ("Showing the first 40 of 100 rows; every row is in reclaims.csv.")
 
 
 def test_eta_reads_in_a_fitting_rate_and_duration(known_db: Database, tmp_path: Path) -> None:
     """The ETA sentence gives the rate per minute, hour or day (a number from 1 to 600) and
     the time left in a fitted unit: one task left at 3.3 per hour over 90 min is 18 min."""
     assert [rate_text(r) for r in (5818.9, 3.3, 0.5)] == [
-        "97.0 completions per minute", "3.3 completions per hour", "12.0 completions per day"]
+        "97.0 completions per minute",
+        "3.3 completions per hour",
+        "12.0 completions per day",
+    ]
     page = _page(known_db, tmp_path / "r")
-    assert ("1 task remains; at 3.3 completions per hour (the last 90 min) that is 18 min "
-            "more, about 2026-01-01 01:48 UTC.") in page
+    assert (
+        "1 task remains; at 3.3 completions per hour (the last 90 min) that is 18 min more, about 2026-01-01 01:48 UTC."
+    ) in page
 
 
 def test_a_chinese_chart_title_draws_real_glyphs() -> None:

@@ -77,14 +77,17 @@ def test_speeds_scale_durations() -> None:
     assert got.makespan_minutes == 10
 
 
-@pytest.mark.parametrize("make", [
-    lambda: Plan(10, 10, 0),
-    lambda: Plan(10, 10, 3, speeds=(1.0, 1.0)),
-    lambda: Plan(10, 10, 3, fail_rate=1.0),
-    lambda: parse_streak("A20", 3),
-    lambda: parse_streak("D:2", 3),
-    lambda: parse_sleep("B:9-3", 3) and Plan(10, 10, 3, sleeps=(parse_sleep("B:9-3", 3),)),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Plan(10, 10, 0),
+        lambda: Plan(10, 10, 3, speeds=(1.0, 1.0)),
+        lambda: Plan(10, 10, 3, fail_rate=1.0),
+        lambda: parse_streak("A20", 3),
+        lambda: parse_streak("D:2", 3),
+        lambda: parse_sleep("B:9-3", 3) and Plan(10, 10, 3, sleeps=(parse_sleep("B:9-3", 3),)),
+    ],
+)
 def test_bad_plans_are_bad_input(make) -> None:  # type: ignore[no-untyped-def]
     """Invalid plans raise BadInput (exit 2 from the CLI), never a traceback or a hang."""
     with pytest.raises(BadInput):

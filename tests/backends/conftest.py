@@ -19,11 +19,21 @@ from servers.comfyui_fake import FakeComfyUI
 from servers.ollama_fake import FakeOllama
 from servers.openai_fake import FakeOpenAI
 
-FRAME = {"bookcode": "hlm", "shot_id": "hlm-003-0012", "chapter": 3, "seq": 12, "scene": 2,
-         "prompt": "Lin Daiyu enters the Rong mansion at dusk",
-         "caption": "林黛玉走进荣国府，贾宝玉在厅上等候。The rain kept falling.",
-         "characters": ["林黛玉", "贾宝玉"], "location": "荣国府 hall", "time_of_day": "黄昏",
-         "width": 640, "height": 360, "seed": 7}
+FRAME = {
+    "bookcode": "hlm",
+    "shot_id": "hlm-003-0012",
+    "chapter": 3,
+    "seq": 12,
+    "scene": 2,
+    "prompt": "Lin Daiyu enters the Rong mansion at dusk",
+    "caption": "林黛玉走进荣国府，贾宝玉在厅上等候。The rain kept falling.",
+    "characters": ["林黛玉", "贾宝玉"],
+    "location": "荣国府 hall",
+    "time_of_day": "黄昏",
+    "width": 640,
+    "height": 360,
+    "seed": 7,
+}
 
 
 @pytest.fixture
@@ -31,12 +41,25 @@ def make_job(tmp_path: Path) -> Callable[..., Job]:
     """Build a Job whose out path is a fresh file under tmp_path."""
     counter = iter(range(10_000))
 
-    def build(kind: str, params: dict[str, Any] | None = None, *, task_id: str = "t1",
-              inputs: dict[str, Path] | None = None, suffix: str = ".png",
-              remote_job_id: str | None = None) -> Job:
-        return Job(task_id=task_id, kind=kind, lane="gpu", params=params or {},
-                   inputs=inputs or {}, out_path=tmp_path / f"out{next(counter)}{suffix}",
-                   remote_job_id=remote_job_id)
+    def build(
+        kind: str,
+        params: dict[str, Any] | None = None,
+        *,
+        task_id: str = "t1",
+        inputs: dict[str, Path] | None = None,
+        suffix: str = ".png",
+        remote_job_id: str | None = None,
+    ) -> Job:
+        return Job(
+            task_id=task_id,
+            kind=kind,
+            lane="gpu",
+            params=params or {},
+            inputs=inputs or {},
+            out_path=tmp_path / f"out{next(counter)}{suffix}",
+            remote_job_id=remote_job_id,
+        )
+
     return build
 
 

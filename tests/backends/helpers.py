@@ -55,5 +55,4 @@ class StoppedWhilePolling(LocalContext):
     def stage(self, name: str) -> None:
         super().stage(name)
         if name.startswith("generating_video"):
-            raise GenerationError("timeout: gave up while polling", error_kind="timeout",
-                                  retryable=True)
+            raise GenerationError("timeout: gave up while polling", error_kind="timeout", retryable=True)

@@ -16,13 +16,11 @@ from .conftest import FRAME
 from .helpers import MakeJob, RecordingContext, assert_permanent, assert_transient
 
 
-
 def comfy(server: FakeComfyUI) -> ComfyUI:
     return ComfyUI(server.url, price=0.01, poll_s=0.02, limiter=RateLimiter(100, 100))
 
 
-def test_run_submits_remembers_at_once_and_fetches(comfy_server: FakeComfyUI,
-                                                   make_job: MakeJob) -> None:
+def test_run_submits_remembers_at_once_and_fetches(comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
     """The prompt id is persisted right after the submit, before any polling, so a takeover
     can resume; the image is fetched, checked and costed once."""
     ctx = RecordingContext(comfy_server, timeout_s=5.0)
@@ -41,8 +39,7 @@ def test_run_submits_remembers_at_once_and_fetches(comfy_server: FakeComfyUI,
     assert FRAME["prompt"] in [n["inputs"].get("text") for n in workflow.values()]
 
 
-def test_takeover_resumes_without_paying_again(comfy_server: FakeComfyUI,
-                                               make_job: MakeJob) -> None:
+def test_takeover_resumes_without_paying_again(comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
     """An attempt that timed out while the run was going is resumed by the next attempt
     from its remote_job_id: no second submit, no second charge, cost 0."""
     comfy_server.polls_to_finish = 1000
@@ -61,8 +58,7 @@ def test_takeover_resumes_without_paying_again(comfy_server: FakeComfyUI,
     assert [r for r in comfy_server.requests if r[0] == "POST"] == [("POST", "/prompt")]
 
 
-def test_a_run_the_server_forgot_is_submitted_again(comfy_server: FakeComfyUI,
-                                                    make_job: MakeJob) -> None:
+def test_a_run_the_server_forgot_is_submitted_again(comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
     """Only when the server knows nothing of the remembered id (restarted) is it paid again,
     and the new id is remembered."""
     ctx = LocalContext()
@@ -72,13 +68,17 @@ def test_a_run_the_server_forgot_is_submitted_again(comfy_server: FakeComfyUI,
     assert ctx.remote_jobs == [output.remote_job_id] != ["lost-123"]
 
 
-@pytest.mark.parametrize(("message", "kind", "retryable"), [
-    ("CUDA out of memory. Tried to allocate 2.00 GiB", "out_of_memory", True),
-    ("Value not in list: ckpt_name: 'sdxl.safetensors' not in []", "unknown_model", False),
-    ("mat1 and mat2 shapes cannot be multiplied", "remote_error", True),
-])
-def test_execution_errors_are_classified(comfy_server: FakeComfyUI, make_job: MakeJob,
-                                         message: str, kind: str, retryable: bool) -> None:
+@pytest.mark.parametrize(
+    ("message", "kind", "retryable"),
+    [
+        ("CUDA out of memory. Tried to allocate 2.00 GiB", "out_of_memory", True),
+        ("Value not in list: ckpt_name: 'sdxl.safetensors' not in []", "unknown_model", False),
+        ("mat1 and mat2 shapes cannot be multiplied", "remote_error", True),
+    ],
+)
+def test_execution_errors_are_classified(
+    comfy_server: FakeComfyUI, make_job: MakeJob, message: str, kind: str, retryable: bool
+) -> None:
     """A run that fails inside ComfyUI is classified by its exception message."""
     comfy_server.script(f"exec_error:{message}")
     check = assert_transient if retryable else assert_permanent
@@ -89,18 +89,15 @@ def test_submit_failures(comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
     """500 on submit is retryable, 400 (invalid workflow) is permanent; neither is billed."""
     comfy_server.script("500", "400:prompt_outputs_failed_validation")
     backend = comfy(comfy_server)
-    assert_transient(lambda: backend.run(make_job("first_frame", FRAME), LocalContext()),
-                     "server_error")
-    assert_permanent(lambda: backend.run(make_job("first_frame", FRAME), LocalContext()),
-                     "bad_request")
+    assert_transient(lambda: backend.run(make_job("first_frame", FRAME), LocalContext()), "server_error")
+    assert_permanent(lambda: backend.run(make_job("first_frame", FRAME), LocalContext()), "bad_request")
     assert comfy_server.billing == []
 
 
 def test_wrong_size_image_is_permanent(comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
     """An image of another size than asked is never accepted."""
     comfy_server.script("wrong_size")
-    assert_permanent(lambda: comfy(comfy_server).run(make_job("first_frame", FRAME),
-                                                     LocalContext()), "bad_output")
+    assert_permanent(lambda: comfy(comfy_server).run(make_job("first_frame", FRAME), LocalContext()), "bad_output")
 
 
 def test_sizes_must_be_multiples_of_8(comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
@@ -114,13 +111,13 @@ def test_hang_on_submit_times_out(comfy_server: FakeComfyUI, make_job: MakeJob) 
     """A submit that never answers ends at the timeout as a retryable timeout."""
     comfy_server.script("hang:5")
     started = time.monotonic()
-    assert_transient(lambda: comfy(comfy_server).run(make_job("first_frame", FRAME),
-                                                     LocalContext(timeout_s=0.5)), "timeout")
+    assert_transient(
+        lambda: comfy(comfy_server).run(make_job("first_frame", FRAME), LocalContext(timeout_s=0.5)), "timeout"
+    )
     assert time.monotonic() - started < 1.5
 
 
-def test_registry_reads_the_environment(comfy_server: FakeComfyUI,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_registry_reads_the_environment(comfy_server: FakeComfyUI, monkeypatch: pytest.MonkeyPatch) -> None:
     """`comfyui` is configured by PIPELINE_KIT_COMFYUI_* variables."""
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_URL", comfy_server.url + "/")
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_CKPT", "sdxl.safetensors")

@@ -28,8 +28,8 @@ CLIP = {**FRAME, "video_prompt": "she turns", "duration_s": 1.0, "fps": 8}
 
 
 def test_a_shot_made_on_comfyui_with_the_shipped_workflows(
-        db: Database, tmp_path: Path, comfy_server: FakeComfyUI,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    db: Database, tmp_path: Path, comfy_server: FakeComfyUI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every task completes; the frame's LoadImage got the uploaded sheet, the clip's got both
     frames; the clip is the Wan workflow's MP4; spend shows four paid comfyui runs."""
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_URL", comfy_server.url)
@@ -37,31 +37,41 @@ def test_a_shot_made_on_comfyui_with_the_shipped_workflows(
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_IMAGE_PRICE", "0.01")
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_VIDEO_PRICE", "0.1")
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [
-            TaskSpec(task_id="sheet", kind="character_sheet", lane="image", params=SHEET),
-            TaskSpec(task_id="f1", kind="first_frame", lane="image", params=FRAME,
-                     depends_on=("sheet",)),
-            TaskSpec(task_id="f2", kind="last_frame", lane="image", params=FRAME,
-                     depends_on=("sheet",)),
-            TaskSpec(task_id="clip", kind="video", lane="video", params=CLIP,
-                     depends_on=("f1", "f2"))])
-    cfg = WorkerConfig(worker_id="gpu-pc", lanes=("image", "video"), until_empty=True,
-                       backend="comfyui", lease_s=30, heartbeat_s=0.5, poll_s=0.1,
-                       progress=False, outputs=tmp_path / "out", spool=tmp_path / "spool")
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id="sheet", kind="character_sheet", lane="image", params=SHEET),
+                TaskSpec(task_id="f1", kind="first_frame", lane="image", params=FRAME, depends_on=("sheet",)),
+                TaskSpec(task_id="f2", kind="last_frame", lane="image", params=FRAME, depends_on=("sheet",)),
+                TaskSpec(task_id="clip", kind="video", lane="video", params=CLIP, depends_on=("f1", "f2")),
+            ],
+        )
+    cfg = WorkerConfig(
+        worker_id="gpu-pc",
+        lanes=("image", "video"),
+        until_empty=True,
+        backend="comfyui",
+        lease_s=30,
+        heartbeat_s=0.5,
+        poll_s=0.1,
+        progress=False,
+        outputs=tmp_path / "out",
+        spool=tmp_path / "spool",
+    )
     summary = run_worker(db, cfg)
     assert summary.counts["completed"] == 4, summary.line()
     with db.engine.connect() as conn:
         done = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.result)).all())
-    by_class = [{n["class_type"]: n["inputs"] for n in bill["workflow"].values()}
-                for bill in comfy_server.billing]
+    by_class = [{n["class_type"]: n["inputs"] for n in bill["workflow"].values()} for bill in comfy_server.billing]
     assert len(by_class) == 4
     frame_runs = [w for w in by_class if "ReferenceLatent" in w]
-    assert len(frame_runs) == 1 and frame_runs[0]["LoadImage"]["image"] == \
-        "pipeline_kit/f1_reference_1.png"
+    assert len(frame_runs) == 1 and frame_runs[0]["LoadImage"]["image"] == "pipeline_kit/f1_reference_1.png"
     [wan] = [w for w in by_class if "WanFirstLastFrameToVideo" in w]
     assert wan["WanFirstLastFrameToVideo"]["length"] == 9
     assert done["clip"]["frames"] == 9 and done["clip"]["file"].endswith(".mp4")
-    assert sorted(comfy_server.uploads) == ["pipeline_kit/clip_first_frame.png",
-                                            "pipeline_kit/clip_last_frame.png",
-                                            "pipeline_kit/f1_reference_1.png"]
+    assert sorted(comfy_server.uploads) == [
+        "pipeline_kit/clip_first_frame.png",
+        "pipeline_kit/clip_last_frame.png",
+        "pipeline_kit/f1_reference_1.png",
+    ]
     assert engine.overview(db).spend == {"comfyui": {"attempts": 4, "cost": 0.13}}

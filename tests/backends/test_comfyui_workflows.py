@@ -23,14 +23,19 @@ from .conftest import FRAME
 from .helpers import MakeJob, RecordingContext, StoppedWhilePolling, assert_permanent
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "workflows"
-CLIP = {**FRAME, "video_prompt": "she turns to the window", "duration_s": 2.0, "fps": 8,
-        "width": 832, "height": 480}
+CLIP = {**FRAME, "video_prompt": "she turns to the window", "duration_s": 2.0, "fps": 8, "width": 832, "height": 480}
 
 
 def comfy(server: FakeComfyUI, **kwargs: object) -> ComfyUI:
-    return ComfyUI(server.url, price=0.02, video_price=0.5, poll_s=0.02,
-                   limiter=RateLimiter(100, 100), workflows=load_workflows(EXAMPLES),
-                   **kwargs)  # type: ignore[arg-type]
+    return ComfyUI(
+        server.url,
+        price=0.02,
+        video_price=0.5,
+        poll_s=0.02,
+        limiter=RateLimiter(100, 100),
+        workflows=load_workflows(EXAMPLES),
+        **kwargs,
+    )  # type: ignore[arg-type]
 
 
 def png(path: Path, colour: tuple[int, int, int]) -> Path:
@@ -60,10 +65,19 @@ def test_shipped_examples_load_and_fill_into_workflows_the_server_accepts() -> N
     assert {"first_frame", "last_frame", "frames"} <= placeholders(found["video"])
     server = FakeComfyUI()
     server.uploads.update({"pipeline_kit/a.png": b"", "pipeline_kit/b.png": b""})
-    values = {"prompt": "a hall at dusk", "negative_prompt": "blur", "seed": 7, "width": 832,
-              "height": 480, "fps": 16, "frames": 81, "duration_s": 5.0,
-              "reference_1": "pipeline_kit/a.png", "first_frame": "pipeline_kit/a.png",
-              "last_frame": "pipeline_kit/b.png"}
+    values = {
+        "prompt": "a hall at dusk",
+        "negative_prompt": "blur",
+        "seed": 7,
+        "width": 832,
+        "height": 480,
+        "fps": 16,
+        "frames": 81,
+        "duration_s": 5.0,
+        "reference_1": "pipeline_kit/a.png",
+        "first_frame": "pipeline_kit/a.png",
+        "last_frame": "pipeline_kit/b.png",
+    }
     for kind, workflow in found.items():
         filled = substitute(workflow, values, kind)
         assert "{{" not in json.dumps(filled)
@@ -74,14 +88,14 @@ def test_shipped_examples_load_and_fill_into_workflows_the_server_accepts() -> N
 
 
 def test_frame_uploads_the_characters_sheet_and_runs_the_users_workflow(
-        comfy_server: FakeComfyUI, make_job: MakeJob, sheets: dict[str, Path]) -> None:
+    comfy_server: FakeComfyUI, make_job: MakeJob, sheets: dict[str, Path]
+) -> None:
     """A first frame with a reference placeholder uploads the shot's first character sheet as a
     multipart form, fills the LoadImage with the stored name, and only then pays for one run."""
     ctx = RecordingContext(comfy_server, timeout_s=10)
     job = make_job("first_frame", FRAME, inputs=sheets)
     output = comfy(comfy_server).run(job, ctx)
-    assert comfy_server.uploads == {"pipeline_kit/t1_reference_1.png":
-                                    sheets["sheet-lin"].read_bytes()}
+    assert comfy_server.uploads == {"pipeline_kit/t1_reference_1.png": sheets["sheet-lin"].read_bytes()}
     workflow = comfy_server.billing[0]["workflow"]
     assert workflow["4"]["inputs"]["image"] == "pipeline_kit/t1_reference_1.png"
     assert workflow["7"]["inputs"]["text"] == FRAME["prompt"]
@@ -95,7 +109,8 @@ def test_frame_uploads_the_characters_sheet_and_runs_the_users_workflow(
 
 
 def test_video_from_first_and_last_frame_is_an_mp4_of_its_real_length(
-        comfy_server: FakeComfyUI, make_job: MakeJob, frames: dict[str, Path]) -> None:
+    comfy_server: FakeComfyUI, make_job: MakeJob, frames: dict[str, Path]
+) -> None:
     """The Wan workflow gets both frames uploaded and 4n+1 frames; its MP4 (under the "gifs"
     key, as VideoHelperSuite names it) is fetched with /view and its real length recorded,
     even when the clip is shorter than asked."""
@@ -113,12 +128,10 @@ def test_video_from_first_and_last_frame_is_an_mp4_of_its_real_length(
     assert output.result["duration_s"] == pytest.approx(17 / 8, abs=0.01)
     assert output.cost == pytest.approx(1.0)  # 2 s at 0.5 a second
     short = make_job("video", CLIP, inputs=frames, suffix=".mp4")
-    assert backend.run(short, LocalContext(timeout_s=30)).result["duration_s"] == \
-        pytest.approx(8 / 8, abs=0.01)
+    assert backend.run(short, LocalContext(timeout_s=30)).result["duration_s"] == pytest.approx(8 / 8, abs=0.01)
 
 
-def test_progress_comes_from_the_websocket_else_from_polling(
-        make_job: MakeJob, frames: dict[str, Path]) -> None:
+def test_progress_comes_from_the_websocket_else_from_polling(make_job: MakeJob, frames: dict[str, Path]) -> None:
     """With the websocket answering, step progress reaches the heartbeat stage and the history
     is read only when the server says the run is over; without it, polling alone finishes."""
     with FakeComfyUI(polls_to_finish=30) as server:
@@ -134,7 +147,8 @@ def test_progress_comes_from_the_websocket_else_from_polling(
 
 
 def test_a_video_takeover_resumes_without_uploading_or_paying_again(
-        comfy_server: FakeComfyUI, make_job: MakeJob, frames: dict[str, Path]) -> None:
+    comfy_server: FakeComfyUI, make_job: MakeJob, frames: dict[str, Path]
+) -> None:
     """A remembered prompt id is followed to its clip: no upload, no second /prompt, cost 0."""
     comfy_server.polls_to_finish = 10_000
     backend = comfy(comfy_server)
@@ -151,11 +165,11 @@ def test_a_video_takeover_resumes_without_uploading_or_paying_again(
 
 
 def test_a_placeholder_the_task_cannot_fill_fails_before_anything_is_paid(
-        comfy_server: FakeComfyUI, make_job: MakeJob) -> None:
+    comfy_server: FakeComfyUI, make_job: MakeJob
+) -> None:
     """A frame workflow that needs a character sheet, for a shot without one, is permanent."""
     job = make_job("first_frame", FRAME, inputs={})
-    assert_permanent(lambda: comfy(comfy_server).run(job, LocalContext()), "missing_input",
-                     "reference_1")
+    assert_permanent(lambda: comfy(comfy_server).run(job, LocalContext()), "missing_input", "reference_1")
     assert comfy_server.billing == [] and comfy_server.uploads == {}
 
 
@@ -164,13 +178,15 @@ def test_the_stand_in_is_strict_about_uploads_and_workflows(comfy_server: FakeCo
     a form without `image`, a LoadImage naming no upload, a node class it does not have."""
     with httpx.Client(base_url=comfy_server.url) as client:
         assert client.post("/upload/image", json={"image": "x"}).status_code == 400
-        assert client.post("/upload/image", data={"type": "input"},
-                           files={"other": ("a.png", b"x")}).status_code == 400
-        answer = client.post("/upload/image", data={"type": "input", "subfolder": "s"},
-                             files={"image": ("a.png", png_bytes((8, 8)))})
+        assert client.post("/upload/image", data={"type": "input"}, files={"other": ("a.png", b"x")}).status_code == 400
+        answer = client.post(
+            "/upload/image", data={"type": "input", "subfolder": "s"}, files={"image": ("a.png", png_bytes((8, 8)))}
+        )
         assert answer.json() == {"name": "a.png", "subfolder": "s", "type": "input"}
-        bad = {"1": {"class_type": "LoadImage", "inputs": {"image": "s/missing.png"}},
-               "2": {"class_type": "NoSuchNode", "inputs": {}}}
+        bad = {
+            "1": {"class_type": "LoadImage", "inputs": {"image": "s/missing.png"}},
+            "2": {"class_type": "NoSuchNode", "inputs": {}},
+        }
         refused = client.post("/prompt", json={"prompt": bad, "client_id": "c"})
         assert refused.status_code == 400 and set(refused.json()["node_errors"]) == {"1", "2"}
     assert comfy_server.billing == []
@@ -178,23 +194,27 @@ def test_the_stand_in_is_strict_about_uploads_and_workflows(comfy_server: FakeCo
 
 def test_saved_file_takes_any_output_key_and_prefers_saved_over_previews() -> None:
     """`videos`, `gifs` or `images`: the file with the wanted suffix, an output before a temp."""
-    entry = {"outputs": {"3": {"images": [{"filename": "p.png", "subfolder": "", "type": "temp"}]},
-                         "4": {"videos": [{"filename": "c.mp4", "subfolder": "v",
-                                           "type": "output"}]},
-                         "5": {"images": [{"filename": "s.png", "subfolder": "o",
-                                           "type": "output"}], "animated": [True]}}}
-    assert saved_file(entry, (".mp4",)) == {"filename": "c.mp4", "subfolder": "v",
-                                            "type": "output"}
+    entry = {
+        "outputs": {
+            "3": {"images": [{"filename": "p.png", "subfolder": "", "type": "temp"}]},
+            "4": {"videos": [{"filename": "c.mp4", "subfolder": "v", "type": "output"}]},
+            "5": {"images": [{"filename": "s.png", "subfolder": "o", "type": "output"}], "animated": [True]},
+        }
+    }
+    assert saved_file(entry, (".mp4",)) == {"filename": "c.mp4", "subfolder": "v", "type": "output"}
     assert saved_file(entry, (".png",))["filename"] == "s.png"  # type: ignore[index]
     assert saved_file(entry, (".webm",)) is None
 
 
-@pytest.mark.parametrize(("body", "says"), [
-    ('{"nodes": [], "links": []}', "UI workflow"),
-    ('{"1": {"class_type": "X", "inputs": {"a": "{{mood}}"}}}', "mood"),
-    ('[1, 2]', "API-format"),
-    ("{not json", "workflow"),
-])
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ('{"nodes": [], "links": []}', "UI workflow"),
+        ('{"1": {"class_type": "X", "inputs": {"a": "{{mood}}"}}}', "mood"),
+        ("[1, 2]", "API-format"),
+        ("{not json", "workflow"),
+    ],
+)
 def test_bad_workflow_files_are_refused_at_start(tmp_path: Path, body: str, says: str) -> None:
     """A UI export, an unknown placeholder or a file that is not a workflow: BadInput, one line."""
     (tmp_path / "video.json").write_text(body)
@@ -203,7 +223,8 @@ def test_bad_workflow_files_are_refused_at_start(tmp_path: Path, body: str, says
 
 
 def test_a_kind_with_neither_workflow_nor_built_in_graph_is_refused_at_worker_start(
-        comfy_server: FakeComfyUI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    comfy_server: FakeComfyUI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """video=comfyui needs a video.json: without one the routing is refused at start; with the
     examples' folder it starts, and image kinds without a workflow keep the built-in graph."""
     monkeypatch.setenv("PIPELINE_KIT_COMFYUI_URL", comfy_server.url)
@@ -222,7 +243,8 @@ def test_a_kind_with_neither_workflow_nor_built_in_graph_is_refused_at_worker_st
 
 
 def test_prices_per_image_and_per_video_second_come_from_the_environment(
-        make_job: MakeJob, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_job: MakeJob, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A profile's `image_price` and `video_price` (PIPELINE_KIT_COMFYUI_*) price each run: an
     image at its price, a clip at its seconds times the video price, a resumed run at nothing;
     the older `_PRICE` still prices images when `_IMAGE_PRICE` is not set."""

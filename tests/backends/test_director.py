@@ -21,14 +21,17 @@ from pipeline_kit.text.splitter import RuleSplitter
 
 from .helpers import MakeJob, assert_permanent, assert_transient
 
-TEXT = ("Mara ran down to the harbour. The wind was sharp. “The lamp is out,” Mara said.\n\n"
-        "Tobias looked at the water. He sighed and untied his boat. “Get in,” said Tobias.\n\n"
-        "The crossing took half an hour. Waves slapped the hull. Mara kept her eyes on the tower.\n\n"
-        "At the rock Tobias tied the boat. Mara climbed the steps. The door was open.")
+TEXT = (
+    "Mara ran down to the harbour. The wind was sharp. “The lamp is out,” Mara said.\n\n"
+    "Tobias looked at the water. He sighed and untied his boat. “Get in,” said Tobias.\n\n"
+    "The crossing took half an hour. Waves slapped the hull. Mara kept her eyes on the tower.\n\n"
+    "At the rock Tobias tied the boat. Mara climbed the steps. The door was open."
+)
 
 
-def chapter_params(protocol: str = "openai", model: str = "director-1", context: int = 8192,
-                   text: str = TEXT) -> dict[str, Any]:
+def chapter_params(
+    protocol: str = "openai", model: str = "director-1", context: int = 8192, text: str = TEXT
+) -> dict[str, Any]:
     book = Book("lamp-1", "The Lamp", "en")
     made = chapter_shots(book, 1, text, RuleSplitter(), Templates.load())
     spec = Direction(book, None, [text], DirectorSettings(protocol, model, "en", context)).chapter_spec(made.shots)
@@ -65,27 +68,30 @@ def test_valid_answer_gives_every_shot_its_prompts(chat_server: FakeChat, make_j
     billed = chat_server.billing
     assert len(billed) == 1 and billed[0]["native"] is (protocol == "ollama")
     room = params["chunks"][0]["max_tokens"]
-    assert billed[0]["limits"] == ({"num_ctx": 8192, "num_predict": room} if protocol == "ollama"
-                                   else {"max_tokens": room})
+    assert billed[0]["limits"] == (
+        {"num_ctx": 8192, "num_predict": room} if protocol == "ollama" else {"max_tokens": room}
+    )
     expected = (billed[0]["tokens_in"] * 2 + billed[0]["tokens_out"] * 8) / 1e6
     assert out.cost == pytest.approx(expected) and record["tokens_out"] == billed[0]["tokens_out"]
 
 
 @pytest.mark.parametrize("bad", ["malformed", "truncated", "wrong_count"])
 def test_a_bad_answer_is_refused_and_asked_again(chat_server: FakeChat, make_job: MakeJob, bad: str) -> None:
-    """Not JSON, cut short or one shot missing: refused, asked again, the second answer used;
-    both calls are paid for."""
+    """Not JSON, cut short or one shot missing: refused, asked again in a follow-up that says
+    what was wrong, the second answer used; both calls are paid for."""
     chat_server.script(bad)
     out, record = run(make_job, chapter_params())
     assert len(chat_server.billing) == 2 and record["calls"] == 2
-    assert record["fallback"] == [] and len(record["refused"]) == 1
+    assert record["fallback"] == [] and record["refused"]
+    follow = chat_server.billing[1]["messages"][-1]["content"]
+    assert follow.startswith("That answer was refused: ") and record["refused"][0] in follow
     assert out.cost > 0
 
 
 def test_bad_answers_every_time_leave_the_rules_prompts(chat_server: FakeChat, make_job: MakeJob) -> None:
     """Three bad answers: the chunk's shots fall back to the rules (listed, no prompts given),
     and nothing is kept, so a later run asks again."""
-    chat_server.script("malformed", "truncated", "wrong_count")
+    chat_server.script("malformed", "truncated", "malformed")
     ctx = LocalContext()
     _, record = run(make_job, chapter_params(), ctx)
     params = chapter_params()
@@ -141,3 +147,31 @@ def test_an_edit_late_in_a_chapter_leaves_its_earlier_chunks_asking_the_same() -
     assert len(before) == len(after) >= 2
     assert [c["messages"] for c in before[:-1]] == [c["messages"] for c in after[:-1]]
     assert before[-1]["messages"] != after[-1]["messages"]
+
+
+def test_a_half_valid_answer_keeps_its_good_shots_and_asks_for_the_rest(
+    chat_server: FakeChat, make_job: MakeJob
+) -> None:
+    """An answer one shot short keeps the shots it staged; the follow-up names the missing shot
+    and asks for it alone; when that fails too, only that shot falls back to the rules."""
+    chat_server.script("wrong_count", "malformed", "malformed")
+    ctx = LocalContext()
+    _, record = run(make_job, chapter_params(), ctx)
+    expect = chapter_params()["chunks"][0]["expect"]
+    assert sorted(map(int, record["shots"])) == expect[:-1] and record["fallback"] == expect[-1:]
+    follow = chat_server.billing[1]["messages"][-1]["content"]
+    assert f"no valid answer for seq [{expect[-1]}]" in follow and f"for seq {expect[-1]} only" in follow
+    assert f"[shot {expect[-1]}]" in follow and f"[shot {expect[0]}]" not in follow
+    assert len(ctx.answers) == 1  # the half-valid answer is kept: a rerun pays for the rest only
+
+
+def test_each_chunk_carries_the_staging_of_the_shots_before(chat_server: FakeChat, make_job: MakeJob) -> None:
+    """With a small context the chapter goes in several chunks; every chunk after the first
+    carries the staging the model gave the shots just before it."""
+    params = chapter_params(context=2048, text="\n\n".join([TEXT] * 6))
+    assert len(params["chunks"]) >= 2
+    run(make_job, params)
+    first, second = (b["messages"][-1]["content"] for b in chat_server.billing[:2])
+    last_of_first = params["chunks"][0]["expect"][-1]
+    assert "as you staged them" not in first
+    assert "as you staged them" in second and f"shot {last_of_first} (staged): medium, slow dolly in" in second

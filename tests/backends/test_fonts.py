@@ -30,8 +30,7 @@ def fresh_lookup() -> Iterator[None]:
     fonts._warned.clear()
 
 
-def test_without_a_cjk_font_chinese_books_warn_once(monkeypatch: pytest.MonkeyPatch,
-                                                     fresh_lookup: None) -> None:
+def test_without_a_cjk_font_chinese_books_warn_once(monkeypatch: pytest.MonkeyPatch, fresh_lookup: None) -> None:
     """With no CJK font, a Chinese book gets one warning line however often it is asked; an
     English book gets none."""
     monkeypatch.setenv(fonts.ENV, "none")
@@ -45,8 +44,7 @@ def test_without_a_cjk_font_chinese_books_warn_once(monkeypatch: pytest.MonkeyPa
     assert len(lines) == 1 and lines[0].startswith("pipeline-kit: warning: ") and "cjk" in lines[0]
 
 
-def test_a_latin_only_font_is_not_taken_for_a_cjk_one(monkeypatch: pytest.MonkeyPatch,
-                                                      fresh_lookup: None) -> None:
+def test_a_latin_only_font_is_not_taken_for_a_cjk_one(monkeypatch: pytest.MonkeyPatch, fresh_lookup: None) -> None:
     """$PIPELINE_KIT_FONT naming a font without Han glyphs is passed over: it would draw boxes."""
     assert not fonts.draws_han(str(DEJAVU))
     monkeypatch.setenv(fonts.ENV, str(DEJAVU))
@@ -57,8 +55,7 @@ def test_matplotlib_draws_chinese_with_the_found_font(fresh_lookup: None) -> Non
     """matplotlib_rc() lets a chart title in Chinese render with no missing-glyph warning (the
     test extra installs the `cjk` extra's font, so there is always one to find)."""
     assert fonts.cjk_font_path() is not None
-    with warnings.catch_warnings(record=True) as caught, \
-            matplotlib.rc_context(fonts.matplotlib_rc()):
+    with warnings.catch_warnings(record=True) as caught, matplotlib.rc_context(fonts.matplotlib_rc()):
         warnings.simplefilter("always")
         figure = Figure(figsize=(3, 1))
         figure.add_subplot().set_title("曹操 and Mara: 林黛玉")

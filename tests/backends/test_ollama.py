@@ -48,9 +48,9 @@ def test_unknown_model_is_permanent(make_job: MakeJob) -> None:
     assert_permanent(lambda: get_backend("ollama").run(job, LocalContext()), "unknown_model")
 
 
-@pytest.mark.parametrize(("action", "kind"), [("load_fail", "model_load_failed"),
-                                              ("500", "server_error"),
-                                              ("429:0.1", "rate_limited")])
+@pytest.mark.parametrize(
+    ("action", "kind"), [("load_fail", "model_load_failed"), ("500", "server_error"), ("429:0.1", "rate_limited")]
+)
 def test_transient_failures(ollama_server: FakeOllama, action: str, kind: str) -> None:
     """A model that failed to load, a 500 or a 429 may pass later: retryable."""
     ollama_server.script(action)
@@ -68,9 +68,6 @@ def test_hang_times_out(ollama_server: FakeOllama) -> None:
 def test_contract_errors(make_job: MakeJob) -> None:
     """No prompt, malformed messages or a non-llm kind are permanent."""
     backend = get_backend("ollama")
-    assert_permanent(lambda: backend.run(make_job("llm", {}), LocalContext()), "missing_field",
-                     "prompt")
-    assert_permanent(lambda: backend.run(make_job("llm", {"messages": "hi"}), LocalContext()),
-                     "bad_param")
-    assert_permanent(lambda: backend.run(make_job("video", {"prompt": "x"}), LocalContext()),
-                     "invalid_kind")
+    assert_permanent(lambda: backend.run(make_job("llm", {}), LocalContext()), "missing_field", "prompt")
+    assert_permanent(lambda: backend.run(make_job("llm", {"messages": "hi"}), LocalContext()), "bad_param")
+    assert_permanent(lambda: backend.run(make_job("video", {"prompt": "x"}), LocalContext()), "invalid_kind")

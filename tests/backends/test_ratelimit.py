@@ -63,12 +63,13 @@ def test_retry_after_blocks_the_uid_until_then() -> None:
 
 def test_a_wait_longer_than_allowed_fails_fast_without_taking_a_token() -> None:
     """A caller is told to retry later (rate_limited, retry_after) instead of sleeping past its
-    timeout, and the refused call does not use up quota."""
+    timeout, and the refused call does not use up quota: it never went out, so it is turned
+    away (the worker spends no attempt on it)."""
     bucket, clock = limiter(rate=1.0, burst=1)
     bucket.defer("u", 30.0)
     with pytest.raises(GenerationError) as info:
         bucket.acquire("u", max_wait=1.0)
-    assert info.value.retryable and info.value.error_kind == "rate_limited"
+    assert info.value.retryable and info.value.error_kind == "rate_limited" and info.value.turned_away
     assert info.value.retry_after == pytest.approx(30.0)
     clock.now += 30
     assert bucket.acquire("u") == 0
@@ -93,7 +94,7 @@ def test_threads_sharing_a_uid_respect_its_rate() -> None:
     for thread in threads:
         thread.join()
     assert len(times) == 20
-    assert max(times) >= 19 / 40 * 0.95   # 20 calls at 40/s with a burst of 1: >= 0.475 s
+    assert max(times) >= 19 / 40 * 0.95  # 20 calls at 40/s with a burst of 1: >= 0.475 s
     for count, moment in enumerate(sorted(times), start=1):
         assert count <= 1 + 40 * moment + 1  # one token of slack for clock granularity
 

@@ -15,8 +15,21 @@ from .helpers import MakeJob, assert_permanent
 
 def test_available_backends_lists_every_registered_name() -> None:
     """The CLI's --backend choices are exactly the registered backends."""
-    assert available_backends() == ["ark", "assembly", "comfyui", "director", "noop", "ollama", "openai", "sketch",
-                                    "sleep"]
+    assert available_backends() == [
+        "ark",
+        "assembly",
+        "comfyui",
+        "director",
+        "doubao",
+        "espeak",
+        "music",
+        "noop",
+        "ollama",
+        "openai",
+        "sketch",
+        "sleep",
+        "speech",
+    ]
 
 
 @pytest.mark.parametrize("spec", ["sketch", "noop", "sleep:0", "sleep:0.25", " noop "])
@@ -26,8 +39,9 @@ def test_offline_specs_give_backends(spec: str) -> None:
     assert isinstance(backend, Backend)
 
 
-@pytest.mark.parametrize("spec", ["nope", "", "sleep", "sleep:abc", "sleep:-1", "sleep:nan",
-                                  "sleep:inf", "noop:3", "sketch:fast", "SKETCH"])
+@pytest.mark.parametrize(
+    "spec", ["nope", "", "sleep", "sleep:abc", "sleep:-1", "sleep:nan", "sleep:inf", "noop:3", "sketch:fast", "SKETCH"]
+)
 def test_bad_specs_raise_bad_input_in_one_line(spec: str) -> None:
     """Unknown names and bad arguments are BadInput (exit 2) with one clear line."""
     with pytest.raises(BadInput) as info:
@@ -69,9 +83,14 @@ def test_sleep_longer_than_timeout_is_a_retryable_timeout(make_job: MakeJob) -> 
 def test_suffix_by_kind() -> None:
     """Output file names follow the kind: .png images, .mp4 video, .json records."""
     sketch = get_backend("sketch")
-    assert [sketch.suffix(k) for k in ("character_sheet", "first_frame", "last_frame",
-                                       "video", "llm", "noop")] == [
-        ".png", ".png", ".png", ".mp4", ".json", ".json"]
+    assert [sketch.suffix(k) for k in ("character_sheet", "first_frame", "last_frame", "video", "llm", "noop")] == [
+        ".png",
+        ".png",
+        ".png",
+        ".mp4",
+        ".json",
+        ".json",
+    ]
     assert_permanent(lambda: sketch.suffix("poem"), "invalid_kind")
 
 

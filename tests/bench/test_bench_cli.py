@@ -13,8 +13,9 @@ REQUIRED = {"database", "workers", "batch", "tasks_per_s", "raw_tasks_per_s", "r
 
 
 def bench(*args: str, cwd: Path, timeout: float = 55) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pipeline_kit", "bench", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "bench", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.mark.timeout(60)

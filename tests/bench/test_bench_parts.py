@@ -21,8 +21,17 @@ def test_quick_defaults_and_lists() -> None:
     assert full.databases == ("sqlite", "postgresql") and full.workers == (8, 1) and full.latency_rows == ()
 
 
-@pytest.mark.parametrize("kwargs", [{"workers": "0"}, {"workers": "1,,2"}, {"batches": "1001"},
-                                    {"databases": "oracle"}, {"databases": ","}, {"tasks": 3}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"workers": "0"},
+        {"workers": "1,,2"},
+        {"batches": "1001"},
+        {"databases": "oracle"},
+        {"databases": ","},
+        {"tasks": 3},
+    ],
+)
 def test_bad_values_are_bad_input(kwargs: dict[str, object]) -> None:
     with pytest.raises(BadInput):
         build_config(**kwargs)  # type: ignore[arg-type]
@@ -50,23 +59,53 @@ def test_raw_loop_runs_the_engines_claim_sql_rendered_for_each_driver() -> None:
 
 
 def throughput_row(database: str, workers: int, engine: float, raw: float) -> ThroughputRow:
-    return ThroughputRow(database=database, workers=workers, batch=10, tasks=100, runs=1, tasks_per_s=engine,
-                         tasks_per_s_min=engine, tasks_per_s_max=engine, raw_tasks_per_s=raw,
-                         raw_tasks_per_s_min=raw, raw_tasks_per_s_max=raw, ratio=engine / raw,
-                         minimal_tasks_per_s=raw * 2, minimal_tasks_per_s_min=raw * 2,
-                         minimal_tasks_per_s_max=raw * 2, minimal_ratio=engine / (raw * 2),
-                         cpu_ms_per_task=1.0, raw_cpu_ms_per_task=0.5, exactly_once=True, fairness=1.0)
+    return ThroughputRow(
+        database=database,
+        workers=workers,
+        batch=10,
+        tasks=100,
+        runs=1,
+        tasks_per_s=engine,
+        tasks_per_s_min=engine,
+        tasks_per_s_max=engine,
+        raw_tasks_per_s=raw,
+        raw_tasks_per_s_min=raw,
+        raw_tasks_per_s_max=raw,
+        ratio=engine / raw,
+        minimal_tasks_per_s=raw * 2,
+        minimal_tasks_per_s_min=raw * 2,
+        minimal_tasks_per_s_max=raw * 2,
+        minimal_ratio=engine / (raw * 2),
+        cpu_ms_per_task=1.0,
+        raw_cpu_ms_per_task=0.5,
+        exactly_once=True,
+        fairness=1.0,
+    )
 
 
 def _lat(pending: int, p50: float) -> LatencyRow:
-    return LatencyRow(database="postgresql", pending=pending, completed=0, claims=10, p50_ms=p50, p95_ms=p50,
-                      raw_p50_ms=p50, raw_p95_ms=p50, seed_s=0.0)
+    return LatencyRow(
+        database="postgresql",
+        pending=pending,
+        completed=0,
+        claims=10,
+        p50_ms=p50,
+        p95_ms=p50,
+        raw_p50_ms=p50,
+        raw_p95_ms=p50,
+        seed_s=0.0,
+    )
 
 
 def test_goals_are_judged_from_measurements_only() -> None:
-    goals = {g.goal.split(":")[0].split(" ")[0]: g for g in judge(
-        [throughput_row("postgresql", 1, 900, 1000), throughput_row("postgresql", 2, 500, 1000)],
-        [_lat(10_000, 1.0), _lat(1_000_000, 1.6)], REPORT_FIGURES)}
+    goals = {
+        g.goal.split(":")[0].split(" ")[0]: g
+        for g in judge(
+            [throughput_row("postgresql", 1, 900, 1000), throughput_row("postgresql", 2, 500, 1000)],
+            [_lat(10_000, 1.0), _lat(1_000_000, 1.6)],
+            REPORT_FIGURES,
+        )
+    }
     assert goals["engine"].met is False and "0.50" in goals["engine"].detail
     assert "no attempt history 0.25–0.45" in goals["engine"].detail  # the minimal floor shown beside
     assert goals["ahead"].met is False and "procrastinate x1: 900" in goals["ahead"].detail

@@ -22,8 +22,27 @@ from pipeline_kit.engine.review import REVIEW_LANES
 
 HERE = Path(__file__).resolve().parent / "golden"
 FOLDER = {"sqlite": "sqlite", "postgresql": "postgresql", "mysql": "mariadb"}  # by SQLAlchemy's dialect name
-_BREAK = {"FROM", "WHERE", "SET", "RETURNING", "ORDER", "GROUP", "LIMIT", "FOR", "AND", "JOIN", "VALUES",
-          "SELECT", "ON", "INSERT", "UPDATE", "WHEN", "ELSE", "INNER", "LEFT"}
+_BREAK = {
+    "FROM",
+    "WHERE",
+    "SET",
+    "RETURNING",
+    "ORDER",
+    "GROUP",
+    "LIMIT",
+    "FOR",
+    "AND",
+    "JOIN",
+    "VALUES",
+    "SELECT",
+    "ON",
+    "INSERT",
+    "UPDATE",
+    "WHEN",
+    "ELSE",
+    "INNER",
+    "LEFT",
+}
 _WORD = re.compile(r"[A-Z]+\b")
 _ASSIGN = re.compile(r"[\w.]+ = ")  # the next column of a SET list
 
@@ -54,15 +73,16 @@ def layout(sql: str) -> str:
 def hot_path(dialect: str) -> dict[str, dict[str, str]]:
     """The claim and completion statements the driver sends (db/claims.py, db/finishes.py), by
     verb and statement name: built with every optional part (the free-lane gate, the spent-book
-    filter, review lanes), lists of two items."""
-    lengths = (("lanes", 2), ("spent", 2), ("ids", 2))
-    claim = {name: render(dialect, sql, lengths) for name, sql in
-             claims.statements(dialect, 10, books=True, free=True).items()}
+    filter, the paused providers' kinds, review lanes), lists of two items."""
+    lengths = (("lanes", 2), ("spent", 2), ("skip", 2), ("ids", 2))
+    claim = {
+        name: render(dialect, sql, lengths)
+        for name, sql in claims.statements(dialect, 10, books=True, free=True, kinds=True).items()
+    }
     claim["lock_lane"] = render(dialect, claims.LOCK_LANE[dialect], lengths)
     for name in ("LANE_SETTINGS", "RUNNING", "SPENT_BOOKS", "REMOTE_JOBS"):
         claim[name.lower()] = render(dialect, getattr(claims, name), lengths)
-    finish = {name: render(dialect, sql, lengths) for name, sql in
-              finishes.statements(dialect, REVIEW_LANES).items()}
+    finish = {name: render(dialect, sql, lengths) for name, sql in finishes.statements(dialect, REVIEW_LANES).items()}
     finish["count_off"] = render(dialect, finishes._COUNT_OFF, lengths)
     return {"claim": claim, "complete": finish}
 

@@ -25,9 +25,11 @@ def main(url: str, worker_id: str, lanes: str, batch: int, hold_s: float) -> Non
             continue
         idle = 0
         time.sleep(hold_s)
-        acks = engine.complete_many(db, [engine.Completion(task_id=lease.task_id, token=lease.token,
-                                                            result={"by": worker_id}) for lease in leases],
-                                    worker_id=worker_id)
+        acks = engine.complete_many(
+            db,
+            [engine.Completion(task_id=lease.task_id, token=lease.token, result={"by": worker_id}) for lease in leases],
+            worker_id=worker_id,
+        )
         for task_id, ack in acks.items():
             if ack is engine.Ack.ACCEPTED:
                 print(f"done {task_id}", flush=True)

@@ -15,6 +15,7 @@ from pipeline_kit import engine
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, events, tasks
 from pipeline_kit.engine import Ack, Completion, Status, TaskSpec
+from tests.engine.clock import backoffs_end, leases_run_out
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,8 +40,13 @@ def task(db: Database, task_id: str) -> sa.RowMapping:
 def test_claim_order_is_priority_then_fifo(db: Database) -> None:
     """Higher priority first; within a priority the oldest task first."""
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [TaskSpec(task_id=k, kind="noop", lane="default", priority=p)
-                              for k, p in [("a", 0), ("b", 5), ("c", 0), ("d", 5)]])
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id=k, kind="noop", lane="default", priority=p)
+                for k, p in [("a", 0), ("b", 5), ("c", 0), ("d", 5)]
+            ],
+        )
     got = [lease.task_id for lease in engine.claim(db, "w", ["default"], limit=4)]
     assert got == ["b", "d", "a", "c"]
 
@@ -78,8 +84,9 @@ def test_absent_json_values_are_sql_null(db: Database) -> None:
     (lease,) = engine.claim(db, "w", ["default"])
     assert lease.params == {}
     assert engine.complete(db, Completion(task_id="t0", token=lease.token)) is Ack.ACCEPTED
-    found = rows(db, sa.select(sa.func.count()).select_from(tasks)
-                 .where(tasks.c.params.is_(None), tasks.c.result.is_(None)))
+    found = rows(
+        db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.params.is_(None), tasks.c.result.is_(None))
+    )
     assert found[0][0] == 1
 
 
@@ -92,8 +99,8 @@ def test_bulk_enqueue_thousands_in_one_call(db: Database) -> None:
 def test_complete_is_idempotent_and_fenced_after_reclaim(db: Database) -> None:
     """Completing twice with the token writes nothing twice; a reclaimed lease's writes are rejected."""
     put(db, 1)
-    (lease,) = engine.claim(db, "old", ["default"], lease_s=0.3)
-    time.sleep(0.6)
+    (lease,) = engine.claim(db, "old", ["default"], lease_s=30)
+    leases_run_out(db)
     assert [r.task_id for r in engine.reclaim_expired(db, by="test")] == ["t0"]
     (new,) = engine.claim(db, "new", ["default"], lease_s=30)
     assert new.attempt_no == 2 and new.token != lease.token
@@ -119,10 +126,10 @@ def test_complete_is_idempotent_and_fenced_after_reclaim(db: Database) -> None:
 def test_heartbeat_extends_the_lease(db: Database) -> None:
     """A heartbeating worker keeps its task past the original lease; the watchdog leaves it alone."""
     put(db, 1)
-    (lease,) = engine.claim(db, "w", ["default"], lease_s=0.5)
-    for _ in range(4):
-        time.sleep(0.25)
-        assert engine.heartbeat(db, "t0", lease.token, lease_s=0.5, stage="generating_image") is Ack.ACCEPTED
+    (lease,) = engine.claim(db, "w", ["default"], lease_s=1.5)
+    for _ in range(4):  # 2 s in all, past the first lease; each renewal has a second to spare
+        time.sleep(0.5)
+        assert engine.heartbeat(db, "t0", lease.token, lease_s=1.5, stage="generating_image") is Ack.ACCEPTED
     assert engine.reclaim_expired(db, by="test") == []
     assert task(db, "t0")["stage"] == "generating_image"
     acks = engine.heartbeat_many(db, "w", {"t0": lease.token}, lease_s=5)
@@ -133,15 +140,16 @@ def test_heartbeat_many_records_each_stage_and_fences_a_lost_lease(db: Database)
     """One renewal for all held tasks sets each one's own stage; a task whose lease was taken
     over is answered FENCED and keeps the new holder's stage."""
     put(db, 2)
-    old = {le.task_id: le.token for le in engine.claim(db, "w", ["default"], limit=2, lease_s=0.3)}
-    time.sleep(0.5)
+    old = {le.task_id: le.token for le in engine.claim(db, "w", ["default"], limit=2, lease_s=30)}
+    leases_run_out(db)
     assert len(engine.reclaim_expired(db, by="test")) == 2
     (theirs,) = engine.claim(db, "other", ["default"], limit=1, lease_s=30)
     assert theirs.task_id == "t0"
     engine.heartbeat(db, "t0", theirs.token, lease_s=30, stage="theirs")
     (mine,) = engine.claim(db, "w", ["default"], limit=1, lease_s=30)
-    acks = engine.heartbeat_many(db, "w", {"t0": old["t0"], "t1": mine.token}, lease_s=30,
-                                 stages={"t0": "mine?", "t1": "rendering"})
+    acks = engine.heartbeat_many(
+        db, "w", {"t0": old["t0"], "t1": mine.token}, lease_s=30, stages={"t0": "mine?", "t1": "rendering"}
+    )
     assert acks == {"t0": Ack.FENCED, "t1": Ack.ACCEPTED}
     assert task(db, "t0")["stage"] == "theirs" and task(db, "t1")["stage"] == "rendering"
 
@@ -149,8 +157,8 @@ def test_heartbeat_many_records_each_stage_and_fences_a_lost_lease(db: Database)
 def test_racing_watchdogs_reclaim_once(db: Database) -> None:
     """Several watchdogs running at once take each expired task back exactly once."""
     put(db, 20)
-    engine.claim(db, "dead", ["default"], limit=20, lease_s=0.2)
-    time.sleep(0.5)
+    engine.claim(db, "dead", ["default"], limit=20, lease_s=30)
+    leases_run_out(db)
     results: list[list[str]] = []
 
     def run() -> None:
@@ -171,12 +179,12 @@ def test_racing_watchdogs_reclaim_once(db: Database) -> None:
 def test_transient_failure_backs_off_then_fails_for_good(db: Database) -> None:
     """Retryable errors return to pending after a backoff; past max_attempts the task fails with an alert."""
     put(db, 1, max_attempts=2)
-    policy = engine.RetryPolicy(base_s=0.6, factor=2, jitter=0.0)
+    policy = engine.RetryPolicy(base_s=60, factor=2, jitter=0.0)
     (lease,) = engine.claim(db, "w", ["default"])
     ack, status = engine.fail(db, "t0", lease.token, error="HTTP 503", error_kind="server_error", policy=policy)
     assert (ack, status) == (Ack.ACCEPTED, Status.PENDING)
-    assert engine.claim(db, "w", ["default"]) == []  # run_after is in the future
-    time.sleep(0.8)
+    assert engine.claim(db, "w", ["default"]) == []  # run_after is a minute away
+    backoffs_end(db)
     (lease2,) = engine.claim(db, "w", ["default"])
     assert lease2.attempt_no == 2
     ack, status = engine.fail(db, "t0", lease2.token, error="HTTP 503", error_kind="server_error", policy=policy)
@@ -198,9 +206,14 @@ def test_dependencies_block_and_release(db: Database) -> None:
     """A task runs only after its dependencies complete; a dependency failing for good blocks it
     until that dependency is retried and completes."""
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [TaskSpec(task_id="a", kind="x", lane="default", max_attempts=1),
-                              TaskSpec(task_id="b", kind="x", lane="default", depends_on=("a",)),
-                              TaskSpec(task_id="c", kind="x", lane="default", depends_on=("b",))])
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id="a", kind="x", lane="default", max_attempts=1),
+                TaskSpec(task_id="b", kind="x", lane="default", depends_on=("a",)),
+                TaskSpec(task_id="c", kind="x", lane="default", depends_on=("b",)),
+            ],
+        )
     (lease,) = engine.claim(db, "w", ["default"], limit=5)
     assert lease.task_id == "a"
     engine.fail(db, "a", lease.token, error="boom", retryable=False)
@@ -219,8 +232,13 @@ def test_dependencies_block_and_release(db: Database) -> None:
 def test_cancel_and_reset_keep_history(db: Database) -> None:
     """Cancel fences the running worker; reset re-queues a task and its dependents, keeping attempts."""
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [TaskSpec(task_id="a", kind="x", lane="default"),
-                              TaskSpec(task_id="b", kind="x", lane="default", depends_on=("a",))])
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id="a", kind="x", lane="default"),
+                TaskSpec(task_id="b", kind="x", lane="default", depends_on=("a",)),
+            ],
+        )
     (la,) = engine.claim(db, "w", ["default"])
     engine.complete(db, Completion(task_id="a", token=la.token))
     (lb,) = engine.claim(db, "w", ["default"])
@@ -251,16 +269,20 @@ def test_expiry_on_fail_lane_alerts(db: Database) -> None:
     """On a lane whose expired leases mean failure, the watchdog fails the task and raises an alert."""
     engine.add_lane(db, "paid-video", on_expire="fail")
     put(db, 1, lane="paid-video")
-    engine.claim(db, "w", ["paid-video"], lease_s=0.2)
-    time.sleep(0.4)
+    engine.claim(db, "w", ["paid-video"], lease_s=30)
+    leases_run_out(db)
     (r,) = engine.reclaim_expired(db, by="test")
     assert r.new_status is Status.FAILED
     assert rows(db, sa.select(events.c.id).where(events.c.kind == "alert"))
 
 
 def _spawn(url: str, worker: str, lanes: str, batch: int, hold: float) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "tests.engine.racer", url, worker, lanes, str(batch), str(hold)],
-                            cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.engine.racer", url, worker, lanes, str(batch), str(hold)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.parametrize("batch", [1, 10])
@@ -274,8 +296,12 @@ def test_processes_racing_complete_every_task_once(db_url: str, db: Database, ba
     assert sorted(done) == sorted(f"t{i}" for i in range(400))  # each exactly once
     counts = rows(db, sa.select(tasks.c.status, sa.func.count()).group_by(tasks.c.status))
     assert dict((r[0], r[1]) for r in counts) == {"completed": 400}
-    per_task = rows(db, sa.select(attempts.c.task_id, sa.func.count()).where(attempts.c.outcome == "completed")
-                    .group_by(attempts.c.task_id))
+    per_task = rows(
+        db,
+        sa.select(attempts.c.task_id, sa.func.count())
+        .where(attempts.c.outcome == "completed")
+        .group_by(attempts.c.task_id),
+    )
     assert len(per_task) == 400 and all(r[1] == 1 for r in per_task)
 
 
@@ -287,8 +313,10 @@ def test_lane_limit_holds_across_processes(db_url: str, db: Database, limit: int
     procs = [_spawn(db_url, f"p{i}", "llm", 3, 0.05) for i in range(4)]
     peak = 0
     while any(p.poll() is None for p in procs):
-        running = rows(db, sa.select(sa.func.count()).select_from(tasks)
-                       .where(tasks.c.lane == "llm", tasks.c.status == "processing"))[0][0]
+        running = rows(
+            db,
+            sa.select(sa.func.count()).select_from(tasks).where(tasks.c.lane == "llm", tasks.c.status == "processing"),
+        )[0][0]
         peak = max(peak, running)
         time.sleep(0.005)
     assert all(p.returncode == 0 for p in procs)
@@ -304,12 +332,23 @@ def test_paid_lane_stops_when_the_book_budget_is_spent(db: Database) -> None:
 
     engine.add_lane(db, "paid-image", paid=True)
     with db.engine.begin() as conn:
-        conn.execute(sa.insert(books), [
-            {"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05, "review": False},
-            {"bookcode": "b2", "title": "Two", "lang": "en", "budget": None, "review": False}])
-        engine.enqueue(conn, [TaskSpec(task_id=f"{b}-{i}", kind="x", lane=lane, bookcode=b)
-                              for b in ("b1", "b2") for i in range(2) for lane in ("paid-image",)]
-                       + [TaskSpec(task_id="b1-free", kind="x", lane="default", bookcode="b1")])
+        conn.execute(
+            sa.insert(books),
+            [
+                {"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05, "review": False},
+                {"bookcode": "b2", "title": "Two", "lang": "en", "budget": None, "review": False},
+            ],
+        )
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id=f"{b}-{i}", kind="x", lane=lane, bookcode=b)
+                for b in ("b1", "b2")
+                for i in range(2)
+                for lane in ("paid-image",)
+            ]
+            + [TaskSpec(task_id="b1-free", kind="x", lane="default", bookcode="b1")],
+        )
     (lease,) = engine.claim(db, "w", ["paid-image"], limit=1)
     assert lease.task_id == "b1-0"
     engine.record_cost(db, lease.task_id, lease.token, 0.05)
@@ -326,10 +365,12 @@ def test_a_workers_cached_budget_check_stops_claims_within_its_lifetime(db: Data
 
     engine.add_lane(db, "paid-image", paid=True)
     with db.engine.begin() as conn:
-        conn.execute(sa.insert(books), [{"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05,
-                                         "review": False}])
-        engine.enqueue(conn, [TaskSpec(task_id=f"b1-{i}", kind="x", lane="paid-image", bookcode="b1")
-                              for i in range(3)])
+        conn.execute(
+            sa.insert(books), [{"bookcode": "b1", "title": "One", "lang": "en", "budget": 0.05, "review": False}]
+        )
+        engine.enqueue(
+            conn, [TaskSpec(task_id=f"b1-{i}", kind="x", lane="paid-image", bookcode="b1") for i in range(3)]
+        )
     cache = engine.LaneCache(ttl_s=0.3)
     (lease,) = engine.claim(db, "w", ["paid-image"], limit=1, cache=cache)
     engine.record_cost(db, lease.task_id, lease.token, 0.05)

@@ -43,8 +43,10 @@ def test_a_single_statement_transaction_refuses_a_second(db: Database) -> None:
             tx.run("UPDATE tasks SET priority = 2 WHERE task_id = :t", {"t": "a"})
 
 
-_KILL = {"postgresql": ("SELECT pg_backend_pid()", "SELECT pg_terminate_backend({})"),
-         "mysql": ("SELECT CONNECTION_ID()", "KILL {}")}
+_KILL = {
+    "postgresql": ("SELECT pg_backend_pid()", "SELECT pg_terminate_backend({})"),
+    "mysql": ("SELECT CONNECTION_ID()", "KILL {}"),
+}
 
 
 def test_a_dropped_connection_is_invalidated_and_replaced(db: Database) -> None:
@@ -65,8 +67,7 @@ def test_a_dropped_connection_is_invalidated_and_replaced(db: Database) -> None:
     assert engine.complete(db, engine.Completion(task_id="a", token=lease.token)) is engine.Ack.ACCEPTED
 
 
-def test_a_connection_dropped_while_idle_is_replaced_before_use(db: Database,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_connection_dropped_while_idle_is_replaced_before_use(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the idle limit the held connection is pinged first: a dead one costs no error."""
     if db.dialect == "sqlite":
         pytest.skip("an embedded database has no server to drop the connection")
@@ -102,8 +103,9 @@ def test_postgresql_plans_the_hot_statements_once_not_per_claim(db: Database) ->
         conn.exec_driver_sql("ANALYZE tasks")
     for _ in range(20):
         (lease, _other) = engine.claim(db, "w", ["default"], limit=2)
-        engine.complete_many(db, [engine.Completion(task_id=x.task_id, token=x.token) for x in (lease, _other)],
-                             worker_id="w")
+        engine.complete_many(
+            db, [engine.Completion(task_id=x.task_id, token=x.token) for x in (lease, _other)], worker_id="w"
+        )
     with driver.transaction(db, single=True) as tx:
         plans = tx.rows("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
     hot = {p["statement"].split()[1]: p for p in plans if p["statement"].startswith("WITH ")}

@@ -29,7 +29,8 @@ def _check(request: pytest.FixtureRequest, dialect: str, verb: str, statements: 
         path.write_text(document(statements), encoding="utf-8")
     assert path.exists(), f"{path} is missing: run pytest --update-golden {__file__}"
     assert parse(path.read_text(encoding="utf-8")) == {k: normal(v) for k, v in statements.items()}, (
-        f"{path} is not what the code sends: run with --update-golden and read the diff")
+        f"{path} is not what the code sends: run with --update-golden and read the diff"
+    )
 
 
 @pytest.mark.parametrize("dialect", sorted(FOLDER))
@@ -59,14 +60,14 @@ def test_lease_sql_is_the_golden_file(request: pytest.FixtureRequest, db: Databa
         "heartbeat": {
             "one": _sent(db, lambda: engine.heartbeat(db, "a", held.token, lease_s=60, stage="drawing")),
             "fenced": _sent(db, lambda: engine.heartbeat(db, "a", "not-the-token", lease_s=60, worker_id="w1")),
-            "many": _sent(db, lambda: engine.heartbeat_many(db, "w1", {"a": held.token}, lease_s=60,
-                                                            stages={"a": "drawing"})),
+            "many": _sent(
+                db, lambda: engine.heartbeat_many(db, "w1", {"a": held.token}, lease_s=60, stages={"a": "drawing"})
+            ),
         },
         "fail": {"retried": _sent(db, lambda: engine.fail(db, "a", held.token, error="boom", worker_id="w1"))},
     }
     db_release = _leased(db, "b")
-    verbs["release"] = {"released": _sent(db, lambda: engine.release_many(db, {"b": db_release.token},
-                                                                          worker_id="w1"))}
+    verbs["release"] = {"released": _sent(db, lambda: engine.release_many(db, {"b": db_release.token}, worker_id="w1"))}
     _leased(db, "c", lease_s=0.05)
     time.sleep(0.3)
     verbs["reclaim"] = {"expired": _sent(db, lambda: engine.reclaim_expired(db, by="watchdog"))}

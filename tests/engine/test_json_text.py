@@ -15,8 +15,9 @@ def _found(db: Database, table: str, column: str, key: str, needle: str) -> list
     (PostgreSQL's json type needs a cast to text to take LIKE)."""
     text = f"CAST({column} AS TEXT)" if db.dialect == "postgresql" else column
     with db.engine.connect() as conn:
-        return list(conn.execute(sa.text(f"SELECT {key} FROM {table} WHERE {text} LIKE :p"),
-                                 {"p": f"%{needle}%"}).scalars())
+        return list(
+            conn.execute(sa.text(f"SELECT {key} FROM {table} WHERE {text} LIKE :p"), {"p": f"%{needle}%"}).scalars()
+        )
 
 
 def test_json_columns_are_stored_as_utf8_and_found_by_like(db: Database) -> None:
@@ -24,14 +25,27 @@ def test_json_columns_are_stored_as_utf8_and_found_by_like(db: Database) -> None
     attempts.settings (written on the driver-level completion path) keep Chinese as written."""
     with db.engine.begin() as conn:
         conn.execute(books.insert().values(bookcode="sgyy", title="三国演义", lang="zh"))
-        conn.execute(shots.insert().values(
-            shot_id="sgyy-1-1", bookcode="sgyy", chapter=1, seq=1, scene=1, characters=["曹操", "刘备"],
-            text="曹操与刘备煮酒论英雄。", span_start=0, span_end=11, duration_s=4.0))
-        engine.enqueue(conn, [TaskSpec(task_id="sgyy-1-1:image", kind="image", lane="default",
-                                       params={"prompt": "曹操举杯"})])
+        conn.execute(
+            shots.insert().values(
+                shot_id="sgyy-1-1",
+                bookcode="sgyy",
+                chapter=1,
+                seq=1,
+                scene=1,
+                characters=["曹操", "刘备"],
+                text="曹操与刘备煮酒论英雄。",
+                span_start=0,
+                span_end=11,
+                duration_s=4.0,
+            )
+        )
+        engine.enqueue(
+            conn, [TaskSpec(task_id="sgyy-1-1:image", kind="image", lane="default", params={"prompt": "曹操举杯"})]
+        )
     (lease,) = engine.claim(db, "w", ["default"])
-    done = Completion(task_id=lease.task_id, token=lease.token, result={"caption": "刘备闻雷失箸"},
-                      settings={"style": "水墨"})
+    done = Completion(
+        task_id=lease.task_id, token=lease.token, result={"caption": "刘备闻雷失箸"}, settings={"style": "水墨"}
+    )
     assert engine.complete(db, done) is Ack.ACCEPTED
     assert _found(db, "shots", "characters", "shot_id", "曹操") == ["sgyy-1-1"]
     assert _found(db, "tasks", "params", "task_id", "曹操") == ["sgyy-1-1:image"]

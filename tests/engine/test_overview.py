@@ -32,14 +32,16 @@ def table_after(out: str, header: str) -> list[str]:
     lines = out.splitlines()
     first = next(i for i, line in enumerate(lines) if line.startswith(header))
     rest = lines[first:]
-    return rest[:rest.index("")] if "" in rest else rest
+    return rest[: rest.index("")] if "" in rest else rest
 
 
 def assert_aligned(lines: list[str]) -> None:
     """Every column (cells split by two or more spaces) starts at one terminal cell in every
     line, or, for right-aligned numbers, ends at one."""
-    spans = [[(cells(line[:m.start()]), cells(line[:m.end()])) for m in re.finditer(r"\S+(?: \S+)*", line)]
-             for line in lines]
+    spans = [
+        [(cells(line[: m.start()]), cells(line[: m.end()])) for m in re.finditer(r"\S+(?: \S+)*", line)]
+        for line in lines
+    ]
     for column in zip(*spans, strict=False):
         starts, ends = {s for s, _ in column}, {e for _, e in column}
         assert len(starts) == 1 or len(ends) == 1, "\n".join(lines)
@@ -54,8 +56,7 @@ def status(url: str, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[in
 def seen_ago(db: Database, worker_id: str, seconds: float) -> None:
     """Pretend the worker was last seen `seconds` ago, by the database clock."""
     with db.engine.begin() as conn:
-        conn.execute(sa.update(workers).where(workers.c.worker_id == worker_id)
-                     .values(last_seen_at=now_plus(-seconds)))
+        conn.execute(sa.update(workers).where(workers.c.worker_id == worker_id).values(last_seen_at=now_plus(-seconds)))
 
 
 def liveness(db: Database, worker_id: str) -> str | None:
@@ -80,8 +81,7 @@ def test_liveness_is_judged_against_the_workers_own_lease(db: Database) -> None:
     assert liveness(db, "w") == "stopped"
 
 
-def test_workers_not_seen_for_a_day_are_folded(db_url: str, db: Database,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_workers_not_seen_for_a_day_are_folded(db_url: str, db: Database, capsys: pytest.CaptureFixture[str]) -> None:
     """Workers not seen for a day and holding nothing are left out of `status` (and its JSON),
     which says how many it folded; `status --all` lists them. A recent one is always listed."""
     engine.register_worker(db, "old-pc", lanes=["default"], lease_s=60)
@@ -93,7 +93,7 @@ def test_workers_not_seen_for_a_day_are_folded(db_url: str, db: Database,
 
     code, out, _ = status(db_url, capsys)
     assert code == 0 and "new-pc" in out and "old-pc" not in out
-    assert "1 worker(s) not seen for a day folded away" in out and "--all" in out
+    assert "1 worker not seen for a day folded away" in out and "--all" in out
     code, out, _ = status(db_url, capsys, "--all")
     assert code == 0 and "old-pc" in out and "not responding" in out and "folded" not in out
     code, out, _ = status(db_url, capsys, "--json")
@@ -103,8 +103,7 @@ def test_workers_not_seen_for_a_day_are_folded(db_url: str, db: Database,
     assert data["workers"]["new-pc"]["lease_s"] == 60
 
 
-def test_status_of_an_unknown_book_exits_2(db_url: str, db: Database,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_of_an_unknown_book_exits_2(db_url: str, db: Database, capsys: pytest.CaptureFixture[str]) -> None:
     """`status NOPE` is bad input: exit 2 and one line naming the book, not an all-zero board."""
     with pytest.raises(NotFound, match="no book 'nope'"):
         engine.overview(db, "nope")
@@ -112,15 +111,15 @@ def test_status_of_an_unknown_book_exits_2(db_url: str, db: Database,
     assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1 and "'nope'" in err, err
 
 
-def test_status_columns_line_up_by_display_width(db_url: str, db: Database,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_columns_line_up_by_display_width(db_url: str, db: Database, capsys: pytest.CaptureFixture[str]) -> None:
     """A Chinese title and a Chinese worker id (two cells a character) keep the books and
     workers tables aligned: every cell of a column ends at the same terminal cell."""
     zh = text.ingest_text(db, "第一回\n\n美猴王在花果山上称王。\n", CJK_TITLE, lang="zh").bookcode
     en = text.ingest_text(db, "Chapter 1\n\nA short tale.\n", "A Tale", lang="en").bookcode
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [TaskSpec(task_id=f"{book}-t", kind="noop", lane="default", bookcode=book)
-                              for book in (zh, en)])
+        engine.enqueue(
+            conn, [TaskSpec(task_id=f"{book}-t", kind="noop", lane="default", bookcode=book) for book in (zh, en)]
+        )
     engine.register_worker(db, CJK_WORKER, lanes=["default"], lease_s=60)
     engine.register_worker(db, "pc-2", lanes=["default"], lease_s=60)
     engine.claim(db, CJK_WORKER, ["default"], limit=1)
@@ -135,8 +134,7 @@ def test_status_columns_line_up_by_display_width(db_url: str, db: Database,
     assert_aligned(crew)
 
 
-def test_status_headers_are_never_cut(db_url: str, db: Database,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_headers_are_never_cut(db_url: str, db: Database, capsys: pytest.CaptureFixture[str]) -> None:
     """Every status is a whole column header (`awaiting_review`, not `awaiting_r`)."""
     with db.engine.begin() as conn:
         engine.enqueue(conn, [TaskSpec(task_id="r", kind="noop", lane="default")])

@@ -9,6 +9,7 @@ from pipeline_kit import engine
 from pipeline_kit.db import Database
 from pipeline_kit.db.migrate import init, require_schema, schema_version
 from pipeline_kit.db.schema import SCHEMA_VERSION, llm_answers, meta, workers
+from pipeline_kit.engine.outages import fleet_down, vote_down
 from pipeline_kit.errors import NotInitialised, SchemaTooNew
 
 
@@ -78,3 +79,21 @@ def test_version_6_gains_the_answer_cache(db: Database) -> None:
     with db.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(llm_answers)).scalar() == 0
         assert conn.execute(sa.text("SELECT task_id FROM tasks")).scalars().all() == ["kept6"]
+
+
+def test_version_8_gains_provider_outages(db: Database) -> None:
+    """A v8 database (workers without paused_reason/paused_since, no provider_outages) is upgraded
+    by init: its worker rows are kept, a worker can then be shown paused and vote a provider down."""
+    engine.register_worker(db, "old", lanes=["default"])
+    with db.engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE provider_outages"))
+        conn.execute(sa.text("ALTER TABLE workers DROP COLUMN paused_reason"))
+        conn.execute(sa.text("ALTER TABLE workers DROP COLUMN paused_since"))
+    _set_version(db, 8)
+    assert init(db) == (8, SCHEMA_VERSION)
+    engine.touch_worker(db, "old", "working", paused="comfyui at 10.0.0.5:8188 unreachable")
+    vote_down(db, "comfyui at 10.0.0.5:8188", "old", "connection refused", hold_s=60)
+    with db.engine.connect() as conn:
+        row = conn.execute(sa.select(workers).where(workers.c.worker_id == "old")).mappings().one()
+    assert (row["state"], row["paused_reason"]) == ("paused", "comfyui at 10.0.0.5:8188 unreachable")
+    assert row["paused_since"] is not None and list(fleet_down(db, 1)) == ["comfyui at 10.0.0.5:8188"]

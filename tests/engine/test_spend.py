@@ -17,8 +17,12 @@ from pipeline_kit.engine.spend import provider_spend
 from pipeline_kit.ui.monitor import MonitorModel
 from pipeline_kit.ui.monitor_view import _spend
 
-EXPECTED = {"ark": {"attempts": 2, "cost": 0.75}, "unknown": {"attempts": 1, "cost": 0.3},
-            "comfyui+ark": {"attempts": 1, "cost": 0.2}, "comfyui": {"attempts": 1, "cost": 0.1}}
+EXPECTED = {
+    "ark": {"attempts": 2, "cost": 0.75},
+    "unknown": {"attempts": 1, "cost": 0.3},
+    "comfyui+ark": {"attempts": 1, "cost": 0.2},
+    "comfyui": {"attempts": 1, "cost": 0.1},
+}
 
 
 def ledger(db: Database) -> None:
@@ -28,16 +32,24 @@ def ledger(db: Database) -> None:
     engine.register_worker(db, "pc-ark", lanes=["image"], backend="ark")
     engine.register_worker(db, "pc-mixed", lanes=["image"], backend="comfyui+ark")
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="first_frame", lane="image",
-                                       max_attempts=1) for i in range(6)])
+        engine.enqueue(
+            conn, [TaskSpec(task_id=f"t{i}", kind="first_frame", lane="image", max_attempts=1) for i in range(6)]
+        )
 
     def take(worker: str) -> engine.Lease:
         return engine.claim(db, worker, ["image"], limit=1)[0]
 
     def done(lease: engine.Lease, cost: float, provider: str) -> None:
-        engine.complete(db, Completion(task_id=lease.task_id, token=lease.token, cost=cost,
-                                       output_path=f"out/{lease.task_id}.png",
-                                       settings={"provider": provider, "seed": 1}))
+        engine.complete(
+            db,
+            Completion(
+                task_id=lease.task_id,
+                token=lease.token,
+                cost=cost,
+                output_path=f"out/{lease.task_id}.png",
+                settings={"provider": provider, "seed": 1},
+            ),
+        )
 
     def paid_then_failed(lease: engine.Lease, cost: float) -> None:
         engine.record_cost(db, lease.task_id, lease.token, cost)
@@ -52,7 +64,8 @@ def ledger(db: Database) -> None:
 
 
 def test_spend_per_provider_in_status_monitor_and_report(
-        db: Database, db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    db: Database, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Each paid attempt counts once, for the provider that made the call when its backend said
     so, else for its worker's backend(s), else as unknown; free attempts are not spend. The
     status page, its JSON, the monitor and the report's table agree."""
@@ -62,7 +75,7 @@ def test_spend_per_provider_in_status_monitor_and_report(
 
     assert cli_main(["--db", db_url, "status"]) == 0
     out = capsys.readouterr().out
-    rows = out[out.index("provider"):].splitlines()
+    rows = out[out.index("provider") :].splitlines()
     assert rows[1].split() == ["ark", "2", "0.75"] and rows[4].split() == ["comfyui", "1", "0.10"]
 
     snap = MonitorModel(db).snapshot()
@@ -71,8 +84,7 @@ def test_spend_per_provider_in_status_monitor_and_report(
 
     table = metrics.costs(load(db)).by_provider.set_index("provider")
     paid = table[table["cost"] > 0]
-    assert {p: round(float(c), 6) for p, c in paid["cost"].items()} == \
-        {p: v["cost"] for p, v in EXPECTED.items()}
+    assert {p: round(float(c), 6) for p, c in paid["cost"].items()} == {p: v["cost"] for p, v in EXPECTED.items()}
     assert float(table.loc["sketch", "cost"]) == 0.0
 
 

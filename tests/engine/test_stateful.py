@@ -124,9 +124,11 @@ def machine_for(db: Database) -> type[RuleBasedStateMachine]:
             if not isinstance(held, Held):
                 return
             with db.engine.begin() as conn:
-                conn.execute(sa.update(tasks).where(tasks.c.task_id == held.task_id,
-                                                    tasks.c.status == "processing")
-                             .values(lease_expires_at=now_plus(-5)))
+                conn.execute(
+                    sa.update(tasks)
+                    .where(tasks.c.task_id == held.task_id, tasks.c.status == "processing")
+                    .values(lease_expires_at=now_plus(-5))
+                )
             reclaimed = {r.task_id for r in engine.reclaim_expired(db, by="test")}
             model = self.world.tasks[held.task_id]
             if model.status == "processing":
@@ -138,10 +140,16 @@ def machine_for(db: Database) -> type[RuleBasedStateMachine]:
         @invariant()
         def database_matches_model(self) -> None:
             with db.engine.connect() as conn:
-                rows = {r.task_id: r for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.status,
-                                                                     tasks.c.attempts))}
-                done = dict(conn.execute(sa.select(attempts.c.task_id, sa.func.count())
-                                         .where(attempts.c.outcome == "completed").group_by(attempts.c.task_id)).all())
+                rows = {
+                    r.task_id: r for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.status, tasks.c.attempts))
+                }
+                done = dict(
+                    conn.execute(
+                        sa.select(attempts.c.task_id, sa.func.count())
+                        .where(attempts.c.outcome == "completed")
+                        .group_by(attempts.c.task_id)
+                    ).all()
+                )
                 open_ = set(conn.execute(sa.select(attempts.c.task_id).where(attempts.c.outcome.is_(None))).scalars())
             for task_id, model in self.world.tasks.items():
                 assert (rows[task_id].status, rows[task_id].attempts) == (model.status, model.attempts), task_id
@@ -161,6 +169,10 @@ def test_engine_matches_model(db: Database) -> None:
     processing task has exactly one open attempt."""
     run_state_machine_as_test(
         machine_for(db),
-        settings=settings(max_examples=12 if db.dialect != "sqlite" else 25, stateful_step_count=25,
-                          deadline=None, suppress_health_check=list(HealthCheck)),
+        settings=settings(
+            max_examples=12 if db.dialect != "sqlite" else 25,
+            stateful_step_count=25,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,14 +20,17 @@ from pipeline_kit.db.schema import books
 from pipeline_kit.engine import Completion, TaskSpec
 from pipeline_kit.engine.dependents import block_dependents, unblock_dependents
 from pipeline_kit.engine.states import MOVES, TRANSITIONS, VERBS, Move, Outcome, Status
+from tests.engine.clock import leases_run_out
 from tests.engine.golden import FOLDER, HERE, hot_path, normal
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pipeline_kit"
 # `status = 'x'`, `status <> 'x'`, `status IN ('x', 'y')`, `THEN 'x'`/`ELSE 'x'` of a status CASE,
 # and SQLAlchemy's `tasks.c.status == "x"` / `.status.in_(["x"])`
-_SQL_STATUS = re.compile(r"""\bstatus\s*(?:=|<>|!=|==)\s*["']([a-z_]+)["']"""
-                         r"""|\bstatus\s*(?:NOT\s+)?IN\s*\(((?:\s*'[a-z_]+',?)+)\)"""
-                         r"""|\bstatus\.(?:not)?in_\(\[?((?:\s*["'][a-z_]+["'],?)+)""")
+_SQL_STATUS = re.compile(
+    r"""\bstatus\s*(?:=|<>|!=|==)\s*["']([a-z_]+)["']"""
+    r"""|\bstatus\s*(?:NOT\s+)?IN\s*\(((?:\s*'[a-z_]+',?)+)\)"""
+    r"""|\bstatus\.(?:not)?in_\(\[?((?:\s*["'][a-z_]+["'],?)+)"""
+)
 _CASE = re.compile(r"\bstatus = CASE (.*?) END")
 _OUTCOME = re.compile(r"""\boutcome\s*(?:=|==)\s*["']([a-z_]+)["']""")
 
@@ -53,11 +55,18 @@ def _sources() -> dict[str, str]:
 def test_the_scan_sees_status_literals() -> None:
     """The scan finds literals in each form it claims to read (else the next test proves nothing)."""
     assert status_literals("WHERE status = 'pending' AND status IN ('failed', 'blockd')") == {
-        "pending", "failed", "blockd"}
+        "pending",
+        "failed",
+        "blockd",
+    }
     assert status_literals("SET status = CASE WHEN x THEN 'awaiting_review' ELSE 'done' END") == {
-        "awaiting_review", "done"}
+        "awaiting_review",
+        "done",
+    }
     assert status_literals('tasks.c.status == "processing", tasks.c.status.in_(["completed"])') == {
-        "processing", "completed"}
+        "processing",
+        "completed",
+    }
 
 
 def test_every_status_literal_is_a_status() -> None:
@@ -89,6 +98,7 @@ def test_hand_written_sql_moves_as_its_verb_says(dialect: str, verb: str) -> Non
             sources = re.findall(r"(?<![.\w])status = '([a-z_]+)'", normal(statements["lock"]))
         assert sources and {Status(s) for s in sources} <= move.sources, (name, sources)
     assert changed, f"no statement of {verb} sets a status"
+
 
 def test_table_names_real_functions_and_is_transitions() -> None:
     """Every row's function exists, its follow-on verbs are rows, and TRANSITIONS is the table's."""
@@ -151,33 +161,39 @@ def test_every_verb_moves_as_the_table_says(sqlite_db: Database) -> None:
     db, watch = sqlite_db, Watch(sqlite_db)
     with db.engine.begin() as conn:
         conn.execute(sa.insert(books).values(bookcode="bk", title="t", lang="en", review=True))
-    _add(db, TaskSpec(task_id="a", kind="noop", lane="default"),
-         TaskSpec(task_id="b", kind="noop", lane="default", depends_on=("a",)))
+    _add(
+        db,
+        TaskSpec(task_id="a", kind="noop", lane="default"),
+        TaskSpec(task_id="b", kind="noop", lane="default", depends_on=("a",)),
+    )
     a = _claim(db, watch)
     watch.run("fail", lambda: engine.fail(db, "a", a.token, error="no", retryable=False))  # b blocked
     watch.run("retry", lambda: engine.retry_task(db, "a"))  # b unblocked
     a = _claim(db, watch)
     watch.run("release", lambda: engine.release_many(db, {"a": a.token}, worker_id="w1"))
-    _claim(db, watch, lease_s=0.05)
-    time.sleep(0.3)
+    _claim(db, watch, lease_s=30)
+    leases_run_out(db)
     watch.run("reclaim", lambda: engine.reclaim_expired(db, by="test"))
     a = _claim(db, watch)
     watch.run("complete", lambda: engine.complete(db, Completion(task_id="a", token=a.token)))
     watch.run("reset", lambda: _in_tx(db, lambda conn: engine.reset_tasks(conn, ["a"], reason="test")))
     watch.run("cancel", lambda: engine.cancel_task(db, "a"))  # b blocked again
-    _add(db, TaskSpec(task_id="p", kind="noop", lane="video"),
-         TaskSpec(task_id="q", kind="noop", lane="video", depends_on=("p",)))
+    _add(
+        db,
+        TaskSpec(task_id="p", kind="noop", lane="video"),
+        TaskSpec(task_id="q", kind="noop", lane="video", depends_on=("p",)),
+    )
     watch.run("block", lambda: _in_tx(db, lambda conn: block_dependents(conn, ["p"])))
     watch.run("unblock", lambda: _in_tx(db, lambda conn: unblock_dependents(conn, ["p"])))
     for task_id in ("img1", "img2"):
         _add(db, TaskSpec(task_id=task_id, kind="image", lane="image", bookcode="bk"))
         lease = _claim(db, watch, lane="image")
-        assert watch.run("complete", lambda: engine.complete(db, Completion(task_id=task_id, token=lease.token))) \
-            == {(Status.PROCESSING, Status.AWAITING_REVIEW)}
+        assert watch.run("complete", lambda: engine.complete(db, Completion(task_id=task_id, token=lease.token))) == {
+            (Status.PROCESSING, Status.AWAITING_REVIEW)
+        }
     watch.run("approve", lambda: engine.approve(db, "img1"))
     watch.run("reject", lambda: engine.reject(db, "img2", "redder"))
     assert watch.seen == set(VERBS)
-
 
 
 def _in_tx(db: Database, call: Callable[[sa.Connection], object]) -> None:

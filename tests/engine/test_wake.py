@@ -44,8 +44,11 @@ def _enqueue(db: Database, *specs: TaskSpec) -> None:
 
 
 def test_every_way_to_claimable_notifies_and_claiming_does_not(db: Database, listener: psycopg.Connection) -> None:
-    _enqueue(db, TaskSpec(task_id="a", kind="noop", lane="default"),
-             TaskSpec(task_id="b", kind="noop", lane="default", depends_on=("a",)))
+    _enqueue(
+        db,
+        TaskSpec(task_id="a", kind="noop", lane="default"),
+        TaskSpec(task_id="b", kind="noop", lane="default", depends_on=("a",)),
+    )
     assert _heard(listener) == ["default"]  # one per lane and transaction, not one per task; b waits
     (lease,) = engine.claim(db, "w", ["default"], limit=1, lease_s=30)
     assert _heard(listener) == []

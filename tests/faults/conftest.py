@@ -27,8 +27,7 @@ def openai_fake() -> Iterator[FakeOpenAI]:
 def worker_env(openai_fake: FakeOpenAI) -> dict[str, str]:
     """Environment for a worker subprocess using the fake provider at PRICE per image."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIPELINE_KIT_")}
-    env.update(PIPELINE_KIT_OPENAI_URL=openai_fake.url, OPENAI_API_KEY="test",
-               PIPELINE_KIT_OPENAI_PRICE=str(PRICE))
+    env.update(PIPELINE_KIT_OPENAI_URL=openai_fake.url, OPENAI_API_KEY="test", PIPELINE_KIT_OPENAI_PRICE=str(PRICE))
     return env
 
 
@@ -37,6 +36,7 @@ def cli_main(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """`pipeline_kit.cli.main` with the ops commands (chaos, grant-worker) registered."""
     from pipeline_kit import cli
     from pipeline_kit.cli import ops_cmds
+
     if ops_cmds not in cli.AREAS:
         monkeypatch.setattr(cli, "AREAS", (*cli.AREAS, ops_cmds))
     return cli.main

@@ -20,10 +20,21 @@ BOOK = "hlm"
 
 def frame_params(n: int) -> dict[str, Any]:
     """The params contract of a first_frame task (small images: the test is about the engine)."""
-    return {"bookcode": BOOK, "shot_id": shot_id(n), "chapter": 1, "seq": n, "scene": 1,
-            "prompt": f"Lin Daiyu at the window, shot {n}", "caption": "林黛玉倚窗。",
-            "characters": ["林黛玉"], "location": "潇湘馆", "time_of_day": "黄昏",
-            "width": 64, "height": 48, "seed": n}
+    return {
+        "bookcode": BOOK,
+        "shot_id": shot_id(n),
+        "chapter": 1,
+        "seq": n,
+        "scene": 1,
+        "prompt": f"Lin Daiyu at the window, shot {n}",
+        "caption": "林黛玉倚窗。",
+        "characters": ["林黛玉"],
+        "location": "潇湘馆",
+        "time_of_day": "黄昏",
+        "width": 64,
+        "height": 48,
+        "seed": n,
+    }
 
 
 def shot_id(n: int) -> str:
@@ -32,9 +43,17 @@ def shot_id(n: int) -> str:
 
 def enqueue_frames(db: Database, count: int) -> list[str]:
     """Enqueue `count` first_frame tasks in lane image; returns their ids in claim order."""
-    specs = [engine.TaskSpec(task_id=f"{shot_id(n)}/first_frame", kind="first_frame", lane="image",
-                             params=frame_params(n), bookcode=BOOK, shot_id=shot_id(n))
-             for n in range(1, count + 1)]
+    specs = [
+        engine.TaskSpec(
+            task_id=f"{shot_id(n)}/first_frame",
+            kind="first_frame",
+            lane="image",
+            params=frame_params(n),
+            bookcode=BOOK,
+            shot_id=shot_id(n),
+        )
+        for n in range(1, count + 1)
+    ]
     with db.engine.begin() as conn:
         engine.enqueue(conn, specs)
     return [s.task_id for s in specs]
@@ -42,9 +61,27 @@ def enqueue_frames(db: Database, count: int) -> list[str]:
 
 def work_cli(url: str, worker_id: str, *extra: str) -> list[str]:
     """The `work` command line the fault tests run (lease 2 s, heartbeat 0.5 s)."""
-    return [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", worker_id,
-            "--lanes", "image", "--backend", "openai", "--until-empty", "--quiet", "--lease", "2",
-            "--heartbeat", "0.5", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "pipeline_kit",
+        "--db",
+        url,
+        "work",
+        "--worker-id",
+        worker_id,
+        "--lanes",
+        "image",
+        "--backend",
+        "openai",
+        "--until-empty",
+        "--quiet",
+        "--lease",
+        "2",
+        "--heartbeat",
+        "0.5",
+        *extra,
+    ]
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 90) -> subprocess.CompletedProcess[str]:
@@ -54,8 +91,11 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 90) -> 
 def wait_leases_expired(db: Database, timeout: float = 30) -> None:
     """Block until no processing task holds a lease that is still valid by the database clock."""
     deadline = time.monotonic() + timeout
-    query = sa.select(sa.func.count()).select_from(tasks).where(
-        tasks.c.status == "processing", tasks.c.lease_expires_at >= db_now())
+    query = (
+        sa.select(sa.func.count())
+        .select_from(tasks)
+        .where(tasks.c.status == "processing", tasks.c.lease_expires_at >= db_now())
+    )
     while time.monotonic() < deadline:
         with db.engine.connect() as conn:
             if conn.execute(query).scalar_one() == 0:
@@ -67,5 +107,6 @@ def wait_leases_expired(db: Database, timeout: float = 30) -> None:
 def row_counts(db: Database) -> dict[str, int]:
     """Rows in every table: a command that refused its input must leave these unchanged."""
     with db.engine.connect() as conn:
-        return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
-                for t in metadata.sorted_tables}
+        return {
+            t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables
+        }

@@ -40,8 +40,7 @@ CASES: dict[str, list[str]] = {
     "retry a pending task": ["retry", "hlm-001-0001/first_frame"],
     "unknown backend": [*WORK, "--backend", "nope"],
     "sleep backend without seconds": [*WORK, "--backend", "sleep:soon"],
-    "routing a kind to a backend that cannot make it": [*WORK, "--backend",
-                                                          "first_frame=sketch,video=comfyui"],
+    "routing a kind to a backend that cannot make it": [*WORK, "--backend", "first_frame=sketch,video=comfyui"],
     "routing an unknown kind": [*WORK, "--backend", "poster=sketch"],
     "heartbeat >= lease": [*WORK, "--lease", "5", "--heartbeat", "5"],
     "zero lease": [*WORK, "--lease", "0"],
@@ -86,10 +85,14 @@ def _run(main: Callable[..., int], argv: list[str]) -> int:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_input_is_one_line_exit_2_and_changes_nothing(case: str, stored: tuple[str, Database],
-                                                          cli_main: Callable[..., int],
-                                                          capsys: pytest.CaptureFixture[str],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.db
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(
+    case: str,
+    stored: tuple[str, Database],
+    cli_main: Callable[..., int],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Each bad input: exit 2, one line on stderr, no traceback, row counts unchanged."""
     url, db = stored
     monkeypatch.delenv("PK_UNSET_VARIABLE", raising=False)
@@ -102,8 +105,10 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(case: str, stored: tup
     assert row_counts(db) == before
 
 
-@pytest.mark.parametrize("url", ["not a url", "oracle://scott@db/orcl", "sqlite:/relative.db",
-                                 "postgresql://root@db:notaport/pk"])
+@pytest.mark.parametrize(
+    "url", ["not a url", "oracle://scott@db/orcl", "sqlite:/relative.db", "postgresql://root@db:notaport/pk"]
+)
+@pytest.mark.db
 def test_malformed_database_url(url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]) -> None:
     """A URL that is not one (or names an unsupported database) is bad input: exit 2, one line."""
     code = _run(cli_main, ["--db", url, "status"])
@@ -111,8 +116,10 @@ def test_malformed_database_url(url: str, cli_main: Callable[..., int], capsys: 
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
 
 
-def test_uninitialised_database(tmp_path: Path, cli_main: Callable[..., int],
-                                capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.db
+def test_uninitialised_database(
+    tmp_path: Path, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """A database without the schema: exit 2 pointing at `init`; no table is created."""
     url = f"sqlite:///{tmp_path / 'empty.db'}"
     code = _run(cli_main, ["--db", url, "status"])
@@ -126,17 +133,25 @@ def test_uninitialised_database(tmp_path: Path, cli_main: Callable[..., int],
         db.dispose()
 
 
+@pytest.mark.db
 def test_unreachable_database_exits_1_after_retries(tmp_path: Path) -> None:
     """A server that does not answer: exit 1 with one line after the retries (a real process, no traceback)."""
-    done = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", "postgresql://root@127.0.0.1:9/pk",
-                           "status"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "--db", "postgresql://root@127.0.0.1:9/pk", "status"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 1, done.stderr
     assert len(lines) == 1 and "unreachable" in lines[0] and "Traceback" not in done.stderr, done.stderr
 
 
-def test_work_flags_are_refused_with_what_is_wrong(stored: tuple[str, Database], cli_main: Callable[..., int],
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.db
+def test_work_flags_are_refused_with_what_is_wrong(
+    stored: tuple[str, Database], cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """The refusal names the real rule: hours are 0-23 (not "two different times"), and the
     batch limit quoted is the claim's own limit, the same as the help's."""
     url, _ = stored
@@ -147,10 +162,14 @@ def test_work_flags_are_refused_with_what_is_wrong(stored: tuple[str, Database],
     assert f"from 1 to {MAX_BATCH}" in err and "%" not in err and "it/s" not in err, err
 
 
-@pytest.mark.parametrize("url", ["postgresql://", "postgresql://root@127.0.0.1:5432",
-                                 "mysql://root@127.0.0.1:3306", "mariadb://root@127.0.0.1/"])
-def test_a_server_url_must_name_its_database(url: str, cli_main: Callable[..., int],
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://", "postgresql://root@127.0.0.1:5432", "mysql://root@127.0.0.1:3306", "mariadb://root@127.0.0.1/"],
+)
+@pytest.mark.db
+def test_a_server_url_must_name_its_database(
+    url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """A server URL without a database name is refused, not silently connected to whatever
     default database the server picks for the user."""
     code = _run(cli_main, ["--db", url, "status"])
@@ -158,13 +177,23 @@ def test_a_server_url_must_name_its_database(url: str, cli_main: Callable[..., i
     assert code == 2 and "names no database" in err and len(err.strip().splitlines()) == 1, err
 
 
-READ_ONLY = [["status"], ["status", "--json"], ["report", "bk"], ["film", "bk"], ["lane", "list"],
-             ["shot", "show", "bk-1-1"], ["watchdog", "--once"], ["retry", "t1"]]
+READ_ONLY = [
+    ["status"],
+    ["status", "--json"],
+    ["report", "bk"],
+    ["film", "bk"],
+    ["lane", "list"],
+    ["shot", "show", "bk-1-1"],
+    ["watchdog", "--once"],
+    ["retry", "t1"],
+]
 
 
 @pytest.mark.parametrize("verb", READ_ONLY, ids=" ".join)
-def test_verbs_other_than_init_create_no_database(verb: list[str], tmp_path: Path, cli_main: Callable[..., int],
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.db
+def test_verbs_other_than_init_create_no_database(
+    verb: list[str], tmp_path: Path, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """On a SQLite path that does not exist, only `init` may create the file (or its folder):
     every other verb says there is no database there, exit 2, and leaves the disk as it was."""
     target = tmp_path / "nowhere" / "x.db"
@@ -175,9 +204,10 @@ def test_verbs_other_than_init_create_no_database(verb: list[str], tmp_path: Pat
     assert not target.parent.exists()
 
 
-def test_status_in_an_empty_folder_creates_nothing(tmp_path: Path, cli_main: Callable[..., int],
-                                                   capsys: pytest.CaptureFixture[str],
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.db
+def test_status_in_an_empty_folder_creates_nothing(
+    tmp_path: Path, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`status` with the default URL in a folder without data/ says to run init and makes no
     data/production.db."""
     monkeypatch.delenv("PIPELINE_KIT_DB", raising=False)
@@ -187,9 +217,10 @@ def test_status_in_an_empty_folder_creates_nothing(tmp_path: Path, cli_main: Cal
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_schema_version_that_is_not_a_number_is_one_line(stored: tuple[str, Database],
-                                                           cli_main: Callable[..., int],
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.db
+def test_a_schema_version_that_is_not_a_number_is_one_line(
+    stored: tuple[str, Database], cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """A damaged version row in pk_meta: one clear line naming it, no traceback, for any verb."""
     url, db = stored
     with db.engine.begin() as conn:
@@ -201,8 +232,9 @@ def test_a_schema_version_that_is_not_a_number_is_one_line(stored: tuple[str, Da
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def _subcommands(parser: argparse.ArgumentParser
-                 ) -> Iterator[tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]]:
+def _subcommands(
+    parser: argparse.ArgumentParser,
+) -> Iterator[tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]]:
     """Every parser that has verbs, with its verbs, all the way down."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

@@ -21,11 +21,15 @@ RESTART_SLACK_S = 12.0  # a worker's reconnect backoff (1 + 2 + 5 s) around a da
 
 
 def test_chaos_ci_profile(db_url: str, tmp_path: Path) -> None:
-    """The CI profile (1,000 tasks, 4 workers, 30 kills, 4 stops past the lease, a server restart,
-    cut and frozen connections, a full output disk, one worker's clock two hours ahead) keeps
-    every invariant, within 5 minutes a database."""
-    report = run_chaos(Settings(profile=PROFILES["ci"], database=db_url, seed=7, workdir=tmp_path))
+    """The CI profile (1,000 tasks, 4 workers as a worker account on servers, 30 kills, 4 stops past
+    the lease, a server restart, cut and frozen connections, a full output disk, one worker's clock
+    two hours ahead) keeps every invariant, within 5 minutes a database."""
+    server = not db_url.startswith("sqlite")  # on a server the workers log in as a worker account
+    report = run_chaos(
+        Settings(profile=PROFILES["ci"], database=db_url, seed=7, workdir=tmp_path, worker_account=server)
+    )
     print(report.render())
+    assert report.account == ("pk_chaos_7" if server else None)
     assert report.violations == ()
     assert report.completed == report.tasks
     assert report.faults["kill"] == PROFILES["ci"].kills and report.seconds < 300
@@ -38,8 +42,9 @@ def test_chaos_ci_profile(db_url: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.soak
-@pytest.mark.skipif(os.environ.get("PIPELINE_KIT_SOAK") != "1",
-                    reason="set PIPELINE_KIT_SOAK=1 for the release profile")
+@pytest.mark.skipif(
+    os.environ.get("PIPELINE_KIT_SOAK") != "1", reason="set PIPELINE_KIT_SOAK=1 for the release profile"
+)
 def test_chaos_release_profile(db_url: str, tmp_path: Path) -> None:
     """The release profile (10,000 tasks, 8 workers, 200 kills, 3 restarts) keeps every invariant."""
     report = run_chaos(Settings(profile=PROFILES["release"], database=db_url, seed=11, workdir=tmp_path))

@@ -27,12 +27,12 @@ TASKS = 3
 KILLED_AT = 2  # the pass that fires: one task went through normally before the cut
 
 
-
 def _state(db: Database, task_id: str) -> tuple[sa.Row, sa.Row]:  # type: ignore[type-arg]
     with db.engine.connect() as conn:
         task = conn.execute(sa.select(tasks).where(tasks.c.task_id == task_id)).one()
-        attempt = conn.execute(sa.select(attempts).where(attempts.c.task_id == task_id)
-                               .order_by(attempts.c.attempt_no.desc())).first()
+        attempt = conn.execute(
+            sa.select(attempts).where(attempts.c.task_id == task_id).order_by(attempts.c.attempt_no.desc())
+        ).first()
     return task, attempt
 
 
@@ -40,16 +40,23 @@ def _stored_since_first(db: Database, task_id: str) -> bool:
     """The database store: was a blob stored (or, the same image again, stamped) for `task_id`
     after the first task completed? (The fake provider draws every image alike.)"""
     with db.engine.connect() as conn:
-        first = conn.execute(sa.select(tasks.c.finished_at).where(
-            tasks.c.status == "completed", tasks.c.task_id != task_id)).one()
+        first = conn.execute(
+            sa.select(tasks.c.finished_at).where(tasks.c.status == "completed", tasks.c.task_id != task_id)
+        ).one()
         stored_at = conn.execute(sa.select(sa.func.max(store_blobs.c.stored_at))).scalar_one()
     return stored_at > first.finished_at
+
+
+def _made_in(db: Database, root: Path) -> Path:
+    """Where a worker run in `root` makes its files: in the store's folder (beside the SQLite
+    file, here `root`), else data/outputs of its own folder."""
+    return root / "outputs" if db.dialect == "sqlite" else root / "data/outputs"
 
 
 def _assert_cut(point: str, db: Database, task_id: str, root: Path, billed: int) -> None:
     """What the database (and the disk) knows at the instant of the cut."""
     task, attempt = _state(db, task_id)
-    final = root / "data/outputs/hlm/hlm-001-0002/first_frame.png"
+    final = _made_in(db, root) / "hlm/hlm-001-0002/first_frame.png"
     ready = final.with_name("first_frame.ready.png")
     published = final.is_file() if db.dialect == "sqlite" else _stored_since_first(db, task_id)
     if point == "after_complete":
@@ -68,8 +75,9 @@ def _assert_cut(point: str, db: Database, task_id: str, root: Path, billed: int)
 
 
 @pytest.mark.parametrize("point", POINTS)
-def test_kill_at_point_then_recover(point: str, db_url: str, tmp_path: Path, worker_env: dict[str, str],
-                                    openai_fake, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kill_at_point_then_recover(
+    point: str, db_url: str, tmp_path: Path, worker_env: dict[str, str], openai_fake, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A worker killed at `point` leaves a state a second worker finishes exactly once, paid once per booking."""
     db = create(db_url)
     try:
@@ -82,17 +90,31 @@ def test_kill_at_point_then_recover(point: str, db_url: str, tmp_path: Path, wor
         wait_leases_expired(db)
         for key in ("PIPELINE_KIT_OPENAI_URL", "OPENAI_API_KEY", "PIPELINE_KIT_OPENAI_PRICE"):
             monkeypatch.setenv(key, worker_env[key])
-        run_worker(db, WorkerConfig(worker_id="B", lanes=("image",), backend="openai", until_empty=True,
-                                    lease_s=2, heartbeat_s=0.5, outputs=tmp_path / "data/outputs",
-                                    spool=tmp_path / "data/spool", progress=False))
+        run_worker(
+            db,
+            WorkerConfig(
+                worker_id="B",
+                lanes=("image",),
+                backend="openai",
+                until_empty=True,
+                lease_s=2,
+                heartbeat_s=0.5,
+                outputs=_made_in(db, tmp_path),
+                spool=tmp_path / "data/spool",
+                progress=False,
+            ),
+        )
 
         violations = check_all(db, root=tmp_path, billed_cost=PRICE * len(openai_fake.billing))
         assert violations == []
-        leftovers = [p.name for p in (tmp_path / "data/outputs").rglob("*") if p.is_file()
-                     and (".part" in p.name or ".ready" in p.name)]
+        leftovers = [
+            p.name
+            for p in _made_in(db, tmp_path).rglob("*")
+            if p.is_file() and (".part" in p.name or ".ready" in p.name)
+        ]
         assert leftovers == [], "no .part or .ready file may outlive the run"
         if db.dialect == "sqlite":
-            assert len(list((tmp_path / "data/outputs").rglob("first_frame.png"))) == TASKS
+            assert len(list(_made_in(db, tmp_path).rglob("first_frame.png"))) == TASKS
         else:  # every blob is a task's output or its side file: the killed publish left no orphan
             with db.engine.connect() as conn:
                 results = conn.execute(sa.select(tasks.c.result)).scalars().all()

@@ -24,11 +24,13 @@ from pipeline_kit.db import create
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import events, metadata, tasks
 from pipeline_kit.engine import Ack, Completion, TaskSpec
+from pipeline_kit.engine.outages import fleet_down, vote_down, vote_up
 from pipeline_kit.worker import WorkerConfig, run_worker
 from pipeline_kit.worker.spool import Spool
 
 from .helpers import enqueue_frames, wait_leases_expired
 
+GPU = "comfyui at gpu-pc:8188"
 SERVERS = pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
 
 # Statements that touch what a worker never writes: each must be refused.
@@ -60,8 +62,21 @@ FORBIDDEN = (
     "UPDATE lanes SET max_running = NULL",
     "UPDATE lanes SET lane = lane",
     "UPDATE pk_meta SET value = '0'",
-    *(f"DELETE FROM {table}" for table in ("tasks", "attempts", "events", "workers", "lanes", "task_deps",
-                                           "books", "chapters", "shots", "pk_meta")),
+    *(
+        f"DELETE FROM {table}"
+        for table in (
+            "tasks",
+            "attempts",
+            "events",
+            "workers",
+            "lanes",
+            "task_deps",
+            "books",
+            "chapters",
+            "shots",
+            "pk_meta",
+        )
+    ),
     "TRUNCATE TABLE events",
     "DROP TABLE tasks",
     "CREATE TABLE evil (x INTEGER)",
@@ -86,50 +101,81 @@ def test_worker_account_makes_every_write_of_a_worker(db: Database, worker_url: 
     """As the worker account: a worker run (limited lane, dependents counted off, watchdog), then
     each fault path a worker meets: stale heartbeat, completion (with its cost) and failure,
     reclaims that retry and that fail for good (alert, blocked dependent), a permanent failure,
-    a released lease, a spooled completion and a director's chat answer kept and read back."""
+    a released lease, a spooled completion, a director's chat answer kept and read back, and a
+    provider found down (the row paused, the vote cast, renewed, read and withdrawn)."""
     worker = create(worker_url)
     try:
         enqueue_frames(db, 2)
         engine.add_lane(db, "strict", on_expire="fail")
         with db.engine.begin() as conn:
-            engine.enqueue(conn, [
-                TaskSpec(task_id="brain-1", kind="llm", lane="llm"),
-                TaskSpec(task_id="dep-a", kind="noop", lane="default"),
-                TaskSpec(task_id="dep-b", kind="noop", lane="default", depends_on=("dep-a",)),
-            ])
-        summary = run_worker(worker, WorkerConfig(
-            worker_id="pc2", lanes=("image", "llm", "default"), backend="noop", until_empty=True, lease_s=10,
-            heartbeat_s=0.2, outputs=tmp_path / "out", spool=tmp_path / "spool", progress=False,
-            watchdog_every_s=0.1))
+            engine.enqueue(
+                conn,
+                [
+                    TaskSpec(task_id="brain-1", kind="llm", lane="llm"),
+                    TaskSpec(task_id="dep-a", kind="noop", lane="default"),
+                    TaskSpec(task_id="dep-b", kind="noop", lane="default", depends_on=("dep-a",)),
+                ],
+            )
+        summary = run_worker(
+            worker,
+            WorkerConfig(
+                worker_id="pc2",
+                lanes=("image", "llm", "default"),
+                backend="noop",
+                until_empty=True,
+                lease_s=10,
+                heartbeat_s=0.2,
+                outputs=tmp_path / "out",
+                spool=tmp_path / "spool",
+                progress=False,
+                watchdog_every_s=0.1,
+            ),
+        )
         assert summary.counts["completed"] == 5
 
         with db.engine.begin() as conn:
-            engine.enqueue(conn, [TaskSpec(task_id=t, kind="noop", lane="default") for t in ("f1", "f2", "f3")]
-                           + [TaskSpec(task_id="f2-next", kind="noop", lane="default", depends_on=("f2",)),
-                              TaskSpec(task_id="s1", kind="noop", lane="strict"),
-                              TaskSpec(task_id="s1-next", kind="noop", lane="default", depends_on=("s1",))])
-        leases = {lease.task_id: lease for lease in engine.claim(worker, "pc2", ["default", "strict"], limit=5,
-                                                                   lease_s=1)}
+            engine.enqueue(
+                conn,
+                [TaskSpec(task_id=t, kind="noop", lane="default") for t in ("f1", "f2", "f3")]
+                + [
+                    TaskSpec(task_id="f2-next", kind="noop", lane="default", depends_on=("f2",)),
+                    TaskSpec(task_id="s1", kind="noop", lane="strict"),
+                    TaskSpec(task_id="s1-next", kind="noop", lane="default", depends_on=("s1",)),
+                ],
+            )
+        leases = {
+            lease.task_id: lease for lease in engine.claim(worker, "pc2", ["default", "strict"], limit=5, lease_s=1)
+        }
         assert set(leases) == {"f1", "f2", "f3", "s1"}
         f1, f2, f3, s1 = (leases[t] for t in ("f1", "f2", "f3", "s1"))
-        assert engine.heartbeat_many(worker, "pc2", {f1.task_id: f1.token}, lease_s=1,
-                                     stages={f1.task_id: "generating"}) == {"f1": Ack.ACCEPTED}
+        assert engine.heartbeat_many(
+            worker, "pc2", {f1.task_id: f1.token}, lease_s=1, stages={f1.task_id: "generating"}
+        ) == {"f1": Ack.ACCEPTED}
         engine.record_cost(worker, f1.task_id, f1.token, 0.04, model="m")
         engine.record_remote_job(worker, f1.task_id, f1.token, "job-1")
-        assert engine.fail(worker, f2.task_id, f2.token, error="bad prompt", retryable=False,
-                           worker_id="pc2") == (Ack.ACCEPTED, engine.Status.FAILED)
+        assert engine.fail(worker, f2.task_id, f2.token, error="bad prompt", retryable=False, worker_id="pc2") == (
+            Ack.ACCEPTED,
+            engine.Status.FAILED,
+        )
         assert engine.release_many(worker, {f3.task_id: f3.token}, worker_id="pc2") == ["f3"]
         wait_leases_expired(db)
         reclaimed = {r.task_id: r.new_status for r in engine.reclaim_expired(worker, by="pc2")}
         assert reclaimed == {"f1": engine.Status.PENDING, "s1": engine.Status.FAILED}
 
         assert engine.heartbeat(worker, f1.task_id, f1.token, lease_s=5, worker_id="pc2") is Ack.FENCED
-        assert engine.complete(worker, Completion(task_id=f1.task_id, token=f1.token, cost=0.04),
-                               worker_id="pc2") is Ack.FENCED
+        assert (
+            engine.complete(worker, Completion(task_id=f1.task_id, token=f1.token, cost=0.04), worker_id="pc2")
+            is Ack.FENCED
+        )
         assert engine.fail(worker, f1.task_id, f1.token, error="late", worker_id="pc2")[0] is Ack.FENCED
         spool = Spool(tmp_path / "spool", "pc2")
         spool.put(Completion(task_id=f1.task_id, token=f1.token, result={"late": True}))
         assert spool.flush(worker, "pc2") == {"f1": Ack.FENCED}
+        engine.touch_worker(worker, "pc2", "working", paused=f"{GPU} unreachable")  # a provider down
+        vote_down(worker, GPU, "pc2", "connection refused", hold_s=60, quorum=1, new=True)  # 2 alerts
+        vote_down(worker, GPU, "pc2", "connection refused", hold_s=60, quorum=1)  # renewed
+        assert list(fleet_down(worker, 1)) == [GPU]
+        vote_up(worker, GPU, "pc2", away_s=5.0)
         engine.touch_worker(worker, "pc2", "stopped")
         engine.remember_answer(worker, "a" * 64, {"answer": "{}", "model": "m", "cost": 0.01})  # director
         engine.remember_answer(worker, "a" * 64, {"answer": "again", "model": "m"})  # kept once
@@ -141,16 +187,22 @@ def test_worker_account_makes_every_write_of_a_worker(db: Database, worker_url: 
         assert status["s1"] == "failed" and status["s1-next"] == "blocked"
         assert status["f1"] == status["f3"] == "pending"
         assert sorted(e.detail["op"] for e in stored_events(db, "stale") if e.task_id == "f1") == [
-            "complete", "complete", "fail", "heartbeat"]
+            "complete",
+            "complete",
+            "fail",
+            "heartbeat",
+        ]
         assert len(stored_events(db, "reclaim")) == 2
-        assert len(stored_events(db, "alert")) == 2
+        assert len(stored_events(db, "alert")) == 2 + 2
+        assert len(stored_events(db, "provider_back")) == 1
     finally:
         worker.dispose()
 
 
 @SERVERS
 def test_worker_account_is_refused_what_a_worker_never_writes(
-        db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int]) -> None:
+    db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int]
+) -> None:
     """Each statement that changes what a worker never writes (a task's priority, params, kind,
     lane; books, chapters, shots, task_deps, lanes), any DELETE and any DDL is refused, and
     nothing stored changes; running grant-worker again takes away broader grants given before."""
@@ -201,32 +253,43 @@ OWNER_COMMANDS = {
     "split": ["split", "BOOK"],
     "shot edit": ["shot", "edit", "SHOT", "--prompt", "evil"],
     "shot rerun": ["shot", "rerun", "SHOT"],
-    "report": ["report", "BOOK", "--out", "OUT"],
     "grant-worker": ["grant-worker", "pk_w_evil", "--password-env", "PK_TEST_PW"],
 }
 
 
 @SERVERS
 def test_owner_commands_as_a_worker_account_give_one_line_and_exit_2(
-        db_url: str, db: Database, worker_url: str, tmp_path: Path, cli_main: Callable[..., int],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    db_url: str,
+    db: Database,
+    worker_url: str,
+    tmp_path: Path,
+    cli_main: Callable[..., int],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """Every owner's command run as the worker account: exit 2, one line on stderr that names
     the command and says to run it as the owner, no traceback, nothing stored changed. The
-    worker's own commands (watchdog, status) still work."""
+    worker's own commands (watchdog, status) and the read-only report still work."""
     book_file = tmp_path / "book.txt"
     book_file.write_text(BOOK_TEXT)
     assert cli_main(["--db", db_url, "ingest", str(book_file), "--title", "Harbour", "--lang", "en"]) == 0
     book = capsys.readouterr().out.strip()
     assert cli_main(["--db", db_url, "split", book]) == 0
     with db.engine.connect() as conn:
-        shot, task = conn.execute(sa.select(tasks.c.shot_id, tasks.c.task_id)
-                                  .where(tasks.c.shot_id.is_not(None)).order_by(tasks.c.id)).first()
+        shot, task = conn.execute(
+            sa.select(tasks.c.shot_id, tasks.c.task_id).where(tasks.c.shot_id.is_not(None)).order_by(tasks.c.id)
+        ).first()
     with db.engine.begin() as conn:
         engine.enqueue(conn, [TaskSpec(task_id="failed-1", kind="noop", lane="default")])
         conn.execute(sa.update(tasks).where(tasks.c.task_id == "failed-1").values(status="failed"))
     capsys.readouterr()
-    fill = {"TASK": task, "FAILED": "failed-1", "BOOKFILE": str(book_file), "BOOK": book, "SHOT": shot,
-            "OUT": str(tmp_path / "report")}
+    fill = {
+        "TASK": task,
+        "FAILED": "failed-1",
+        "BOOKFILE": str(book_file),
+        "BOOK": book,
+        "SHOT": shot,
+        "OUT": str(tmp_path / "report"),
+    }
     before = contents(db)
     wrong = {}
     for name, argv in OWNER_COMMANDS.items():
@@ -239,10 +302,13 @@ def test_owner_commands_as_a_worker_account_give_one_line_and_exit_2(
     assert contents(db) == before
     assert cli_main(["--db", worker_url, "watchdog", "--once"]) == 0
     assert cli_main(["--db", worker_url, "status", "--json"]) == 0
+    assert cli_main(["--db", worker_url, "report", book, "--out", str(tmp_path / "report")]) == 0
+    assert contents(db) == before  # reading changed nothing
 
 
-def test_grant_worker_on_sqlite_says_it_has_no_roles(sqlite_db: Database, cli_main: Callable[..., int],
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_grant_worker_on_sqlite_says_it_has_no_roles(
+    sqlite_db: Database, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """SQLite has no accounts: grant-worker says so in one line, exit 2."""
     assert cli_main(["--db", str(sqlite_db.engine.url), "grant-worker", "pk_w_x", "--print"]) == 2
     assert "SQLite has no roles" in capsys.readouterr().err
@@ -250,8 +316,8 @@ def test_grant_worker_on_sqlite_says_it_has_no_roles(sqlite_db: Database, cli_ma
 
 @pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
 def test_print_shows_what_is_applied_and_needs_no_password(
-        db_url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    db_url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """--print needs no password (MariaDB included: it shows '<password>' and says so), connects
     to nothing, creates nothing, and prints exactly the statements grant-worker applies."""
     name = f"pk_w_{uuid.uuid4().hex[:8]}"
@@ -261,8 +327,11 @@ def test_print_shows_what_is_applied_and_needs_no_password(
     printed = capsys.readouterr()
     mariadb = db_url.startswith("mysql")
     assert "GRANT SELECT, UPDATE (status, " in printed.out
-    assert ("IDENTIFIED BY '<password>'" in printed.out and "'<password>'" in printed.err) if mariadb \
+    assert (
+        ("IDENTIFIED BY '<password>'" in printed.out and "'<password>'" in printed.err)
+        if mariadb
         else "PASSWORD" not in printed.out
+    )
     assert "priority" not in printed.out and "DELETE" not in printed.out
 
     monkeypatch.setenv("PK_TEST_PW", "pw'1")
@@ -277,13 +346,17 @@ def test_print_shows_what_is_applied_and_needs_no_password(
     admin = create(db_url)
     try:
         with admin.engine.connect() as conn:
-            query = ("SELECT count(*) FROM pg_roles WHERE rolname = :n" if not mariadb
-                     else "SELECT count(*) FROM mysql.user WHERE user = :n")
+            query = (
+                "SELECT count(*) FROM pg_roles WHERE rolname = :n"
+                if not mariadb
+                else "SELECT count(*) FROM mysql.user WHERE user = :n"
+            )
             assert conn.execute(sa.text(query), {"n": name}).scalar() == 0
     finally:
         admin.dispose()
 
 
+@pytest.mark.db
 def test_tls_options_reach_the_driver() -> None:
     """sslmode/sslrootcert (PostgreSQL) and ssl_ca (MariaDB) in the URL are passed through."""
     pg = create("postgresql://pc2@db.example/pk?sslmode=verify-full&sslrootcert=/etc/pk/ca.pem")
@@ -297,8 +370,8 @@ def test_tls_options_reach_the_driver() -> None:
 
 @SERVERS
 def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
-        db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """A worker account that lost a privilege a worker needs (an older or hand-edited grant)
     stops `work` with one line naming grant-worker, exit 2, not a traceback."""
     role = make_url(worker_url).username
@@ -306,12 +379,26 @@ def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
     to = f"'{role}'@'%%'" if db.dialect == "mysql" else role  # %%: the driver formats
     with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.exec_driver_sql(f"REVOKE INSERT ON {target} FROM {to}")
-    code = cli_main(["--db", worker_url, "work", "--worker-id", "pc9", "--lanes", "default",
-                     "--backend", "noop", "--until-empty", "--quiet"])
+    code = cli_main(
+        [
+            "--db",
+            worker_url,
+            "work",
+            "--worker-id",
+            "pc9",
+            "--lanes",
+            "default",
+            "--backend",
+            "noop",
+            "--until-empty",
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
-    assert err.startswith("pipeline-kit: permission denied: this account cannot work; "
-                          "run grant-worker for it again as the owner"), err
+    assert err.startswith(
+        "pipeline-kit: permission denied: this account cannot work; run grant-worker for it again as the owner"
+    ), err
 
 
 def test_granted_columns_exist_and_leave_the_owners_alone() -> None:
@@ -319,18 +406,34 @@ def test_granted_columns_exist_and_leave_the_owners_alone() -> None:
     break a worker), and none of a task's owner-only columns is among them."""
     from pipeline_kit.db.schema import attempts, workers
 
-    for table, columns in ((tasks, security.TASK_COLUMNS), (attempts, security.ATTEMPT_COLUMNS),
-                           (attempts, security.ATTEMPT_OPEN_COLUMNS), (workers, security.WORKER_COLUMNS)):
+    for table, columns in (
+        (tasks, security.TASK_COLUMNS),
+        (attempts, security.ATTEMPT_COLUMNS),
+        (attempts, security.ATTEMPT_OPEN_COLUMNS),
+        (workers, security.WORKER_COLUMNS),
+    ):
         assert set(columns) <= set(table.c.keys()), table.name
-    owner_only = {"id", "task_id", "bookcode", "shot_id", "kind", "lane", "priority", "params",
-                  "generation", "max_attempts", "created_at"}
+    owner_only = {
+        "id",
+        "task_id",
+        "bookcode",
+        "shot_id",
+        "kind",
+        "lane",
+        "priority",
+        "params",
+        "generation",
+        "max_attempts",
+        "created_at",
+    }
     assert not owner_only & set(security.TASK_COLUMNS)
     assert set(security.GRANTS) <= {t.name for t in metadata.sorted_tables}
 
 
 @SERVERS
-def test_the_owner_inits_an_empty_server_database(db_url: str, cli_main: Callable[..., int],
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_owner_inits_an_empty_server_database(
+    db_url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+) -> None:
     """The owner check lets the owner through, also where there is no schema yet: `init` of an
     empty PostgreSQL or MariaDB database creates it (exit 0)."""
     name = f"pk_test_empty_{uuid.uuid4().hex[:8]}"

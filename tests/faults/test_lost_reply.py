@@ -58,14 +58,14 @@ def _lose_next_commit_reply(db: Database) -> list[bool]:
 
 def test_lost_commit_reply_then_retry_is_duplicate(db: Database) -> None:
     """The retried completion is DUPLICATE; nothing (attempt, cost, dependents) is written twice."""
-    task_id, = enqueue_frames(db, 1)
+    (task_id,) = enqueue_frames(db, 1)
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [engine.TaskSpec(task_id="after", kind="noop", lane="default",
-                                              depends_on=(task_id,))])
-    lease, = engine.claim(db, "A", ["image"], lease_s=30)
+        engine.enqueue(conn, [engine.TaskSpec(task_id="after", kind="noop", lane="default", depends_on=(task_id,))])
+    (lease,) = engine.claim(db, "A", ["image"], lease_s=30)
     engine.record_cost(db, task_id, lease.token, 0.04, model="fake")
-    done = engine.Completion(task_id=task_id, token=lease.token, output_path="x.png",
-                             result={"sha256": "ab"}, cost=0.04)
+    done = engine.Completion(
+        task_id=task_id, token=lease.token, output_path="x.png", result={"sha256": "ab"}, cost=0.04
+    )
     armed = _lose_next_commit_reply(db)
 
     armed[0] = True
@@ -76,15 +76,14 @@ def test_lost_commit_reply_then_retry_is_duplicate(db: Database) -> None:
 
     armed[0] = True  # the worker's own path: Reconnect retries the lost reply by itself
     retried = Reconnect(schedule=(0.01,), jitter=0).call(
-        lambda: engine.complete(db, done, worker_id="A"), what="complete")
+        lambda: engine.complete(db, done, worker_id="A"), what="complete"
+    )
     assert retried is engine.Ack.DUPLICATE
 
     with db.engine.connect() as conn:
-        rows = conn.execute(sa.select(attempts.c.outcome, attempts.c.cost)
-                            .where(attempts.c.task_id == task_id)).all()
+        rows = conn.execute(sa.select(attempts.c.outcome, attempts.c.cost).where(attempts.c.task_id == task_id)).all()
         task = conn.execute(sa.select(tasks.c.status, tasks.c.cost).where(tasks.c.task_id == task_id)).one()
-        after = conn.execute(sa.select(tasks.c.status, tasks.c.deps_remaining)
-                             .where(tasks.c.task_id == "after")).one()
+        after = conn.execute(sa.select(tasks.c.status, tasks.c.deps_remaining).where(tasks.c.task_id == "after")).one()
     assert [tuple(r) for r in rows] == [("completed", 0.04)]
     assert tuple(task) == ("completed", 0.04)
     assert tuple(after) == ("pending", 0)

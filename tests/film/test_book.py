@@ -31,38 +31,60 @@ def publish(job: Job, extras: dict[str, Path], final: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def chapters(clips: tuple[Clip, ...],
-             tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+def chapters(clips: tuple[Clip, ...], tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     """Two published chapter films; the second made at another size and frame rate."""
     folder = tmp_path_factory.mktemp("book")
     made = []
-    for number, (picked, extra) in enumerate([(clips[:2], {}),
-                                              (clips[2:4], {"width": 320, "height": 240,
-                                                            "fps": 24})], start=1):
+    for number, (picked, extra) in enumerate(
+        [(clips[:2], {}), (clips[2:4], {"width": 320, "height": 240, "fps": 24})], start=1
+    ):
         params = {**chapter_params([shot_entry(c) for c in picked], **extra), "chapter": number}
-        job = Job(task_id=f"bk/film/chapter-{number:03d}", kind="assemble_chapter",
-                  lane="assembly", params=params, inputs=inputs_of(clips),
-                  out_path=folder / f"c{number}.mp4.tok.part")
+        job = Job(
+            task_id=f"bk/film/chapter-{number:03d}",
+            kind="assemble_chapter",
+            lane="assembly",
+            params=params,
+            inputs=inputs_of(clips),
+            out_path=folder / f"c{number}.mp4.tok.part",
+        )
         output = ASSEMBLY.run(job, LocalContext())
         final = publish(job, dict(output.extras), folder / "films" / f"chapter-{number:03d}.mp4")
-        made.append({"chapter": number, "task": job.task_id, "path": final,
-                     "seconds": TITLE_CARD_S + sum(c.seconds for c in picked),
-                     "cues": srt.parse(side_path(final, SRT).read_text(encoding="utf-8"))})
+        made.append(
+            {
+                "chapter": number,
+                "task": job.task_id,
+                "path": final,
+                "seconds": TITLE_CARD_S + sum(c.seconds for c in picked),
+                "cues": srt.parse(side_path(final, SRT).read_text(encoding="utf-8")),
+            }
+        )
     return made
 
 
 def book_job(chapters: list[dict[str, Any]], folder: Path, **inputs: Path) -> Job:
-    params = {"bookcode": "bk", "title": "The Book", "width": SIZE[0], "height": SIZE[1],
-              "fps": FPS, "title_card_s": TITLE_CARD_S, "publish_as": "films/bk/film.mp4",
-              "chapters": [{"chapter": c["chapter"], "title": "", "task": c["task"],
-                            "duration_s": c["seconds"]} for c in chapters]}
-    return Job(task_id="bk/film/book", kind="assemble_book", lane="assembly", params=params,
-               inputs={c["task"]: c["path"] for c in chapters} | inputs,
-               out_path=folder / "film.mp4.tok.part")
+    params = {
+        "bookcode": "bk",
+        "title": "The Book",
+        "width": SIZE[0],
+        "height": SIZE[1],
+        "fps": FPS,
+        "title_card_s": TITLE_CARD_S,
+        "publish_as": "films/bk/film.mp4",
+        "chapters": [
+            {"chapter": c["chapter"], "title": "", "task": c["task"], "duration_s": c["seconds"]} for c in chapters
+        ],
+    }
+    return Job(
+        task_id="bk/film/book",
+        kind="assemble_book",
+        lane="assembly",
+        params=params,
+        inputs={c["task"]: c["path"] for c in chapters} | inputs,
+        out_path=folder / "film.mp4.tok.part",
+    )
 
 
-def test_book_joins_chapters_and_shifts_their_subtitles(chapters: list[dict[str, Any]],
-                                                       tmp_path: Path) -> None:
+def test_book_joins_chapters_and_shifts_their_subtitles(chapters: list[dict[str, Any]], tmp_path: Path) -> None:
     """The book lasts its card plus every chapter film (normalised to one size and rate); its
     .srt holds every chapter's cues, each moved by the chapter's start, in order, inside."""
     job = book_job(chapters, tmp_path)
@@ -81,8 +103,7 @@ def test_book_joins_chapters_and_shifts_their_subtitles(chapters: list[dict[str,
     assert all(0 <= c.start_ms < c.end_ms <= round(count * 1000 / FPS) for c in cues)
 
 
-def test_book_without_a_chapter_film_is_missing_input(chapters: list[dict[str, Any]],
-                                                     tmp_path: Path) -> None:
+def test_book_without_a_chapter_film_is_missing_input(chapters: list[dict[str, Any]], tmp_path: Path) -> None:
     """A chapter film not yet made (or its subtitles gone) fails the book, retryably."""
     job = book_job(chapters, tmp_path)
     no_film = Job(**{**job.__dict__, "inputs": {chapters[0]["task"]: chapters[0]["path"]}})

@@ -26,9 +26,18 @@ ASSEMBLY = get_backend("assembly")
 
 
 def chapter_params(entries: list[dict[str, object]], **extra: object) -> dict[str, object]:
-    return {"bookcode": "bk", "chapter": 1, "title": "The Arrival", "shots": entries,
-            "width": SIZE[0], "height": SIZE[1], "fps": FPS, "title_card_s": TITLE_CARD_S,
-            "publish_as": "films/bk/chapter-001.mp4", **extra}
+    return {
+        "bookcode": "bk",
+        "chapter": 1,
+        "title": "The Arrival",
+        "shots": entries,
+        "width": SIZE[0],
+        "height": SIZE[1],
+        "fps": FPS,
+        "title_card_s": TITLE_CARD_S,
+        "publish_as": "films/bk/chapter-001.mp4",
+        **extra,
+    }
 
 
 def inputs_of(clips: tuple[Clip, ...]) -> dict[str, Path]:
@@ -67,9 +76,14 @@ def assembled(clips: tuple[Clip, ...], tmp_path_factory: pytest.TempPathFactory)
     entries = [shot_entry(c, s) for c, s in zip(clips, wanted)]
     entries[3]["subtitles"] = []  # a silent shot: no cue
     folder = tmp_path_factory.mktemp("chapter")
-    job = Job(task_id="bk/film/chapter-001", kind="assemble_chapter", lane="assembly",
-              params=chapter_params(entries), inputs=inputs_of(clips),
-              out_path=folder / "chapter-001.mp4.tok.part")
+    job = Job(
+        task_id="bk/film/chapter-001",
+        kind="assemble_chapter",
+        lane="assembly",
+        params=chapter_params(entries),
+        inputs=inputs_of(clips),
+        out_path=folder / "chapter-001.mp4.tok.part",
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(assembly, "BATCH", 2)  # three ffmpeg runs, joined by the concat demuxer
         output = ASSEMBLY.run(job, LocalContext())
@@ -90,8 +104,7 @@ def test_duration_is_title_card_plus_every_clip(assembled: Assembled) -> None:
     assert output.result["retimed_shots"] == 2
 
 
-def test_shots_appear_in_order_after_the_title_card(assembled: Assembled,
-                                                    clips: tuple[Clip, ...]) -> None:
+def test_shots_appear_in_order_after_the_title_card(assembled: Assembled, clips: tuple[Clip, ...]) -> None:
     """Each shot's segment starts with its clip's first picture, in shot order; the card is dark."""
     wanted, folder = assembled.real, assembled.folder
     _, _, _, frames = read_video(assembled.job.out_path, folder)
@@ -134,7 +147,7 @@ def test_contact_sheet_has_one_labelled_cell_per_shot(assembled: Assembled) -> N
     cell_w, cell_h = layout.cell
     for index in range(layout.columns * layout.rows):
         left, top = (index % layout.columns) * cell_w, (index // layout.columns) * cell_h
-        picture = pixels[top:top + cell_h - cards.LABEL_HEIGHT, left:left + cell_w]
+        picture = pixels[top : top + cell_h - cards.LABEL_HEIGHT, left : left + cell_w]
         filled = np.abs(picture - np.array(cards.BACKGROUND)).mean() > 20
         assert filled == (index < len(entries)), f"cell {index}"
 
@@ -147,7 +160,7 @@ def test_contact_sheet_reads_at_full_size(assembled: Assembled) -> None:
     layout = cards.grid_for(len(assembled.entries), SIZE)
     cell_w, cell_h = layout.cell
     assert cell_w >= SIZE[0] // 2 and layout.columns <= 4
-    strip = pixels[cell_h - cards.LABEL_HEIGHT:cell_h, :cell_w]
+    strip = pixels[cell_h - cards.LABEL_HEIGHT : cell_h, :cell_w]
     inked = np.nonzero((strip > 128).any(axis=1))[0]
     assert inked.size and inked[-1] - inked[0] + 1 >= 11
 
@@ -161,14 +174,14 @@ def test_side_files_sit_next_to_the_film(assembled: Assembled) -> None:
     assert not [p for p in job.out_path.parent.iterdir() if p.name.startswith(".assembly-")]
 
 
-def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_job: MakeJob,
-                                                 tmp_path: Path) -> None:
+def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_job: MakeJob, tmp_path: Path) -> None:
     """Burning subtitles in draws them on the frames and leaves the timing alone (the clip's
     2 s, though its shot was planned at 1 s)."""
     entries = [shot_entry(clips[0], 1.0, "Burned words")]
     plain = make_job("assemble_chapter", chapter_params(entries, title_card_s=0), inputs_of(clips))
-    burned = make_job("assemble_chapter", chapter_params(entries, title_card_s=0,
-                                                         burn_subtitles=True), inputs_of(clips))
+    burned = make_job(
+        "assemble_chapter", chapter_params(entries, title_card_s=0, burn_subtitles=True), inputs_of(clips)
+    )
     for job in (plain, burned):
         ASSEMBLY.run(job, LocalContext())
     n_plain, _, _, a = read_video(plain.out_path, tmp_path)
@@ -178,18 +191,20 @@ def test_burned_subtitles_change_only_the_picture(clips: tuple[Clip, ...], make_
     assert np.abs(a[0][band].astype(int) - b[0][band].astype(int)).mean() > 2
 
 
-def test_two_speakers_in_one_shot_never_share_a_cue(clips: tuple[Clip, ...], make_job: MakeJob,
-                                                   tmp_path: Path) -> None:
+def test_two_speakers_in_one_shot_never_share_a_cue(clips: tuple[Clip, ...], make_job: MakeJob, tmp_path: Path) -> None:
     """A shot with two speakers gets one cue each, splitting its time; burned in, the first
     speaker's words leave the picture when the second's come (one subtitle on screen at a time).
     Params planned before (one 'subtitle' line) still give one cue."""
     entries = [shot_entry(clips[0], 2.0), shot_entry(clips[3], 1.0)]
-    entries[0]["subtitles"] = ["The lamp is out. Didn't you see it?",
-                               "I saw it. Old Hetty will say it is the ghost again."]
+    entries[0]["subtitles"] = [
+        "The lamp is out. Didn't you see it?",
+        "I saw it. Old Hetty will say it is the ghost again.",
+    ]
     entries[1] = {k: v for k, v in entries[1].items() if k != "subtitles"} | {"subtitle": "Old."}
     plain = make_job("assemble_chapter", chapter_params(entries, title_card_s=0), inputs_of(clips))
-    burned = make_job("assemble_chapter", chapter_params(entries, title_card_s=0,
-                                                         burn_subtitles=True), inputs_of(clips))
+    burned = make_job(
+        "assemble_chapter", chapter_params(entries, title_card_s=0, burn_subtitles=True), inputs_of(clips)
+    )
     outputs = [ASSEMBLY.run(job, LocalContext()) for job in (plain, burned)]
     cues = srt.parse(outputs[0].extras[SRT].read_text(encoding="utf-8"))
     assert [c.text for c in cues] == [*entries[0]["subtitles"], "Old."]

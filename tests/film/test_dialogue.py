@@ -22,11 +22,14 @@ def test_speech_broken_by_narration_reads_as_one_line() -> None:
     assert subtitles(goes_on, dialogue=True, lang="en") == ["We leave at dawn, not a moment later."]
 
 
-@pytest.mark.parametrize("lang,text", [
-    ("en", "The rain had not stopped for three days. " * 6),
-    ("en", "word " * 60),
-    ("zh", "林黛玉走进荣国府，贾宝玉在厅上等候。" * 6),
-])
+@pytest.mark.parametrize(
+    "lang,text",
+    [
+        ("en", "The rain had not stopped for three days. " * 6),
+        ("en", "word " * 60),
+        ("zh", "林黛玉走进荣国府，贾宝玉在厅上等候。" * 6),
+    ],
+)
 def test_long_text_is_cut_to_fit(lang: str, text: str) -> None:
     """Long text is cut to the language's limit at a sentence or word end, marked when cut."""
     short = shorten(text, lang)
@@ -42,16 +45,21 @@ LAMP = """\u201cThe lamp is out,\u201d Mara said. \u201cDidn\u2019t you see it?\
 """
 
 
-@pytest.mark.parametrize("lang,text,expected", [
-    ("en", LAMP, ["The lamp is out. Didn\u2019t you see it?",
-                  "I saw it. Old Hetty will say it is the ghost again."]),
-    ("zh", "玄德曰：“吾欲救民。”张飞曰：“我愿同往。”\n关公曰：“善。”",
-     ["吾欲救民。", "我愿同往。", "善。"]),
-    ("en", "    \"Come in,\" she said.\n    \"Thank you,\" he said.", ["Come in.", "Thank you."]),
-    ("en", "\"Yes,\" said Tom. \"No,\" said Mary.", ["Yes.", "No."]),
-    ("en", "Tom said, \"Go.\" Mary answered, \"Stay.\"", ["Go.", "Stay."]),
-    ("en", "\"Come,\" said Mr. Holmes. \"At once,\" Watson replied.", ["Come.", "At once."]),
-])
+@pytest.mark.parametrize(
+    "lang,text,expected",
+    [
+        (
+            "en",
+            LAMP,
+            ["The lamp is out. Didn\u2019t you see it?", "I saw it. Old Hetty will say it is the ghost again."],
+        ),
+        ("zh", "玄德曰：“吾欲救民。”张飞曰：“我愿同往。”\n关公曰：“善。”", ["吾欲救民。", "我愿同往。", "善。"]),
+        ("en", '    "Come in," she said.\n    "Thank you," he said.', ["Come in.", "Thank you."]),
+        ("en", '"Yes," said Tom. "No," said Mary.', ["Yes.", "No."]),
+        ("en", 'Tom said, "Go." Mary answered, "Stay."', ["Go.", "Stay."]),
+        ("en", '"Come," said Mr. Holmes. "At once," Watson replied.', ["Come.", "At once."]),
+    ],
+)
 def test_two_speakers_never_share_a_subtitle(lang: str, text: str, expected: list[str]) -> None:
     """Each speaker's words are a subtitle of their own: a new paragraph (or, in Chinese, a
     quote brought in by a colon; in English, narration naming another speaker within one
@@ -70,7 +78,7 @@ def test_scene_break_markers_are_not_subtitled(marker: str, dialogue: bool) -> N
     assert subtitles(f"{marker}\n", dialogue=dialogue, lang="en") == []
 
 
-@pytest.mark.parametrize("text", ["\"Wait,\" she said, \"not yet.\"", "\"I know.\" He turned. \"But not yet.\""])
+@pytest.mark.parametrize("text", ['"Wait," she said, "not yet."', '"I know." He turned. "But not yet."'])
 def test_one_speaker_interrupted_by_narration_stays_one_cue(text: str) -> None:
     """Speech broken by narration that names no other speaker stays one cue."""
     assert len(subtitles(text, dialogue=True, lang="en")) == 1

@@ -16,8 +16,7 @@ ASSEMBLY = get_backend("assembly")
 
 
 def failure(make_job: MakeJob, clips: tuple[Clip, ...], inputs: dict[str, Path]) -> GenerationError:
-    job = make_job("assemble_chapter", chapter_params([shot_entry(c, 1.0) for c in clips[:3]]),
-                   inputs)
+    job = make_job("assemble_chapter", chapter_params([shot_entry(c, 1.0) for c in clips[:3]]), inputs)
     with pytest.raises(GenerationError) as info:
         ASSEMBLY.run(job, LocalContext())
     return info.value
@@ -32,8 +31,7 @@ def test_clip_not_among_inputs_is_missing_input(make_job: MakeJob, clips: tuple[
     assert clips[1].shot_id in str(error) and f"{clips[1].shot_id}/video" in str(error)
 
 
-def test_clip_file_gone_is_missing_input(make_job: MakeJob, clips: tuple[Clip, ...],
-                                         tmp_path: Path) -> None:
+def test_clip_file_gone_is_missing_input(make_job: MakeJob, clips: tuple[Clip, ...], tmp_path: Path) -> None:
     """A recorded clip path with no file behind it: retryable missing_input naming the path."""
     inputs = {**inputs_of(clips), f"{clips[2].shot_id}/video": tmp_path / "gone.mp4"}
     error = failure(make_job, clips, inputs)
@@ -42,14 +40,14 @@ def test_clip_file_gone_is_missing_input(make_job: MakeJob, clips: tuple[Clip, .
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
-def test_corrupt_clip_is_corrupt_input(make_job: MakeJob, clips: tuple[Clip, ...], tmp_path: Path,
-                                       damage: str) -> None:
+def test_corrupt_clip_is_corrupt_input(make_job: MakeJob, clips: tuple[Clip, ...], tmp_path: Path, damage: str) -> None:
     """A clip ffmpeg cannot read (noise, cut short, empty): retryable corrupt_input naming the
     shot, so the assembly runs again after the clip is regenerated."""
     bad = tmp_path / f"{damage}.mp4"
     good = clips[0].path.read_bytes()
-    bad.write_bytes({"garbage": b"\x00not a video\xff" * 500, "truncated": good[: len(good) // 2],
-                     "empty": b""}[damage])
+    bad.write_bytes(
+        {"garbage": b"\x00not a video\xff" * 500, "truncated": good[: len(good) // 2], "empty": b""}[damage]
+    )
     inputs = {**inputs_of(clips), f"{clips[0].shot_id}/video": bad}
     error = failure(make_job, clips, inputs)
     assert (error.error_kind, error.retryable) == ("corrupt_input", True)

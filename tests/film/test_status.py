@@ -21,8 +21,7 @@ from .books import BOOK, add_book, shot_id
 
 
 def finish(conn: sa.Connection, task_id: str, output: str | None = None) -> None:
-    conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id)
-                 .values(status="completed", output_path=output))
+    conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(status="completed", output_path=output))
 
 
 @pytest.fixture
@@ -31,8 +30,7 @@ def book(db: Database) -> Database:
     with db.engine.begin() as conn:
         add_book(conn, {1: 2, 2: 3})
         enqueue(conn, assembly_specs(conn, BOOK))
-        for task_id in (f"{shot_id(1, 1)}/video", f"{shot_id(1, 2)}/video",
-                        f"{shot_id(2, 2)}/video"):
+        for task_id in (f"{shot_id(1, 1)}/video", f"{shot_id(1, 2)}/video", f"{shot_id(2, 2)}/video"):
             finish(conn, task_id)
         finish(conn, chapter_task_id(BOOK, 1), f"/data/films/{BOOK}/chapter-001.mp4")
     return db
@@ -49,8 +47,7 @@ def test_status_counts_clips_and_names_blockers(book: Database) -> None:
     assert [b.shot_id for b in two.blockers] == [shot_id(2, 1), shot_id(2, 3)]
     assert {b.status for b in two.blockers} == {"pending"}
     assert (status.clips_done, status.shots) == (3, 5)
-    assert (status.task_id, status.task_status, status.film_path) == (book_task_id(BOOK),
-                                                                      "pending", None)
+    assert (status.task_id, status.task_status, status.film_path) == (book_task_id(BOOK), "pending", None)
 
 
 def test_unknown_book_is_not_found(db: Database) -> None:
@@ -68,8 +65,7 @@ def run_cli(url: str, *argv: str) -> None:
     assert args.func(args) == 0
 
 
-def test_cli_shows_chapters_blockers_and_paths(book: Database, db_url: str,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_shows_chapters_blockers_and_paths(book: Database, db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     """`pipeline-kit film BOOKCODE` prints each chapter's clip count, its blockers and film path,
     and `--json` the same facts as one object."""
     run_cli(db_url, BOOK)
@@ -83,18 +79,22 @@ def test_cli_shows_chapters_blockers_and_paths(book: Database, db_url: str,
     assert data["chapters"][1]["blockers"][0]["shot_id"] == shot_id(2, 1)
 
 
-def test_cli_columns_line_up_with_chinese_titles(book: Database, db_url: str,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_columns_line_up_with_chinese_titles(
+    book: Database, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Chapter titles in Chinese (two terminal cells a character), short or longer than the
     title column, keep `film`'s columns in line: each chapter's clip count starts at one cell."""
     with book.engine.begin() as conn:
-        conn.execute(sa.update(chapters).where(chapters.c.number == 1)
-                     .values(title="第一回 灵根育孕源流出 心性修持大道生 美猴王称王花果山"))
+        conn.execute(
+            sa.update(chapters)
+            .where(chapters.c.number == 1)
+            .values(title="第一回 灵根育孕源流出 心性修持大道生 美猴王称王花果山")
+        )
         conn.execute(sa.update(chapters).where(chapters.c.number == 2).values(title="序章"))
     run_cli(db_url, BOOK)
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  chapter ")]
     assert len(rows) == 2 and "序章" in rows[1]
-    assert len({cells(row[:row.index("/")]) for row in rows}) == 1, rows  # the "done/shots" slash
+    assert len({cells(row[: row.index("/")]) for row in rows}) == 1, rows  # the "done/shots" slash
 
 
 def cells(text: str) -> int:

@@ -18,8 +18,9 @@ import pytest
 
 def _demo(cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PIPELINE_KIT_DB"}  # the default database
-    return subprocess.run([sys.executable, "-m", "pipeline_kit", "demo"], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "demo"], cwd=cwd, env=env, capture_output=True, text=True, timeout=240
+    )
 
 
 def _counts(db: Path) -> tuple[int, int, int]:

@@ -37,8 +37,9 @@ def test_every_command_and_flag_is_documented() -> None:
         if not re.search(rf"\b{re.escape(name.split()[-1])}\b", docs):
             missing.append(name)
         for action in sub._actions:
-            missing += [f"{name} {o}" for o in action.option_strings
-                        if o.startswith("--") and o != "--help" and o not in docs]
+            missing += [
+                f"{name} {o}" for o in action.option_strings if o.startswith("--") and o != "--help" and o not in docs
+            ]
     assert missing == []
 
 

@@ -19,8 +19,12 @@ TEXT_SUITE = ["tests/text", "-k", "not postgresql and not mariadb"]
 
 def _repository_files() -> list[str]:
     """The files a clone would hold: tracked ones, plus new ones not yet committed (not ignored)."""
-    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                            cwd=ROOT, capture_output=True, check=False)
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
     if listed.returncode != 0:
         pytest.skip("not a git checkout")
     return [name for name in listed.stdout.decode().split("\0") if name and (ROOT / name).is_file()]
@@ -35,8 +39,14 @@ def test_a_lone_copy_of_the_repository_runs_the_text_suite(tmp_path: Path) -> No
         (clone / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, clone / name)
     env = {**os.environ, "PYTHONPATH": str(clone), "MPLBACKEND": "Agg"}
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TEXT_SUITE],
-                         cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TEXT_SUITE],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert "passed" in run.stdout and "skipped" not in run.stdout
 

@@ -24,14 +24,23 @@ def director_answer(prompt: str) -> dict[str, object]:
     """A valid answer to a director request: one item per shot or character it lists."""
     names = _NAME.findall(prompt)
     if names:
-        return {"characters": [{"name": n, "description": f"{n}: about forty, tall, grey coat"}
-                               for n in names]}
-    return {"shots": [{"seq": int(n), "shot_size": "medium", "camera": "slow dolly in",
-                       "in_frame": f"the speaker of shot {n} at left", "visual": "lamplit room, dusk",
-                       "first_frame": f"Shot {n} opens: a figure by the window",
-                       "last_frame": f"Shot {n} ends: the figure has turned to the door",
-                       "motion": "the figure turns from the window to the door",
-                       "line": f"line of shot {n}"} for n in _SHOT.findall(prompt)]}
+        return {"characters": [{"name": n, "description": f"{n}: about forty, tall, grey coat"} for n in names]}
+    return {
+        "shots": [
+            {
+                "seq": int(n),
+                "shot_size": "medium",
+                "camera": "slow dolly in",
+                "in_frame": f"the speaker of shot {n} at left",
+                "visual": "lamplit room, dusk",
+                "first_frame": f"Shot {n} opens: a figure by the window",
+                "last_frame": f"Shot {n} ends: the figure has turned to the door",
+                "motion": "the figure turns from the window to the door",
+                "line": f"line of shot {n}",
+            }
+            for n in _SHOT.findall(prompt)
+        ]
+    }
 
 
 class FakeChat(FakeServer):
@@ -71,31 +80,58 @@ class FakeChat(FakeServer):
             text = json.dumps(data, ensure_ascii=False)
         tokens_in = sum(len(m["content"]) for m in body["messages"]) // 4 + 1
         tokens_out = len(text) // 4 + 1
-        self.bill(model=body["model"], native=native, messages=body["messages"],
-                  limits=body.get("options") if native else {"max_tokens": body.get("max_tokens")},
-                  tokens_in=tokens_in, tokens_out=tokens_out, special=action.special)
+        self.bill(
+            model=body["model"],
+            native=native,
+            messages=body["messages"],
+            limits=body.get("options") if native else {"max_tokens": body.get("max_tokens")},
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            special=action.special,
+        )
         if native:
-            self.reply_json(request, {"model": body["model"], "created_at": "2024-01-01T00:00:00Z",
-                                      "message": {"role": "assistant", "content": text}, "done": True,
-                                      "done_reason": done, "prompt_eval_count": tokens_in,
-                                      "eval_count": tokens_out})
+            self.reply_json(
+                request,
+                {
+                    "model": body["model"],
+                    "created_at": "2024-01-01T00:00:00Z",
+                    "message": {"role": "assistant", "content": text},
+                    "done": True,
+                    "done_reason": done,
+                    "prompt_eval_count": tokens_in,
+                    "eval_count": tokens_out,
+                },
+            )
             return
-        self.reply_json(request, {
-            "id": f"chatcmpl-{len(self.billing)}", "object": "chat.completion", "created": 0,
-            "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                         "finish_reason": done}],
-            "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
-                      "total_tokens": tokens_in + tokens_out}})
+        self.reply_json(
+            request,
+            {
+                "id": f"chatcmpl-{len(self.billing)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": done}],
+                "usage": {
+                    "prompt_tokens": tokens_in,
+                    "completion_tokens": tokens_out,
+                    "total_tokens": tokens_in + tokens_out,
+                },
+            },
+        )
 
     @staticmethod
     def _bad_request(body: object, native: bool) -> str | None:
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return "model is required"
         messages = body.get("messages")
-        if not isinstance(messages, list) or not messages or not all(
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(
                 isinstance(m, dict) and set(m) == {"role", "content"} and isinstance(m["content"], str)
-                for m in messages):
+                for m in messages
+            )
+        ):
             return "messages must be a non-empty list of {role, content}"
         if body.get("stream") is not False:
             return "this stand-in answers only stream: false"
@@ -107,5 +143,5 @@ class FakeChat(FakeServer):
         elif "max_tokens" in body and not (isinstance(body["max_tokens"], int) and body["max_tokens"] > 0):
             return "max_tokens must be a positive integer"
         elif body.get("response_format", {"type": "json_object"}) != {"type": "json_object"}:
-            return "response_format must be {\"type\": \"json_object\"}"
+            return 'response_format must be {"type": "json_object"}'
         return None

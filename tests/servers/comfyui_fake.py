@@ -46,22 +46,47 @@ NODES: dict[str, dict[str, str]] = {
     "EmptyLatentImage": {"width": "i", "height": "i", "batch_size": "i"},
     "EmptySD3LatentImage": {"width": "i", "height": "i", "batch_size": "i"},
     "ModelSamplingSD3": {"model": "L", "shift": "f"},
-    "KSampler": {"seed": "i", "steps": "i", "cfg": "f", "sampler_name": "s", "scheduler": "s",
-                 "denoise": "f", "model": "L", "positive": "L", "negative": "L",
-                 "latent_image": "L"},
-    "WanFirstLastFrameToVideo": {"positive": "L", "negative": "L", "vae": "L", "width": "i",
-                                 "height": "i", "length": "i", "batch_size": "i"},
+    "KSampler": {
+        "seed": "i",
+        "steps": "i",
+        "cfg": "f",
+        "sampler_name": "s",
+        "scheduler": "s",
+        "denoise": "f",
+        "model": "L",
+        "positive": "L",
+        "negative": "L",
+        "latent_image": "L",
+    },
+    "WanFirstLastFrameToVideo": {
+        "positive": "L",
+        "negative": "L",
+        "vae": "L",
+        "width": "i",
+        "height": "i",
+        "length": "i",
+        "batch_size": "i",
+    },
     "VAEDecode": {"samples": "L", "vae": "L"},
     "SaveImage": {"filename_prefix": "s", "images": "L"},
-    "VHS_VideoCombine": {"images": "L", "frame_rate": "f", "loop_count": "i",
-                         "filename_prefix": "s", "format": "s", "pingpong": "b",
-                         "save_output": "b"},
+    "VHS_VideoCombine": {
+        "images": "L",
+        "frame_rate": "f",
+        "loop_count": "i",
+        "filename_prefix": "s",
+        "format": "s",
+        "pingpong": "b",
+        "save_output": "b",
+    },
 }
 OUTPUT_NODES = ("SaveImage", "VHS_VideoCombine")
-CHECKS = {"i": lambda v: isinstance(v, int) and not isinstance(v, bool),
-          "f": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-          "s": lambda v: isinstance(v, str), "b": lambda v: isinstance(v, bool),
-          "L": lambda v: isinstance(v, list) and len(v) == 2}
+CHECKS = {
+    "i": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "f": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "s": lambda v: isinstance(v, str),
+    "b": lambda v: isinstance(v, bool),
+    "L": lambda v: isinstance(v, list) and len(v) == 2,
+}
 
 
 @dataclass
@@ -71,19 +96,18 @@ class Run:
     client_id: str = ""
     error: str | None = None
     wrong_size: bool = False
-    video: tuple[int, float] | None = None   # (frames, fps) of a clip
+    video: tuple[int, float] | None = None  # (frames, fps) of a clip
     steps: int = 0
     files: dict[str, bytes] = field(default_factory=dict)
 
 
 class FakeComfyUI(FakeServer):
-    def __init__(self, polls_to_finish: int = 2, *, websocket: bool = True,
-                 tick_s: float = 0.02) -> None:
+    def __init__(self, polls_to_finish: int = 2, *, websocket: bool = True, tick_s: float = 0.02) -> None:
         super().__init__()
         self.polls_to_finish, self.websocket, self.tick_s = polls_to_finish, websocket, tick_s
         self.runs: dict[str, Run] = {}
-        self.uploads: dict[str, bytes] = {}   # "subfolder/name" in the input folder -> bytes
-        self.sockets: dict[str, Any] = {}     # client id -> websocket connection
+        self.uploads: dict[str, bytes] = {}  # "subfolder/name" in the input folder -> bytes
+        self.sockets: dict[str, Any] = {}  # client id -> websocket connection
         self.history_polls = 0
         self._numbers = itertools.count(1)
         self._ticker: threading.Thread | None = None
@@ -97,15 +121,13 @@ class FakeComfyUI(FakeServer):
             self._submit(request)
         elif request.method == "POST" and request.path == "/upload/image":
             self._upload(request)
-        elif request.path == "/ws" and self.websocket \
-                and request.headers.get("Upgrade", "").lower() == "websocket":
+        elif request.path == "/ws" and self.websocket and request.headers.get("Upgrade", "").lower() == "websocket":
             self._websocket(request)
         elif request.path.startswith("/history/"):
             self.history_polls += 1
             self._history(request, request.path.removeprefix("/history/"))
         elif request.path == "/queue":
-            running = [[n, pid, {}, {}, []] for n, (pid, run) in enumerate(self.runs.items())
-                       if run.polls_left > 0]
+            running = [[n, pid, {}, {}, []] for n, (pid, run) in enumerate(self.runs.items()) if run.polls_left > 0]
             self.reply_json(request, {"queue_running": running[:1], "queue_pending": running[1:]})
         elif request.path == "/view":
             self._view(request)
@@ -115,8 +137,9 @@ class FakeComfyUI(FakeServer):
     # --- uploads and validation ------------------------------------------------------------
     def _upload(self, request: Request) -> None:
         parts = parse_form(request)
-        form = {name: (filename, data) if filename is not None else data.decode()
-                for name, filename, data in parts or []}
+        form = {
+            name: (filename, data) if filename is not None else data.decode() for name, filename, data in parts or []
+        }
         image = form.get("image")
         kind = form.get("type", "input")
         if not isinstance(image, tuple) or not image[0] or kind not in ("input", "temp", "output"):
@@ -130,8 +153,7 @@ class FakeComfyUI(FakeServer):
         subfolder = str(form.get("subfolder", ""))
         name = image[0]
         key = f"{subfolder}/{name}" if subfolder else name
-        if key in self.uploads and form.get("overwrite") not in ("true", "1") \
-                and self.uploads[key] != image[1]:
+        if key in self.uploads and form.get("overwrite") not in ("true", "1") and self.uploads[key] != image[1]:
             stem, dot, ext = name.rpartition(".")
             name = f"{stem} (1){dot}{ext}"
             key = f"{subfolder}/{name}" if subfolder else name
@@ -159,12 +181,13 @@ class FakeComfyUI(FakeServer):
                 if isinstance(value, str) and "{{" in value:
                     errors.append(("invalid_input_type", f"{name}: unfilled {value!r}"))
             if node.get("class_type") == "LoadImage" and inputs.get("image") not in self.uploads:
-                errors.append(("value_not_in_list", f"image: {inputs.get('image')!r} not in "
-                                                    f"{sorted(self.uploads)}"))
+                errors.append(("value_not_in_list", f"image: {inputs.get('image')!r} not in {sorted(self.uploads)}"))
             if errors:
-                found[node_id] = {"class_type": node.get("class_type"), "dependent_outputs": [],
-                                  "errors": [{"type": t, "message": t, "details": d,
-                                              "extra_info": {}} for t, d in errors]}
+                found[node_id] = {
+                    "class_type": node.get("class_type"),
+                    "dependent_outputs": [],
+                    "errors": [{"type": t, "message": t, "details": d, "extra_info": {}} for t, d in errors],
+                }
         return found
 
     def _submit(self, request: Request) -> None:
@@ -176,9 +199,12 @@ class FakeComfyUI(FakeServer):
         errors = self.node_errors(workflow)
         outputs = [n for n in workflow.values() if n.get("class_type") in OUTPUT_NODES]
         if errors or not outputs:
-            error = {"type": "prompt_outputs_failed_validation" if errors else
-                     "prompt_no_outputs", "message": "Prompt outputs failed validation",
-                     "details": "", "extra_info": {}}
+            error = {
+                "type": "prompt_outputs_failed_validation" if errors else "prompt_no_outputs",
+                "message": "Prompt outputs failed validation",
+                "details": "",
+                "extra_info": {},
+            }
             self.reply_json(request, {"error": error, "node_errors": errors}, 400)
             return
         action = self.next_action()
@@ -187,20 +213,24 @@ class FakeComfyUI(FakeServer):
         prompt_id = str(uuid.uuid4())
         self.runs[prompt_id] = self._run(workflow, action, str(body.get("client_id", "")))
         self.bill(prompt_id=prompt_id, workflow=workflow)
-        self.reply_json(request, {"prompt_id": prompt_id, "number": next(self._numbers),
-                                  "node_errors": {}})
+        self.reply_json(request, {"prompt_id": prompt_id, "number": next(self._numbers), "node_errors": {}})
 
     def _run(self, workflow: dict[str, Any], action: Any, client_id: str) -> Run:
         by_class = {n["class_type"]: n["inputs"] for n in workflow.values()}
         sized = next(n["inputs"] for n in workflow.values() if "width" in n["inputs"])
-        run = Run(size=(sized["width"], sized["height"]), polls_left=self.polls_to_finish,
-                  client_id=client_id,
-                  error=action.error if action.special == "exec_error" else None,
-                  wrong_size=action.special == "wrong_size")
+        run = Run(
+            size=(sized["width"], sized["height"]),
+            polls_left=self.polls_to_finish,
+            client_id=client_id,
+            error=action.error if action.special == "exec_error" else None,
+            wrong_size=action.special == "wrong_size",
+        )
         if "VHS_VideoCombine" in by_class:
             frames = by_class["WanFirstLastFrameToVideo"]["length"]
-            run.video = (frames // 2 if action.special == "short_clip" else frames,
-                         float(by_class["VHS_VideoCombine"]["frame_rate"]))
+            run.video = (
+                frames // 2 if action.special == "short_clip" else frames,
+                float(by_class["VHS_VideoCombine"]["frame_rate"]),
+            )
         return run
 
     # --- progress ----------------------------------------------------------------------------
@@ -210,8 +240,11 @@ class FakeComfyUI(FakeServer):
             return
         run.polls_left -= 1
         run.steps += 1
-        self._send(run.client_id, "progress", {"value": run.steps, "max": self.polls_to_finish,
-                                               "prompt_id": prompt_id, "node": "10"})
+        self._send(
+            run.client_id,
+            "progress",
+            {"value": run.steps, "max": self.polls_to_finish, "prompt_id": prompt_id, "node": "10"},
+        )
         if run.polls_left == 0:
             self._send(run.client_id, "executing", {"node": None, "prompt_id": prompt_id})
             self._send(run.client_id, "execution_success", {"prompt_id": prompt_id})
@@ -224,26 +257,44 @@ class FakeComfyUI(FakeServer):
             self.reply_json(request, {})
             return
         if run.error is not None:
-            status = {"status_str": "error", "completed": False, "messages": [
-                ["execution_start", {"prompt_id": prompt_id}],
-                ["execution_error", {"prompt_id": prompt_id, "node_type": "KSampler",
-                                     "exception_type": "RuntimeError",
-                                     "exception_message": run.error}]]}
+            status = {
+                "status_str": "error",
+                "completed": False,
+                "messages": [
+                    ["execution_start", {"prompt_id": prompt_id}],
+                    [
+                        "execution_error",
+                        {
+                            "prompt_id": prompt_id,
+                            "node_type": "KSampler",
+                            "exception_type": "RuntimeError",
+                            "exception_message": run.error,
+                        },
+                    ],
+                ],
+            }
             outputs: dict[str, Any] = {}
         else:
             status = {"status_str": "success", "completed": True, "messages": []}
-            outputs = {"90": {"images": [{"filename": f"{prompt_id}_preview.png",
-                                          "subfolder": "", "type": "temp"}]}}
+            outputs = {"90": {"images": [{"filename": f"{prompt_id}_preview.png", "subfolder": "", "type": "temp"}]}}
             if run.video:
-                outputs["12"] = {"gifs": [{"filename": f"{prompt_id}.mp4", "subfolder":
-                                           "pipeline_kit", "type": "output",
-                                           "format": "video/h264-mp4", "frame_rate":
-                                           run.video[1], "workflow": f"{prompt_id}.png"}]}
+                outputs["12"] = {
+                    "gifs": [
+                        {
+                            "filename": f"{prompt_id}.mp4",
+                            "subfolder": "pipeline_kit",
+                            "type": "output",
+                            "format": "video/h264-mp4",
+                            "frame_rate": run.video[1],
+                            "workflow": f"{prompt_id}.png",
+                        }
+                    ]
+                }
             else:
-                outputs["9"] = {"images": [{"filename": f"{prompt_id}.png",
-                                            "subfolder": "pipeline_kit", "type": "output"}]}
-        self.reply_json(request, {prompt_id: {"prompt": [], "outputs": outputs,
-                                              "status": status}})
+                outputs["9"] = {
+                    "images": [{"filename": f"{prompt_id}.png", "subfolder": "pipeline_kit", "type": "output"}]
+                }
+        self.reply_json(request, {prompt_id: {"prompt": [], "outputs": outputs, "status": status}})
 
     def _view(self, request: Request) -> None:
         query = request.query
@@ -288,16 +339,15 @@ class FakeComfyUI(FakeServer):
         handler.send_response(101)
         handler.send_header("Upgrade", "websocket")
         handler.send_header("Connection", "Upgrade")
-        handler.send_header("Sec-WebSocket-Accept",
-                            accept_key(request.headers["Sec-WebSocket-Key"]))
+        handler.send_header("Sec-WebSocket-Accept", accept_key(request.headers["Sec-WebSocket-Key"]))
         handler.end_headers()
         handler.wfile.flush()
         handler.close_connection = True
-        connection = Connection(handler.connection, ServerProtocol(state=State.OPEN),
-                                ping_interval=None, close_timeout=1)
+        connection = Connection(
+            handler.connection, ServerProtocol(state=State.OPEN), ping_interval=None, close_timeout=1
+        )
         self.sockets[client_id] = connection
-        self._send(client_id, "status", {"status": {"exec_info": {"queue_remaining": 0}},
-                                         "sid": client_id})
+        self._send(client_id, "status", {"status": {"exec_info": {"queue_remaining": 0}}, "sid": client_id})
         self._start_ticker()
         try:
             for _ in connection:

@@ -23,15 +23,19 @@ class FakeOllama(FakeServer):
             return
         body = request.json()
         if action.special == "load_fail":
-            self.reply_json(request, {"error": "llama runner process has terminated: "
-                                               "error loading model"}, 500)
+            self.reply_json(request, {"error": "llama runner process has terminated: error loading model"}, 500)
             return
         if body.get("model") not in self.models:
-            self.reply_json(request, {"error": f"model \"{body.get('model')}\" not found, "
-                                               "try pulling it first"}, 404)
+            self.reply_json(request, {"error": f'model "{body.get("model")}" not found, try pulling it first'}, 404)
             return
         self.bill(model=body["model"], messages=body["messages"])
         reply = f"echo: {body['messages'][-1]['content']}"
-        self.reply_json(request, {"model": body["model"], "created_at": "2024-01-01T00:00:00Z",
-                                  "message": {"role": "assistant", "content": reply},
-                                  "done": True})
+        self.reply_json(
+            request,
+            {
+                "model": body["model"],
+                "created_at": "2024-01-01T00:00:00Z",
+                "message": {"role": "assistant", "content": reply},
+                "done": True,
+            },
+        )

@@ -20,8 +20,7 @@ from PIL import Image
 from servers.scripted import FakeServer, Request, parse_form, png_bytes
 
 GPT_SIZES = {"1024x1024", "1536x1024", "1024x1536"}
-SIZES = {"dall-e-2": {"256x256", "512x512", "1024x1024"},
-         "dall-e-3": {"1024x1024", "1792x1024", "1024x1792"}}
+SIZES = {"dall-e-2": {"256x256", "512x512", "1024x1024"}, "dall-e-3": {"1024x1024", "1792x1024", "1024x1792"}}
 
 
 def sizes_of(model: str) -> set[str] | None:
@@ -56,8 +55,7 @@ class FakeOpenAI(FakeServer):
             problem = None if isinstance(body, dict) else "the body must be a JSON object"
         problem = problem or self._problem(body, images, request.path.endswith("/edits"))
         if problem:
-            self.reply_json(request, {"error": {"message": problem, "type":
-                                                "invalid_request_error"}}, 400)
+            self.reply_json(request, {"error": {"message": problem, "type": "invalid_request_error"}}, 400)
             return
         action = self.next_action()
         if self.failed(request, action):
@@ -70,8 +68,7 @@ class FakeOpenAI(FakeServer):
         if parts is None:
             return {}, [], "an edit must be sent as multipart/form-data"
         body = {name: data.decode() for name, filename, data in parts if filename is None}
-        images = [data for name, filename, data in parts if filename is not None
-                  and name == "image[]"]
+        images = [data for name, filename, data in parts if filename is not None and name == "image[]"]
         if any(filename is not None and name != "image[]" for name, filename, _ in parts):
             return body, images, "input images go in image[] parts"
         return body, images, None
@@ -103,11 +100,9 @@ class FakeOpenAI(FakeServer):
                     return "Invalid image file or mode"
         return None
 
-    def _answer(self, request: Request, body: dict[str, Any], images: list[bytes],
-                special: str) -> None:
+    def _answer(self, request: Request, body: dict[str, Any], images: list[bytes], special: str) -> None:
         width, height = (int(v) for v in str(body["size"]).split("x"))
-        self.bill(model=body["model"], size=body["size"], prompt=body["prompt"],
-                  endpoint=request.path, images=images)
+        self.bill(model=body["model"], size=body["size"], prompt=body["prompt"], endpoint=request.path, images=images)
         if special == "not_image":
             data = b"<html>this is not an image</html>"
         else:

@@ -29,10 +29,10 @@ class Action:
     """How to answer one billable request."""
 
     status: int = 200
-    retry_after: str | None = None   # the Retry-After header, as sent
-    hang_s: float = 0.0              # sleep this long before answering
+    retry_after: str | None = None  # the Retry-After header, as sent
+    hang_s: float = 0.0  # sleep this long before answering
     error: str = "scripted failure"  # the error text of a non-200 answer
-    special: str = ""                # a protocol-specific twist: wrong_size, not_image, ...
+    special: str = ""  # a protocol-specific twist: wrong_size, not_image, ...
 
 
 def parse_action(spec: str | Action) -> Action:
@@ -47,8 +47,9 @@ def parse_action(spec: str | Action) -> Action:
     if name == "429":
         return Action(status=429, retry_after=arg or None, error="rate limit exceeded")
     if name == "429-date":
-        return Action(status=429, retry_after=formatdate(time.time() + float(arg), usegmt=True),
-                      error="rate limit exceeded")
+        return Action(
+            status=429, retry_after=formatdate(time.time() + float(arg), usegmt=True), error="rate limit exceeded"
+        )
     if name.isdigit():
         return Action(status=int(name), error=arg or f"scripted {name}")
     return Action(special=name, error=arg)
@@ -83,7 +84,8 @@ def parse_form(request: Request) -> list[tuple[str, str | None, bytes]] | None:
     if not content_type.startswith("multipart/form-data") or "boundary=" not in content_type:
         return None
     message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-        f"Content-Type: {content_type}\r\n\r\n".encode() + request.body)
+        f"Content-Type: {content_type}\r\n\r\n".encode() + request.body
+    )
     if not message.is_multipart():
         return None
     parts = []
@@ -101,7 +103,7 @@ class FakeServer:
     def __init__(self) -> None:
         self.billing: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str]] = []
-        self.request_times: list[float] = []   # time.monotonic() of each billable request
+        self.request_times: list[float] = []  # time.monotonic() of each billable request
         self._script: deque[Action] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -135,9 +137,13 @@ class FakeServer:
         return True
 
     @staticmethod
-    def reply(request: Request, body: bytes, status: int = 200,
-              content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def reply(
+        request: Request,
+        body: bytes,
+        status: int = 200,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         handler = request.handler
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
@@ -147,8 +153,7 @@ class FakeServer:
         handler.end_headers()
         handler.wfile.write(body)
 
-    def reply_json(self, request: Request, obj: Any, status: int = 200,
-                   headers: dict[str, str] | None = None) -> None:
+    def reply_json(self, request: Request, obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> None:
         self.reply(request, json.dumps(obj).encode(), status, headers=headers)
 
     def handle(self, request: Request) -> None:
@@ -160,7 +165,8 @@ class FakeServer:
         assert self._httpd is not None, "server not started"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def start(self) -> Self:
+    def start(self, port: int = 0) -> Self:
+        """Serve on `port` of the loopback address (0: a free one)."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -194,9 +200,8 @@ class FakeServer:
             def handle_error(self, request: Any, client_address: Any) -> None:
                 pass  # a client that hung up mid-answer is expected in timeout tests
 
-        self._httpd = Server(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                         daemon=True).start()
+        self._httpd = Server(("127.0.0.1", port), Handler)
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def stop(self) -> None:

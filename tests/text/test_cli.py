@@ -17,8 +17,9 @@ from tests.text.helpers import SAMPLE_TITLE, row_counts
 
 
 def run(url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "--db", url, *args], capture_output=True, text=True, timeout=300
+    )
 
 
 def test_ingest_split_and_shot_commands(db_url: str) -> None:
@@ -67,6 +68,7 @@ def _bad_files(tmp: Path) -> dict[str, tuple[Path, list[str]]]:
     return out
 
 
+@pytest.mark.db
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     """Each bad input gives exit 2 and one line on stderr (no traceback) and leaves every table unchanged."""
     url = f"sqlite:///{tmp_path / 'cli.db'}"
@@ -85,6 +87,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path) -> None
     db.dispose()
 
 
+@pytest.mark.db
 def test_text_without_markers_warns_on_stderr(tmp_path: Path) -> None:
     """A file with no chapter markers is ingested as one chapter, with a warning on stderr."""
     url = f"sqlite:///{tmp_path / 'cli.db'}"
@@ -97,6 +100,7 @@ def test_text_without_markers_warns_on_stderr(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "gb18030", "utf-16"])
+@pytest.mark.db
 def test_encodings_through_the_command(tmp_path: Path, encoding: str) -> None:
     """The command reads UTF-8 with a BOM, GB18030 and UTF-16 files and reports what it read."""
     url = f"sqlite:///{tmp_path / 'cli.db'}"
@@ -108,6 +112,7 @@ def test_encodings_through_the_command(tmp_path: Path, encoding: str) -> None:
     assert "(zh," in result.stderr
 
 
+@pytest.mark.db
 def test_model_splitter_falls_back_when_the_model_is_unreachable(tmp_path: Path) -> None:
     """`split --model ollama` with no server still splits (by the rules), warning once on stderr."""
     url = f"sqlite:///{tmp_path / 'cli.db'}"
@@ -115,7 +120,9 @@ def test_model_splitter_falls_back_when_the_model_is_unreachable(tmp_path: Path)
     bookcode = run(url, "ingest", str(sample_book_path()), "--title", SAMPLE_TITLE).stdout.strip()
     env_run = subprocess.run(
         [sys.executable, "-m", "pipeline_kit", "--db", url, "split", bookcode, "--model", "ollama:none"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "PIPELINE_KIT_OLLAMA_URL": "http://127.0.0.1:9"},
     )
     assert env_run.returncode == 0, env_run.stderr
@@ -123,8 +130,7 @@ def test_model_splitter_falls_back_when_the_model_is_unreachable(tmp_path: Path)
     assert run(url, "split", bookcode, "--model", "gpt").returncode == 2
 
 
-def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: str,
-                                                                        tmp_path: Path) -> None:
+def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: str, tmp_path: Path) -> None:
     """Without a CJK font, ingesting a Chinese book and starting a worker on it each write one
     warning line (not one per frame); with the font found, neither warns."""
     book = tmp_path / "zh.txt"
@@ -136,15 +142,30 @@ def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: s
         return [line for line in result.stderr.splitlines() if "CJK" in line or "cjk" in line]
 
     def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", db_url, *args],
-                              capture_output=True, text=True, timeout=300, env=env, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "pipeline_kit", "--db", db_url, *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            check=False,
+        )
 
     ingested = cli(none, "ingest", str(book), "--title", "三国演义")
     assert len(warnings_of(ingested)) == 1
     bookcode = ingested.stdout.strip()
     assert cli(none, "split", bookcode).returncode == 0
-    work = ["work", "--lanes", "image", "--until-empty", "--quiet",
-            "--outputs", str(tmp_path / "out"), "--store", str(tmp_path / "out")]
+    work = [
+        "work",
+        "--lanes",
+        "image",
+        "--until-empty",
+        "--quiet",
+        "--outputs",
+        str(tmp_path / "out"),
+        "--store",
+        str(tmp_path / "out"),
+    ]
     worked = cli(none, *work)
     assert len(warnings_of(worked)) == 1 and "empty boxes" in worked.stderr
     assert list((tmp_path / "out").rglob("*.png"))  # frames were drawn, and warned of once
@@ -153,9 +174,9 @@ def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: s
     assert warnings_of(cli(dict(os.environ), *work)) == []
 
 
-def test_the_notebook_worker_warns_of_a_missing_cjk_font_too(sqlite_db: Database, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_notebook_worker_warns_of_a_missing_cjk_font_too(
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The warning comes from the worker itself, so a worker started from the notebook (in
     process, no CLI) says it once as well."""
     from pipeline_kit.text import ingest_text, split_book
@@ -168,8 +189,17 @@ def test_the_notebook_worker_warns_of_a_missing_cjk_font_too(sqlite_db: Database
     try:
         book = ingest_text(sqlite_db, "第一回　宴桃园\n\n刘备与关羽在桃园中饮酒。\n", "三国演义", lang="zh")
         split_book(sqlite_db, book.bookcode)
-        run_worker(sqlite_db, WorkerConfig(worker_id="nb", lanes=("image",), max_tasks=2, progress=False,
-                                           outputs=tmp_path / "out", spool=tmp_path / "spool"))
+        run_worker(
+            sqlite_db,
+            WorkerConfig(
+                worker_id="nb",
+                lanes=("image",),
+                max_tasks=2,
+                progress=False,
+                outputs=tmp_path / "out",
+                spool=tmp_path / "spool",
+            ),
+        )
         assert capsys.readouterr().err.count("empty boxes") == 1
     finally:
         for cached in (fonts.cjk_font_path, fonts._face, fonts.matplotlib_rc):

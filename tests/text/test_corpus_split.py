@@ -38,9 +38,9 @@ def test_spans_reassemble_each_chapter_exactly(book: tuple[str, Split]) -> None:
     for chapter, shots in zip(split.chapters, split.shots):
         assert shots[0].span_start == 0 and shots[-1].span_end == len(chapter.text)
         assert all(a.span_end == b.span_start for a, b in zip(shots, shots[1:]))
-        assert "".join(chapter.text[s.span_start:s.span_end] for s in shots) == chapter.text
+        assert "".join(chapter.text[s.span_start : s.span_end] for s in shots) == chapter.text
         assert [s.seq for s in shots] == list(range(1, len(shots) + 1))
-        assert all(chapter.text[s.span_start:s.span_end].strip() for s in shots)
+        assert all(chapter.text[s.span_start : s.span_end].strip() for s in shots)
 
 
 def test_two_runs_give_identical_shots(book: tuple[str, Split]) -> None:
@@ -73,12 +73,12 @@ def test_no_cut_inside_a_sentence_or_quotation(book: tuple[str, Split]) -> None:
         text = chapter.text
         for shot in shots[:-1]:
             cut = shot.span_end
-            before = text[shot.span_start:cut]
+            before = text[shot.span_start : cut]
             body_end = shot.span_start + len(before.rstrip())
             sep = "\n" if lang == "zh" else "\n\n"
             found = text.rfind(sep, 0, body_end)
             para_start = 0 if found < 0 else found + len(sep)
-            at_paragraph_break = sep in text[body_end:cut + 1]
+            at_paragraph_break = sep in text[body_end : cut + 1]
             assert at_paragraph_break or end.search(before), (chapter.title, before[-40:])
             if not at_paragraph_break:
                 head = text[para_start:cut]

@@ -72,8 +72,14 @@ def test_language_is_detected() -> None:
 
 @pytest.mark.parametrize(
     "title",
-    ["西游记", "The Adventures of Sherlock Holmes", "Robert'); DROP TABLE books;--", "“引号” & <tags> / 斜杠",
-     "  Ünïcödé   Tîtlé  ", "1984"],
+    [
+        "西游记",
+        "The Adventures of Sherlock Holmes",
+        "Robert'); DROP TABLE books;--",
+        "“引号” & <tags> / 斜杠",
+        "  Ünïcödé   Tîtlé  ",
+        "1984",
+    ],
 )
 def test_bookcodes_are_stable_readable_and_safe(title: str) -> None:
     """Same title -> same code; the code is a short ASCII slug plus hash, safe in paths, URLs and SQL."""

@@ -12,7 +12,6 @@ from pipeline_kit.text import edit_shot, rerun_shot, show_shot
 from tests.text.helpers import book_all_completed
 
 
-
 def _statuses(db: Database) -> dict[str, tuple[str, int]]:
     with db.engine.connect() as conn:
         return {r.task_id: (r.status, r.attempts) for r in conn.execute(sa.select(tasks))}
@@ -26,8 +25,13 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
     sid = f"{bookcode}-c002-s0003"
     before = _statuses(db)
     report = edit_shot(db, sid, prompt="A baker by a smoking lamp", characters=["Hetty", "Mara"], location="Lamp room")
-    mine = {f"{sid}/first_frame", f"{sid}/last_frame", f"{sid}/video",
-            f"{bookcode}/film/chapter-002", f"{bookcode}/film/book"}
+    mine = {
+        f"{sid}/first_frame",
+        f"{sid}/last_frame",
+        f"{sid}/video",
+        f"{bookcode}/film/chapter-002",
+        f"{bookcode}/film/book",
+    }
     assert set(report.reset) == mine
     after = _statuses(db)
     for task_id, (status, attempts) in after.items():
@@ -37,7 +41,10 @@ def test_edit_updates_the_shot_and_resets_only_its_tasks(db: Database) -> None:
             assert (status, attempts) == before[task_id]
     shot = show_shot(db, sid)
     assert (shot.prompt, shot.characters, shot.location) == (
-        "A baker by a smoking lamp", ("Old Hetty", "Mara"), "Lamp room")
+        "A baker by a smoking lamp",
+        ("Old Hetty", "Mara"),
+        "Lamp room",
+    )
     with db.engine.connect() as conn:
         params = {r.task_id: r.params for r in conn.execute(sa.select(tasks).where(tasks.c.shot_id == sid))}
         assert conn.execute(sa.select(shots.c.edited_at).where(shots.c.shot_id == sid)).scalar() is not None
@@ -54,8 +61,13 @@ def test_rerun_resets_only_that_shot(db: Database) -> None:
     sid = f"{bookcode}-c001-s0001"
     before = _statuses(db)
     report = rerun_shot(db, sid)
-    assert set(report.reset) == {f"{sid}/first_frame", f"{sid}/last_frame", f"{sid}/video",
-                                 f"{bookcode}/film/chapter-001", f"{bookcode}/film/book"}
+    assert set(report.reset) == {
+        f"{sid}/first_frame",
+        f"{sid}/last_frame",
+        f"{sid}/video",
+        f"{bookcode}/film/chapter-001",
+        f"{bookcode}/film/book",
+    }
     changed = {t for t, v in _statuses(db).items() if v != before[t]}
     assert changed == set(report.reset)
 
@@ -68,10 +80,14 @@ def test_edit_with_a_new_character_adds_its_sheet(db: Database) -> None:
     assert status[f"{bookcode}/char/the-old-sailor"] == ("pending", 0)
     assert status[f"{bookcode}/char/mara"] == ("completed", 1)
     with db.engine.connect() as conn:
-        deps = set(conn.execute(sa.select(task_deps.c.depends_on).where(
-            task_deps.c.task_id == f"{bookcode}-c003-s0001/first_frame")).scalars())
-        waiting = conn.execute(sa.select(tasks.c.deps_remaining).where(
-            tasks.c.task_id == f"{bookcode}-c003-s0001/first_frame")).scalar()
+        deps = set(
+            conn.execute(
+                sa.select(task_deps.c.depends_on).where(task_deps.c.task_id == f"{bookcode}-c003-s0001/first_frame")
+            ).scalars()
+        )
+        waiting = conn.execute(
+            sa.select(tasks.c.deps_remaining).where(tasks.c.task_id == f"{bookcode}-c003-s0001/first_frame")
+        ).scalar()
     # the frame now waits on exactly the sheets of the shot's characters, the new one unfinished
     assert deps == {f"{bookcode}/char/mara", f"{bookcode}/char/the-old-sailor"}
     assert waiting == 1

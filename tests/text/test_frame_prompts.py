@@ -17,15 +17,27 @@ def _frames(db: Database) -> list[tuple[str, int, int, tuple[str, ...], str, str
     with db.engine.connect() as conn:
         params = {r.task_id: r.params for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.params))}
         rows = conn.execute(sa.select(shots).order_by(shots.c.chapter, shots.c.seq)).mappings().all()
-    return [(r["shot_id"], r["chapter"], r["seq"], tuple(r["characters"]),
-             r["location"] or "unspecified place", r["time_of_day"] or "unspecified time",
-             params[f"{r['shot_id']}/first_frame"]["prompt"], params[f"{r['shot_id']}/last_frame"]["prompt"])
-            for r in rows]
+    return [
+        (
+            r["shot_id"],
+            r["chapter"],
+            r["seq"],
+            tuple(r["characters"]),
+            r["location"] or "unspecified place",
+            r["time_of_day"] or "unspecified time",
+            params[f"{r['shot_id']}/first_frame"]["prompt"],
+            params[f"{r['shot_id']}/last_frame"]["prompt"],
+        )
+        for r in rows
+    ]
 
 
 def _adjacent_pairs_naming(frames: list, name: str) -> list[tuple]:  # type: ignore[type-arg]
-    return [(a, b) for a, b in zip(frames, frames[1:]) if a[1] == b[1] and b[2] == a[2] + 1
-            and name in a[3] and name in b[3]]
+    return [
+        (a, b)
+        for a, b in zip(frames, frames[1:])
+        if a[1] == b[1] and b[2] == a[2] + 1 and name in a[3] and name in b[3]
+    ]
 
 
 def test_frame_prompts_carry_place_time_style_and_differ_by_the_action(sqlite_db: Database) -> None:
@@ -56,8 +68,10 @@ def test_adjacent_shots_describe_a_character_alike_and_follow_an_edit(sqlite_db:
             assert f"Mara ({mara.description})" in prompt
     castdb.describe(sqlite_db, bookcode, "Mara", "a girl of twelve in a red oilskin coat")
     with sqlite_db.engine.connect() as conn:
-        videos = {r.shot_id: r.params["video_prompt"] for r in conn.execute(
-            sa.select(tasks.c.shot_id, tasks.c.params).where(tasks.c.kind == "video"))}
+        videos = {
+            r.shot_id: r.params["video_prompt"]
+            for r in conn.execute(sa.select(tasks.c.shot_id, tasks.c.params).where(tasks.c.kind == "video"))
+        }
     for a, b in _adjacent_pairs_naming(_frames(sqlite_db), "Mara"):
         for prompt in (a[6], a[7], b[6], b[7], videos[a[0]], videos[b[0]]):
             assert "Mara (a girl of twelve in a red oilskin coat)" in prompt

@@ -15,19 +15,36 @@ from pipeline_kit.db.schema import chapters, shots, task_deps, tasks
 from pipeline_kit.engine.lanes import seed_default_lanes
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.text import ingest_file, ingest_text, sample_book_path, show_shot, split_book
-from pipeline_kit.text.graph import seed_for
+from pipeline_kit.text.graph import place_task_id, seed_for
 from tests.text.helpers import SAMPLE_TITLE, row_counts, sample_chapter_files
 
 SHEET_KEYS = {"bookcode", "name", "prompt", "width", "height", "seed"}
-FRAME_KEYS = {"bookcode", "shot_id", "chapter", "seq", "scene", "prompt", "caption", "characters", "location",
-              "time_of_day", "width", "height", "seed"}
+FRAME_KEYS = {
+    "bookcode",
+    "shot_id",
+    "chapter",
+    "seq",
+    "scene",
+    "prompt",
+    "caption",
+    "characters",
+    "location",
+    "time_of_day",
+    "width",
+    "height",
+    "seed",
+    "references",
+}
 VIDEO_KEYS = {"bookcode", "shot_id", "video_prompt", "caption", "duration_s", "fps", "width", "height", "seed"}
 
 
 def _shots(db: Database, bookcode: str) -> list[dict]:
     with db.engine.connect() as conn:
-        rows = conn.execute(sa.select(shots).where(shots.c.bookcode == bookcode)
-                            .order_by(shots.c.chapter, shots.c.seq)).mappings().all()
+        rows = (
+            conn.execute(sa.select(shots).where(shots.c.bookcode == bookcode).order_by(shots.c.chapter, shots.c.seq))
+            .mappings()
+            .all()
+        )
     return [{k: v for k, v in r.items() if k != "edited_at"} for r in rows]
 
 
@@ -58,12 +75,14 @@ def test_shots_tile_their_chapters_in_the_database(db: Database) -> None:
     for number, text in texts.items():
         rows = [s for s in _shots(db, bookcode) if s["chapter"] == number]
         assert "".join(s["text"] for s in rows) == text
-        assert all(text[s["span_start"]:s["span_end"]] == s["text"] for s in rows)
+        assert all(text[s["span_start"] : s["span_end"]] == s["text"] for s in rows)
         assert all(isinstance(s["characters"], list) for s in rows)
 
 
 def test_task_graph_follows_the_params_contract(db: Database) -> None:
-    """One sheet per character; per shot two frames (after its characters' sheets) and a video (after both)."""
+    """One sheet per character and per place shots are set at; per shot two frames (after its
+    characters' and place's sheets, the last also after the first), a video (after both) and a
+    voice in the voice lane (after nothing) saying the shot's lines."""
     bookcode = ingest_file(db, sample_book_path(), SAMPLE_TITLE).bookcode
     split_book(db, bookcode)
     rows = _shots(db, bookcode)
@@ -77,7 +96,9 @@ def test_task_graph_follows_the_params_contract(db: Database) -> None:
     assert len(sheets) == len(names) >= 2
     films = {t for t, r in all_tasks.items() if r.lane == "assembly"}
     assert len(films) == len({s["chapter"] for s in rows}) + 1  # a film per chapter, one for the book
-    assert len(all_tasks) == len(sheets) + 3 * len(rows) + len(films)
+    places = {t for t, r in all_tasks.items() if r.kind == "location_sheet"}
+    assert places == {place_task_id(bookcode, s["location"]) for s in rows if s["location"]}
+    assert len(all_tasks) == len(sheets) + len(places) + 4 * len(rows) + len(films)
     for tid in sheets:
         r = all_tasks[tid]
         assert set(r.params) == SHEET_KEYS and r.lane == "image" and tid.startswith(f"{bookcode}/char/")
@@ -89,10 +110,16 @@ def test_task_graph_follows_the_params_contract(db: Database) -> None:
             assert set(frame.params) == FRAME_KEYS and frame.lane == "image"
             assert (frame.bookcode, frame.shot_id) == (bookcode, sid)
             assert frame.params["characters"] == s["characters"] and frame.params["seed"] == seed_for(frame.task_id)
-            assert {all_tasks[d].params["name"] for d in deps.get(frame.task_id, set())} == set(s["characters"])
+            drawn_from = {d for d in deps.get(frame.task_id, set()) if all_tasks[d].kind == "character_sheet"}
+            assert {all_tasks[d].params["name"] for d in drawn_from} == set(s["characters"])
+            assert set(frame.params["references"]) == deps.get(frame.task_id, set())
+        assert first.task_id in deps[last.task_id]
         assert set(video.params) == VIDEO_KEYS and video.lane == "video" and video.params["fps"] == 12
         assert video.params["video_prompt"] == s["video_prompt"] and video.params["duration_s"] == s["duration_s"]
         assert deps[video.task_id] == {first.task_id, last.task_id}
+        voice = all_tasks[f"{sid}/voice"]
+        assert set(voice.params) == {"bookcode", "shot_id", "lang", "lines"} and voice.lane == "voice"
+        assert voice.task_id not in deps and all(line["text"] for line in voice.params["lines"])
 
 
 def test_chapter_by_chapter_entry_gives_the_same_shots(db: Database, tmp_path: Path) -> None:

@@ -17,8 +17,16 @@ def _pairs_answer(messages: list[dict[str, str]]) -> str:
     """A well-behaved fake model: two sentences a shot, a new scene halfway."""
     n = len(units(TEXT, "en"))
     groups = [list(range(k, min(k + 2, n))) for k in range(0, n, 2)]
-    shots = [{"units": g, "scene": 1 if i < len(groups) // 2 else 2, "location": "Harbour",
-              "time_of_day": "evening", "characters": ["Mara"]} for i, g in enumerate(groups)]
+    shots = [
+        {
+            "units": g,
+            "scene": 1 if i < len(groups) // 2 else 2,
+            "location": "Harbour",
+            "time_of_day": "evening",
+            "characters": ["Mara"],
+        }
+        for i, g in enumerate(groups)
+    ]
     return "Here you go:\n```json\n" + json.dumps({"shots": shots}) + "\n```"
 
 
@@ -55,8 +63,9 @@ def _bad(kind: str) -> str:
     return json.dumps(good)
 
 
-@pytest.mark.parametrize("kind", ["not json", "gap", "repeat", "short", "scene jump", "bad time", "bad names",
-                                  "past the end", "raises"])
+@pytest.mark.parametrize(
+    "kind", ["not json", "gap", "repeat", "short", "scene jump", "bad time", "bad names", "past the end", "raises"]
+)
 def test_invalid_answers_fall_back_to_the_rules(kind: str) -> None:
     """Any answer that is not valid JSON of the schema covering every unit once is replaced by the rules' result."""
 

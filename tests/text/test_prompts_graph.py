@@ -19,10 +19,23 @@ from tests.text.helpers import SAMPLE_TITLE
 
 
 def _shot(**changes: object) -> Shot:
-    fields: dict = dict(shot_id="bk-1a2b3c-c001-s0001", bookcode="bk-1a2b3c", chapter=1, seq=1, scene=1,
-                        location="Harbour", time_of_day="night", characters=("Mara", "Tobias"),
-                        text="“Row,” said Mara.\n\n", span_start=0, span_end=19, dialogue=True, duration_s=4.0,
-                        prompt="P", video_prompt="V")
+    fields: dict = dict(
+        shot_id="bk-1a2b3c-c001-s0001",
+        bookcode="bk-1a2b3c",
+        chapter=1,
+        seq=1,
+        scene=1,
+        location="Harbour",
+        time_of_day="night",
+        characters=("Mara", "Tobias"),
+        text="“Row,” said Mara.\n\n",
+        span_start=0,
+        span_end=19,
+        dialogue=True,
+        duration_s=4.0,
+        prompt="P",
+        video_prompt="V",
+    )
     fields.update(changes)
     return Shot(**fields)
 
@@ -53,12 +66,15 @@ def test_captions_are_one_line_and_bounded() -> None:
 
 
 def test_seeds_slugs_and_dependencies_are_stable() -> None:
-    """Seeds come from the task id alone; frames wait for the characters' sheets, the video for both frames."""
+    """Seeds come from the task id alone; frames wait for the characters' sheets, the last frame also
+    for the first (it is drawn from it), the video for both frames; the voice waits for nothing."""
     assert seed_for("x/first_frame") == seed_for("x/first_frame") != seed_for("x/last_frame")
     assert 0 <= seed_for("anything") < 2**31
     assert char_slug("Irene Adler") == "irene-adler" and char_slug("孙悟空") == "孙悟空" and char_slug("///")
-    first, last, video = shot_specs(_shot(), "en")
-    assert first.depends_on == last.depends_on == ("bk-1a2b3c/char/mara", "bk-1a2b3c/char/tobias")
+    first, last, video, voice = shot_specs(_shot(), "en")
+    assert (voice.kind, voice.lane, voice.depends_on) == ("voice", "voice", ())
+    assert first.depends_on == ("bk-1a2b3c/char/mara", "bk-1a2b3c/char/tobias")
+    assert set(last.depends_on) == {*first.depends_on, first.task_id}
     assert video.depends_on == (first.task_id, last.task_id)
     assert first.params is not None and first.params["prompt"].startswith("P\n")
 
@@ -67,8 +83,7 @@ def test_seeds_slugs_and_dependencies_are_stable() -> None:
 def test_scene_break_markers_stay_out_of_captions(marker: str) -> None:
     """A scene-break ornament opens the shot's text (shots tile the chapter) but is layout, not
     words: no caption, and so no image or video prompt, shows it."""
-    assert caption(f"{marker}\n\nThe crossing took half an hour.\n", "en") == \
-        "The crossing took half an hour."
+    assert caption(f"{marker}\n\nThe crossing took half an hour.\n", "en") == "The crossing took half an hour."
     assert caption(f"{marker}\n次日清晨，玄德出城。", "zh") == "次日清晨，玄德出城。"
     assert caption("He counted: 3 * 4 * 5 lamps.", "en") == "He counted: 3 * 4 * 5 lamps."
 
@@ -80,8 +95,7 @@ def test_the_sample_books_scene_breaks_reach_no_task(sqlite_db: Database) -> Non
     split_book(sqlite_db, bookcode)
     with sqlite_db.engine.connect() as conn:
         texts = conn.execute(sa.select(shots.c.text)).scalars().all()
-        stored = [json.dumps(p, ensure_ascii=False)
-                  for p in conn.execute(sa.select(tasks.c.params)).scalars()]
+        stored = [json.dumps(p, ensure_ascii=False) for p in conn.execute(sa.select(tasks.c.params)).scalars()]
     assert any("* * *" in text for text in texts)  # the marker is in the book ...
     assert stored and not [p for p in stored if "* * *" in p]  # ... and in no task
 
@@ -95,10 +109,14 @@ def test_every_frame_prompt_says_how_close_the_camera_stands(sqlite_db: Database
     bookcode = ingest_file(sqlite_db, sample_book_path(), "The Lamplighter").bookcode
     split_book(sqlite_db, bookcode)
     with sqlite_db.engine.connect() as conn:
-        rows = conn.execute(sa.select(shots.c.shot_id, shots.c.characters, shots.c.dialogue)
-                            .where(shots.c.bookcode == bookcode)).all()
-        frames = dict(conn.execute(sa.select(tasks.c.task_id, tasks.c.params)
-                                   .where(tasks.c.kind.in_(["first_frame", "last_frame"]))).all())
+        rows = conn.execute(
+            sa.select(shots.c.shot_id, shots.c.characters, shots.c.dialogue).where(shots.c.bookcode == bookcode)
+        ).all()
+        frames = dict(
+            conn.execute(
+                sa.select(tasks.c.task_id, tasks.c.params).where(tasks.c.kind.in_(["first_frame", "last_frame"]))
+            ).all()
+        )
     sizes = set()
     for shot_id, characters, dialogue in rows:
         size = shot_size(len(characters or ()), bool(dialogue))

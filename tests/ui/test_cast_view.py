@@ -15,6 +15,7 @@ from pipeline_kit.store import set_url
 from pipeline_kit.text.graph import sheet_task_id
 from pipeline_kit.ui.cast_view import CastModel, CastScreen, shots_line
 from pipeline_kit.ui.storyboard import StoryboardModel
+from pipeline_kit.plural import plural
 
 from .conftest import enter_book
 from .test_review import _sketch_images
@@ -26,15 +27,17 @@ def _book(db: Database, *, review: bool = False) -> str:
     model = StoryboardModel(db, enter_book(db, 2))
     assert model.split().ok
     if review:
-        assert model.set_review(True).ok
+        assert model.review.set_review(True).ok
     return model.bookcode
 
 
 def _naming(db: Database, bookcode: str, name: str) -> set[str]:
     with db.engine.connect() as conn:
-        return {r.shot_id for r in conn.execute(sa.select(shots.c.shot_id, shots.c.characters)
-                                                 .where(shots.c.bookcode == bookcode))
-                if name in (r.characters or ())}
+        return {
+            r.shot_id
+            for r in conn.execute(sa.select(shots.c.shot_id, shots.c.characters).where(shots.c.bookcode == bookcode))
+            if name in (r.characters or ())
+        }
 
 
 def _statuses(db: Database) -> dict[str, str]:
@@ -55,9 +58,13 @@ def test_the_bible_is_listed_with_its_sheets_and_waiting_shots(db: Database) -> 
     assert "Hetty" in rows["Old Hetty"].aliases
     mara = rows["Mara"]
     with db.engine.connect() as conn:
-        places = sorted((r.chapter, r.seq) for r in conn.execute(
-            sa.select(shots.c.chapter, shots.c.seq, shots.c.characters).where(shots.c.bookcode == bookcode))
-            if "Mara" in (r.characters or ()))
+        places = sorted(
+            (r.chapter, r.seq)
+            for r in conn.execute(
+                sa.select(shots.c.chapter, shots.c.seq, shots.c.characters).where(shots.c.bookcode == bookcode)
+            )
+            if "Mara" in (r.characters or ())
+        )
     assert mara.first_shot and mara.last_shot and not mara.locked
     assert mara.appears == f"{places[0][0]}.{places[0][1]} to {places[-1][0]}.{places[-1][1]}"
     assert (mara.sheet_task, mara.sheet_state) == (sheet_task_id(bookcode, "Mara"), "waiting for a worker")
@@ -77,7 +84,8 @@ def test_an_edit_requeues_exactly_that_characters_sheet_and_frames(db: Database)
     renamed = CastModel(db, bookcode).rename("Tobias", "Tobias Wren")
     assert renamed.ok and renamed.message == (
         f"Tobias is now called Tobias Wren; nothing was drawn yet: the character sheet of Tobias Wren and "
-        f"the frames and clips of {len(tobias)} shot(s) will be drawn with the change")
+        f"the frames and clips of {plural(len(tobias), 'shot')} will be drawn with the change"
+    )
     assert _naming(db, bookcode, "Tobias Wren") == tobias
 
     with db.engine.begin() as conn:
@@ -90,8 +98,10 @@ def test_an_edit_requeues_exactly_that_characters_sheet_and_frames(db: Database)
     frames = {f"{s}/{k}" for s in mara for k in ("first_frame", "last_frame", "video")}
     films = {t for t in pending if "/film/" in t}
     assert pending == {sheet_task_id(bookcode, "Mara")} | frames | films and films
-    assert result.message == (f"Mara's description saved; the character sheet of Mara and the frames and "
-                              f"clips of {len(mara)} shot(s) and the films made from them will be redrawn")
+    assert result.message == (
+        f"Mara's description saved; the character sheet of Mara and the frames and "
+        f"clips of {plural(len(mara), 'shot')} and the films made from them will be redrawn"
+    )
     _creator_words(result.message)
     screen = CastScreen(model)
     screen.who.value = "Mara"
@@ -100,8 +110,9 @@ def test_an_edit_requeues_exactly_that_characters_sheet_and_frames(db: Database)
     assert not refused.ok and "no character 'Nobody'" in refused.message
 
 
-def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_approving_the_cast_lets_the_waiting_shots_be_drawn(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With review on, drawn sheets wait for the creator and every shot naming that character
     waits on its sheet; a rejected sheet is redrawn with the note and a new seed while its shots
     keep waiting; approving the cast leaves no frame waiting on a sheet. Sheet pictures are
@@ -118,7 +129,7 @@ def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_pa
     mara = next(r for r in waiting if r.name == "Mara")
     assert len(mara.waiting_shots) == len(_naming(db, bookcode, "Mara"))
     screen = CastScreen(model)
-    assert f"{len(waiting)} character sheet(s) wait for your review" in screen.review_line.value
+    assert f"{plural(len(waiting), 'character sheet')} wait for your review" in screen.review_line.value
     screen.waiting.value = "Mara"
     assert shots_line(mara.waiting_shots) in screen.waiting_shots.value
     assert screen.waiting_sheet.children  # the sheet shown large beside its shots
@@ -126,10 +137,11 @@ def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_pa
     screen.note.value = "give her a red coat"
     rejected = screen.reject_selected()
     assert rejected is not None and rejected.ok and screen.note.value == ""
-    assert rejected.message.endswith(f"{len(mara.waiting_shots)} shot(s) keep waiting for it")
+    assert rejected.message.endswith(f"{plural(len(mara.waiting_shots), 'shot')} keep waiting for it")
     with db.engine.connect() as conn:
-        params = conn.execute(sa.select(tasks.c.params)
-                              .where(tasks.c.task_id == sheet_task_id(bookcode, "Mara"))).scalar_one()
+        params = conn.execute(
+            sa.select(tasks.c.params).where(tasks.c.task_id == sheet_task_id(bookcode, "Mara"))
+        ).scalar_one()
     assert "give her a red coat" in params["prompt"]
     assert "Mara" not in [v for _, v in screen.waiting.options]
 
@@ -141,14 +153,20 @@ def test_approving_the_cast_lets_the_waiting_shots_be_drawn(db: Database, tmp_pa
     assert held == _naming(db, bookcode, "Mara")  # only the redrawn sheet's shots still wait
     assert _sketch_images(db, tmp_path).stopped_by == "empty"
     last = model.approve("Mara")
-    assert last.ok and last.message == (f"the character sheet of Mara approved: "
-                                        f"{len(_naming(db, bookcode, 'Mara'))} shot(s) can now be drawn")
+    assert last.ok and last.message == (
+        f"the character sheet of Mara approved: {plural(len(_naming(db, bookcode, 'Mara')), 'shot')} can now be drawn"
+    )
     assert not _held(db, bookcode) and not any(r.waiting_shots for r in model.rows())
 
 
 def _held(db: Database, bookcode: str) -> list[sa.Row]:  # type: ignore[type-arg]
-    """Frames still waiting on another task (a character sheet not yet approved)."""
+    """First frames still waiting on another task (a sheet not yet approved); a last frame also
+    waits on its shot's first frame."""
     with db.engine.connect() as conn:
-        return conn.execute(sa.select(tasks.c.shot_id).where(
-            tasks.c.bookcode == bookcode, tasks.c.kind.in_(["first_frame", "last_frame"]),
-            tasks.c.deps_remaining > 0)).all()
+        return conn.execute(
+            sa.select(tasks.c.shot_id).where(
+                tasks.c.bookcode == bookcode,
+                tasks.c.kind == "first_frame",
+                tasks.c.deps_remaining > 0,
+            )
+        ).all()

@@ -32,17 +32,24 @@ def publish_chapter_film(db: Database, bookcode: str, chapter: int, made_on: Pat
     clip = make_clip(made_on, f"{bookcode}-c{chapter:03d}-s0001", 1.0, (320, 180), 12).path
     srt = made_on / "chapter.srt"
     srt.write_text("1\n00:00:00,000 --> 00:00:01,000\nRain fell.\n", encoding="utf-8")
-    stored = open_store(db, cache=made_on / "cache").publish(chapter_film_path(bookcode, chapter), clip,
-                                                             {SRT: srt})
+    stored = open_store(db, cache=made_on / "cache").publish(chapter_film_path(bookcode, chapter), clip, {SRT: srt})
     with db.engine.begin() as conn:
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == chapter_task_id(bookcode, chapter)).values(
-            status="completed", output_path=stored.output_path, finished_at=sa.func.now(),
-            result={"sha256": stored.sha256, "sides": stored.sides}))
+        conn.execute(
+            sa.update(tasks)
+            .where(tasks.c.task_id == chapter_task_id(bookcode, chapter))
+            .values(
+                status="completed",
+                output_path=stored.output_path,
+                finished_at=sa.func.now(),
+                result={"sha256": stored.sha256, "sides": stored.sides},
+            )
+        )
     return clip.read_bytes()
 
 
 def test_film_found_through_the_database_store_from_another_folder(
-        db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """02 and 03 show the chapter's film fetched from the database store into the notebook's own
     cache (the worker's folder is gone), play it and link it with its subtitles; the book's film
     and chapter 2's say what they wait for."""
@@ -51,8 +58,11 @@ def test_film_found_through_the_database_store_from_another_folder(
         add_book(conn, {1: 2, 2: 1})
         enqueue(conn, assembly_specs(conn, BOOK))
     with db.engine.begin() as conn:
-        conn.execute(sa.update(tasks).where(tasks.c.task_id.in_([f"{shot_id(1, s)}/video" for s in (1, 2)]))
-                     .values(status="completed"))
+        conn.execute(
+            sa.update(tasks)
+            .where(tasks.c.task_id.in_([f"{shot_id(1, s)}/video" for s in (1, 2)]))
+            .values(status="completed")
+        )
     made_on = tmp_path / "worker-pc"
     film = publish_chapter_film(db, BOOK, 1, made_on)
     for path in sorted(made_on.rglob("*"), reverse=True):  # the other PC's files are not here
@@ -61,8 +71,12 @@ def test_film_found_through_the_database_store_from_another_folder(
     monkeypatch.chdir(tmp_path / "notebooks")
 
     book, one, two = FilmModel(db, BOOK).films()
-    assert (one.task_id, one.label, one.state, one.ready) == (chapter_task_id(BOOK, 1), "chapter 1: Part 1",
-                                                              "made", True)
+    assert (one.task_id, one.label, one.state, one.ready) == (
+        chapter_task_id(BOOK, 1),
+        "chapter 1: Part 1",
+        "made",
+        True,
+    )
     assert Path(one.path or "").read_bytes() == film
     assert Path(one.path or "").resolve().is_relative_to(tmp_path / "user-cache")
     assert not any((tmp_path / "notebooks").iterdir())  # the notebook's folder stays as it was
@@ -72,11 +86,11 @@ def test_film_found_through_the_database_store_from_another_folder(
     assert two.state == "waiting for its clips (0 of 1 clips done)"
 
     screen = FilmScreen(FilmModel(db, BOOK))
-    player = next(c for box in screen.films.children for c in getattr(box, "children", ())
-                  if isinstance(c, w.Video))
+    player = next(c for box in screen.films.children for c in getattr(box, "children", ()) if isinstance(c, w.Video))
     assert player.value == film
-    links = " ".join(c.value for box in screen.films.children for c in getattr(box, "children", ())
-                     if isinstance(c, w.HTML))
+    links = " ".join(
+        c.value for box in screen.films.children for c in getattr(box, "children", ()) if isinstance(c, w.HTML)
+    )
     assert f"download='{BOOK}-chapter-001.mp4'" in links and f"download='{BOOK}-chapter-001.srt'" in links
     before = screen.films.children
     screen.redraw()

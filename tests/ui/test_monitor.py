@@ -5,16 +5,19 @@ pause / resume buttons."""
 from __future__ import annotations
 
 import html
+import re
 
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 
 from pipeline_kit import engine
+from pipeline_kit.cli.engine_cmds import render_status
 from pipeline_kit.db import Database, create
 from pipeline_kit.db.connect import describe_url
 from pipeline_kit.db.schema import attempts, tasks, workers
 from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine import Completion, TaskSpec
+from pipeline_kit.engine.outages import vote_down
 from pipeline_kit.ui.monitor import MonitorModel
 from pipeline_kit.ui.monitor_view import monitor_screen
 
@@ -34,18 +37,27 @@ def test_snapshot_shows_counts_workers_expiring_failures_and_throughput(db: Data
     _enqueue(db, "t-bad", "t-done", "t-run", "t-wait")
     engine.register_worker(db, "w1", lanes=["default"])
     bad, done = engine.claim(db, "w1", ["default"], limit=2, lease_s=60)
-    engine.fail(db, bad.task_id, bad.token, error="bad prompt", error_kind="bad_request", retryable=False,
-                worker_id="w1")
+    engine.fail(
+        db, bad.task_id, bad.token, error="bad prompt", error_kind="bad_request", retryable=False, worker_id="w1"
+    )
     engine.complete(db, Completion(task_id=done.task_id, token=done.token), worker_id="w1")
     (run,) = engine.claim(db, "w1", ["default"], limit=1, lease_s=10)
     engine.heartbeat(db, run.task_id, run.token, lease_s=10, stage="generating")
 
     snap = MonitorModel(db, expiring_within_s=30).snapshot()
-    assert (snap.counts["failed"], snap.counts["completed"], snap.counts["processing"],
-            snap.counts["pending"]) == (1, 1, 1, 1)
+    assert (snap.counts["failed"], snap.counts["completed"], snap.counts["processing"], snap.counts["pending"]) == (
+        1,
+        1,
+        1,
+        1,
+    )
     assert snap.total == 4 and snap.open == 2
     assert dict(next(r for r in snap.lanes if r.lane == "default").counts) == {
-        "failed": 1, "completed": 1, "processing": 1, "pending": 1}
+        "failed": 1,
+        "completed": 1,
+        "processing": 1,
+        "pending": 1,
+    }
     (worker,) = snap.workers
     assert (worker.worker_id, worker.task_id, worker.stage, worker.completed) == ("w1", "t-run", "generating", 1)
     assert worker.heartbeat_age_s is not None and worker.heartbeat_age_s < 30
@@ -91,8 +103,13 @@ def test_retry_cancel_and_lane_buttons(db: Database) -> None:
 def test_snapshot_scoped_to_a_book(db: Database) -> None:
     """With a bookcode, counts and throughput are that book's only."""
     with db.engine.begin() as conn:
-        engine.enqueue(conn, [TaskSpec(task_id="x1", kind="noop", lane="default", bookcode="bk-x"),
-                              TaskSpec(task_id="y1", kind="noop", lane="default", bookcode="bk-y")])
+        engine.enqueue(
+            conn,
+            [
+                TaskSpec(task_id="x1", kind="noop", lane="default", bookcode="bk-x"),
+                TaskSpec(task_id="y1", kind="noop", lane="default", bookcode="bk-y"),
+            ],
+        )
     for lease in engine.claim(db, "w1", ["default"], limit=2):
         engine.complete(db, Completion(task_id=lease.task_id, token=lease.token))
     snap = MonitorModel(db, "bk-x").snapshot()
@@ -102,8 +119,7 @@ def test_snapshot_scoped_to_a_book(db: Database) -> None:
 
 def _seen_ago(db: Database, worker_id: str, seconds: float) -> None:
     with db.engine.begin() as conn:
-        conn.execute(sa.update(workers).where(workers.c.worker_id == worker_id)
-                     .values(last_seen_at=now_plus(-seconds)))
+        conn.execute(sa.update(workers).where(workers.c.worker_id == worker_id).values(last_seen_at=now_plus(-seconds)))
 
 
 def test_snapshot_names_the_database_but_never_its_password(db: Database, db_url: str) -> None:
@@ -119,8 +135,10 @@ def test_snapshot_names_the_database_but_never_its_password(db: Database, db_url
     if url.host:  # a URL with a password gives the same words, and never the password
         secret = create(url.set(password="s3cret-pw").render_as_string(hide_password=False))
         assert secret.where == snap.database and "s3cret" not in secret.where
-    assert describe_url("postgresql://pk:s3cret@films.example:6543/night?password=s3cret") == \
-        "PostgreSQL films.example:6543, database night"
+    assert (
+        describe_url("postgresql://pk:s3cret@films.example:6543/night?password=s3cret")
+        == "PostgreSQL films.example:6543, database night"
+    )
 
 
 def test_rates_are_over_the_last_minutes_not_the_hour(db: Database) -> None:
@@ -130,8 +148,9 @@ def test_rates_are_over_the_last_minutes_not_the_hour(db: Database) -> None:
     for lease in engine.claim(db, "w1", ["default"], limit=4):
         engine.complete(db, Completion(task_id=lease.task_id, token=lease.token), worker_id="w1")
     with db.engine.begin() as conn:
-        conn.execute(sa.update(attempts).where(attempts.c.task_id.in_(["t0", "t1"]))
-                     .values(finished_at=now_plus(-1800)))
+        conn.execute(
+            sa.update(attempts).where(attempts.c.task_id.in_(["t0", "t1"])).values(finished_at=now_plus(-1800))
+        )
     t = MonitorModel(db).snapshot().throughput
     assert t.window_s <= 600 and t.outcomes == {"completed": 2} and t.completed_last_hour == 4
     assert t.per_minute == round(2 / (t.window_s / 60), 2)
@@ -149,6 +168,23 @@ def test_not_responding_is_red_and_old_workers_fold(db: Database) -> None:
     assert snap.folded_workers == 1
     screen = monitor_screen(MonitorModel(db), auto=False)
     assert '<span class="pk-bad">not responding</span>' in screen.workers.value
-    assert "gone" not in screen.workers.value and "1 worker(s) not seen for a day" in screen.folded.value
+    assert "gone" not in screen.workers.value and "1 worker not seen for a day" in screen.folded.value
     screen.fold.value = True
     assert "gone" in screen.workers.value and screen.folded.value == ""
+
+
+def test_a_paused_worker_and_a_provider_down_are_red(db: Database) -> None:
+    """A worker paused on a provider shows `paused: PROVIDER unreachable since HH:MM` in red, as
+    `status` does; a provider workers voted down is a red line under the workers, as in status."""
+    engine.register_worker(db, "gpu", lanes=["default"], lease_s=60)
+    engine.touch_worker(db, "gpu", "working", paused="comfyui at gpu:8188 unreachable")
+    vote_down(db, "comfyui at gpu:8188", "gpu", "connection refused", hold_s=60)
+    view = engine.overview(db)
+    shown = engine.shown_state(view.workers["gpu"])
+    assert shown is not None and re.fullmatch(r"paused: comfyui at gpu:8188 unreachable since \d\d:\d\d", shown)
+    [down] = view.providers_down
+    assert re.fullmatch(r"comfyui at gpu:8188 unreachable for 1 worker since \d\d:\d\d: connection refused", down)
+    assert shown in render_status(view) and down in render_status(view)
+    screen = monitor_screen(MonitorModel(db), auto=False)
+    assert f'<span class="pk-bad">{html.escape(shown)}</span>' in screen.workers.value
+    assert html.escape(down) in screen.down.value and "pk-bad" in screen.down.value

@@ -22,8 +22,7 @@ from .conftest import enter_book
 from .test_review import _sketch_images
 
 
-def test_latest_pictures_come_through_the_store(db: Database, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_latest_pictures_come_through_the_store(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a sketch worker drew a chapter into the database store and its folder is deleted,
     the monitor (run from another folder) shows the last pictures drawn, newest first, fetched
     into its own cache; pictures already shown keep their widgets on refresh."""
@@ -36,16 +35,23 @@ def test_latest_pictures_come_through_the_store(db: Database, tmp_path: Path,
     monkeypatch.chdir(tmp_path / "elsewhere")
 
     with db.engine.connect() as conn:
-        newest = list(dict.fromkeys(conn.execute(
-            sa.select(attempts.c.task_id).join(tasks, tasks.c.task_id == attempts.c.task_id)
-            .where(attempts.c.outcome == "completed",
-                   tasks.c.kind.in_(["first_frame", "last_frame", "character_sheet"]))
-            .order_by(attempts.c.id.desc())).scalars()))[:LATEST]
+        newest = list(
+            dict.fromkeys(
+                conn.execute(
+                    sa.select(attempts.c.task_id)
+                    .join(tasks, tasks.c.task_id == attempts.c.task_id)
+                    .where(
+                        attempts.c.outcome == "completed",
+                        tasks.c.kind.in_(["first_frame", "last_frame", "character_sheet"]),
+                    )
+                    .order_by(attempts.c.id.desc())
+                ).scalars()
+            )
+        )[:LATEST]
     monitor = MonitorModel(db, model.bookcode)
     latest = monitor.latest()
     assert [p.task_id for p in latest] == newest and len(newest) == LATEST
-    assert all(p.ready and Path(p.path or "").resolve().is_relative_to(tmp_path / "user-cache")
-               for p in latest)
+    assert all(p.ready and Path(p.path or "").resolve().is_relative_to(tmp_path / "user-cache") for p in latest)
     assert not any((tmp_path / "elsewhere").iterdir())  # nothing written under the notebook's folder
     assert Path(latest[0].path or "").read_bytes().startswith(b"\x89PNG")
 

@@ -53,3 +53,32 @@ def test_split_chapter_changed_needs_force(db: Database) -> None:
     forced = NewBookModel(db).add_chapter(TITLE, body, 1, force=True)
     assert forced.ok and forced.changes[0].action == "resplit"
     assert "changed" in forced.changes[0].detail
+
+
+def test_a_chapter_pasted_after_the_split_is_filmed_and_joins_the_book_film(db: Database) -> None:
+    """In 01, a chapter pasted once the book was split and its films made is split at once: its
+    shots, tasks and film are planned, the book's film is re-planned over both chapters (made
+    again, with the reason shown) and nothing else is re-made but the shots the re-folded bible
+    re-cast (with chapter 1's film); the message says so."""
+    from pipeline_kit.film import book_task_id, chapter_task_id, film_status
+    from pipeline_kit.text import split_book
+    from tests.text.filmgraph import check_film_graph, finish_all
+
+    bookcode = enter_book(db, 1)
+    split_book(db, bookcode, progress=False)
+    finish_all(db)
+    result = NewBookModel(db).add_chapter(TITLE, sample_chapters()[1])
+    assert result.ok, result.message
+    assert [(c.number, c.action) for c in result.changes] == [(2, "added")]
+    assert "its film is planned" in result.changes[0].detail
+    assert "split into" in result.message and "films to be made again: chapter 2 added" in result.message
+    assert [r.split for r in NewBookModel(db).chapters(bookcode)] == [True, True]
+    recast = "the bible re-cast earlier shots" in result.message
+    status = film_status(db, bookcode)
+    assert [c.task_status for c in status.chapters] == ["pending" if recast else "completed", "pending"]
+    assert status.chapters[1].task_id == chapter_task_id(bookcode, 2)
+    assert (status.task_id, status.task_status) == (book_task_id(bookcode), "pending")
+    assert status.out_of_date == ("made before: chapter 2 added",)
+    check_film_graph(db, bookcode)
+    again = NewBookModel(db).add_chapter(TITLE, sample_chapters()[1])  # the same text: nothing to do
+    assert [c.action for c in again.changes] == ["unchanged"] and "split into" not in again.message

@@ -26,8 +26,14 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 
 def _run(name: str, out: Path, params: dict[str, object]) -> nbformat.NotebookNode:
-    papermill.execute_notebook(str(NOTEBOOKS / name), str(out), parameters=params, kernel_name="python3",
-                               cwd=str(NOTEBOOKS), progress_bar=False)
+    papermill.execute_notebook(
+        str(NOTEBOOKS / name),
+        str(out),
+        parameters=params,
+        kernel_name="python3",
+        cwd=str(NOTEBOOKS),
+        progress_bar=False,
+    )
     return nbformat.read(out, as_version=4)
 
 
@@ -46,8 +52,9 @@ def test_screens_notebooks_run_in_order(sqlite_db: Database, tmp_path: Path, mon
     (book,) = NewBookModel(sqlite_db).books()
     assert book.chapters == 1
 
-    board = _run("02_storyboard.ipynb", tmp_path / "02.ipynb",
-                 {"bookcode": book.bookcode, "page_size": 5, "split_now": True})
+    board = _run(
+        "02_storyboard.ipynb", tmp_path / "02.ipynb", {"bookcode": book.bookcode, "page_size": 5, "split_now": True}
+    )
     assert any(WIDGET in o.get("data", {}) for o in _outputs(board))
     assert StoryboardModel(sqlite_db, book.bookcode).page().total > 0
     for section in ("cast_screen", "film_screen"):  # 02's cast and film sections follow the chosen book
@@ -84,12 +91,39 @@ def test_book_chosen_from_a_list_or_the_address(sqlite_db: Database) -> None:
     assert url_parameter("bookcode", {"QUERY_STRING": ""}) == ""
 
     picker = BookPicker(sqlite_db)
-    assert picker.screen is None and picker.board.children == ()
+    assert picker.screen is None and "choose a book" in picker.board.widget.children[0].value
     assert [v for _, v in picker.book.options] == ["", bookcode]
     picker.book.value = bookcode
     assert picker.screen is not None and picker.screen.model.bookcode == bookcode
-    assert picker.board.children == (picker.screen.widget,)
+    assert picker.board.widget.children == (picker.screen.widget,)
 
     assert BookPicker(sqlite_db, bookcode).screen is not None
     unknown = BookPicker(sqlite_db, "no-such-book")
     assert unknown.screen is None and "no book no-such-book" in unknown.note.value
+
+
+def test_postmortem_run_in_notebooks_writes_nothing_there(
+    sqlite_db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The post-mortem notebook run where Jupyter runs it (in notebooks/) with no folder named
+    writes its films and tables into this user's cache, not beside itself, and carries the
+    chapter film inside its page (a data: address that plays wherever the page is served)."""
+    from pipeline_kit.store import set_url
+
+    from .conftest import enter_book
+    from .test_film_view import publish_chapter_film
+
+    set_url(sqlite_db, "database")
+    model = StoryboardModel(sqlite_db, enter_book(sqlite_db, 1))
+    assert model.split().ok
+    publish_chapter_film(sqlite_db, model.bookcode, 1, tmp_path / "assembly-pc")
+    monkeypatch.setenv("PIPELINE_KIT_DB", sqlite_db.engine.url.render_as_string(hide_password=False))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    before = {p.relative_to(NOTEBOOKS) for p in NOTEBOOKS.rglob("*")}
+    nb = _run("postmortem.ipynb", tmp_path / "pm.ipynb", {"bookcode": model.bookcode})
+    assert {p.relative_to(NOTEBOOKS) for p in NOTEBOOKS.rglob("*")} == before
+    (films,) = [c for c in nb.cells if "embed_from" in c.source]
+    page = "".join(o.get("data", {}).get("text/html", "") for o in films.outputs)
+    assert "src='data:video/mp4;base64," in page and "href='films/" not in page
+    report = tmp_path / "user-cache" / "pipeline_kit" / "reports" / model.bookcode
+    assert (report / "films" / model.bookcode / "chapter-001.mp4").is_file()

@@ -32,19 +32,19 @@ def test_newbook_and_storyboard_buttons(sqlite_db: Database) -> None:
     assert "0 = the next chapter" in book.number_help.value
     for labelled in (book.paste, book.upload, book.force, book.number):  # labels are never cut off
         assert labelled.layout.width == "auto"
-    assert "data-pk=\"chapters\"" in book.chapters.value
+    assert 'data-pk="chapters"' in book.chapters.value
 
     board = storyboard_screen(StoryboardModel(sqlite_db, NewBookModel(sqlite_db).books()[0].bookcode), page_size=3)
     board.split_button.click()
-    assert "split 1 chapter(s)" in board.message.widget.value
+    assert "split 1 chapter:" in board.message.widget.value
     board.next.click()
     assert board.page_no == 2 and board.shot.value
     board.prompt.value = "A gull over the harbour at dawn"
     board.save.click()
     assert "saved" in board.message.widget.value
     assert board.model.shot(board.shot.value).prompt == "A gull over the harbour at dawn"
-    board.review.value = True
-    assert board.model.review_on() and "review on" in board.message.widget.value
+    board.panel.review.value = True
+    assert board.model.review.review_on() and "review on" in board.message.widget.value
     board.character.value = "Mara"
     assert board.page_no == 1 and all("Mara" in r.characters for r in board.model.page(1, 100, character="Mara").rows)
 

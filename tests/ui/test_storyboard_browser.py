@@ -23,7 +23,9 @@ from pipeline_kit.db.migrate import init
 from pipeline_kit.db.schema import attempts, tasks
 from pipeline_kit.engine import last_decisions
 from pipeline_kit.engine.lanes import seed_default_lanes
-from pipeline_kit.ui.storyboard import StoryboardModel, describe_task
+from pipeline_kit.ui.review import SHEETS
+from pipeline_kit.ui.storyboard import StoryboardModel
+from pipeline_kit.ui.words import describe_task
 
 from .conftest import enter_book
 from .test_monitor_browser import (
@@ -40,6 +42,7 @@ PROMPT = "A gull over the harbour at dawn"
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.db
 def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
     _require_browser()
     from playwright.sync_api import expect, sync_playwright
@@ -49,21 +52,26 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
     init(db)
     seed_default_lanes(db)
     model = StoryboardModel(db, enter_book(db, 1))
-    assert model.split().ok and model.set_review(True).ok
+    assert model.split().ok and model.review.set_review(True).ok
     store.set_url(db, store.DATABASE_URL)  # what another PC's worker makes reaches this one
     elsewhere = tmp_path / "worker-pc"
     elsewhere.mkdir()
     _work(url, elsewhere)  # the character sheets, then only review is left
-    for sheet in model.awaiting(kinds=("character_sheet",)):  # the cast step approves them
-        assert model.approve(sheet.task_id).ok
+    for sheet in model.review.awaiting(kinds=SHEETS):  # the cast step approves them
+        assert model.review.approve(sheet.task_id).ok
     _work(url, elsewhere)  # the frames
-    queue = model.awaiting(kinds=("first_frame", "last_frame"))
+    queue = model.review.awaiting(kinds=("first_frame", "last_frame"))
     assert len(queue) >= 3
     with db.engine.connect() as conn:  # each frame's prompt and the seed it was drawn with
-        before = {r.task_id: (conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == r.task_id))
-                              .scalar_one()["prompt"],
-                              conn.execute(sa.select(attempts.c.settings).where(attempts.c.task_id == r.task_id))
-                              .scalar_one()["seed"]) for r in queue}
+        before = {
+            r.task_id: (
+                conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == r.task_id)).scalar_one()["prompt"],
+                conn.execute(sa.select(attempts.c.settings).where(attempts.c.task_id == r.task_id)).scalar_one()[
+                    "seed"
+                ],
+            )
+            for r in queue
+        }
 
     with voila_serving(NOTEBOOKS, cwd=tmp_path, env={"PIPELINE_KIT_DB": url}) as port:
         with sync_playwright() as pw:
@@ -73,9 +81,7 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
                 f"http://127.0.0.1:{port}/voila/render/02_storyboard.ipynb?bookcode={model.bookcode}",
                 timeout=120_000,
             )
-            expect(page.locator("[data-pk='review-count']")).to_contain_text(
-                "waiting for your review", timeout=120_000
-            )
+            expect(page.locator("[data-pk='review-count']")).to_contain_text("waiting for your review", timeout=120_000)
             expect(page.locator("[data-pk='bookcode']")).to_have_text(model.bookcode)
             thumbs = page.locator("img.pk-thumb")
             expect(thumbs.first).to_be_visible(timeout=30_000)
@@ -103,11 +109,11 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
 
             page.get_by_placeholder("what to change (needed to reject)").fill(NOTE)
             page.locator("button.pk-reject").click()
-            expect(page.locator("[data-pk='message']")).to_contain_text(
-                "redrawn with your note", timeout=30_000
-            )
+            expect(page.locator("[data-pk='message']")).to_contain_text("redrawn with your note", timeout=30_000)
             expect(page.get_by_placeholder("what to change (needed to reject)")).to_have_value("")
 
+            page.locator(".pk-card").last.get_by_role("button", name="Edit").click()  # not the shot rejected above
+            expect(page.locator("textarea").first).to_be_focused(timeout=30_000)
             page.locator("textarea").first.fill(f"  {PROMPT}  ")
             page.get_by_role("button", name="Save and re-run").click()
             expect(page.locator("[data-pk='message']")).to_contain_text("saved", timeout=30_000)
@@ -117,10 +123,13 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
             browser.close()
 
     with db.engine.connect() as conn:
-        after = {task_id: conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == task_id)).scalar_one()
-                 for task_id in before}
-    approvals = [d.task_id for d in last_decisions(db, model.bookcode)
-                 if d.decision == "approve" and d.task_id in before]
+        after = {
+            task_id: conn.execute(sa.select(tasks.c.params).where(tasks.c.task_id == task_id)).scalar_one()
+            for task_id in before
+        }
+    approvals = [
+        d.task_id for d in last_decisions(db, model.bookcode) if d.decision == "approve" and d.task_id in before
+    ]
     db.dispose()
     (redrawn,) = [t for t, params in after.items() if params["prompt"].endswith(NOTE)]
     old_prompt, old_seed = before[redrawn]
@@ -132,7 +141,24 @@ def test_storyboard_page_reviews_and_saves(tmp_path: Path) -> None:
 def _work(url: str, folder: Path) -> None:
     """A sketch worker on the image lane, run in `folder` (another PC's), until only review is left."""
     worker = subprocess.run(
-        [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", "w1", "--lanes", "image",
-         "--until-empty", "--quiet"],
-        cwd=folder, capture_output=True, text=True, timeout=180, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pipeline_kit",
+            "--db",
+            url,
+            "work",
+            "--worker-id",
+            "w1",
+            "--lanes",
+            "image",
+            "--until-empty",
+            "--quiet",
+        ],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert worker.returncode == 0 and "stopped: empty" in worker.stdout, worker.stdout + worker.stderr

@@ -20,6 +20,7 @@ from pipeline_kit.db import Database
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine import Completion
 from pipeline_kit.store.database import DatabaseStore
+from pipeline_kit.ui.review import SHEETS
 from pipeline_kit.ui.storyboard import StoryboardModel
 from pipeline_kit.ui.storyboard_view import storyboard_screen
 
@@ -33,15 +34,20 @@ def draw(db: Database, tmp_path: Path, *, limit: int = 1000, lanes: tuple[str, .
     free) and publish a distinct 640x360 PNG per task into the database store."""
     other_pc = DatabaseStore(db, tmp_path / "other-pc-cache")
     done: list[str] = []
-    while len(done) < limit and (leases := engine.claim(db, "w1", list(lanes), limit=limit - len(done),
-                                                         lease_s=60)):
+    while len(done) < limit and (leases := engine.claim(db, "w1", list(lanes), limit=limit - len(done), lease_s=60)):
         for lease in leases:
             png = tmp_path / "drawn.png"
             Image.new("RGB", (640, 360), ((len(done) * 37) % 256, 90, 160)).save(png)
             stored = other_pc.publish(f"outputs/{lease.task_id}.png", png, {})
-            engine.complete(db, Completion(task_id=lease.task_id, token=lease.token,
-                                           output_path=stored.output_path,
-                                           result={"sha256": stored.sha256, "bytes": stored.size}))
+            engine.complete(
+                db,
+                Completion(
+                    task_id=lease.task_id,
+                    token=lease.token,
+                    output_path=stored.output_path,
+                    result={"sha256": stored.sha256, "bytes": stored.size},
+                ),
+            )
             done.append(lease.task_id)
     return done
 
@@ -75,13 +81,13 @@ def test_shot_states_in_words_and_the_state_filter(db: Database, here: Path) -> 
     _set(db, f"{b}/last_frame", status="awaiting_review")
     _set(db, f"{c}/last_frame", status="processing")
     with db.engine.begin() as conn:
-        conn.execute(sa.update(tasks).where(tasks.c.shot_id == d).values(status="completed",
-                                                                          deps_remaining=0))
+        conn.execute(sa.update(tasks).where(tasks.c.shot_id == d).values(status="completed", deps_remaining=0))
     states = {r.shot_id: r.state for r in model.page(1, 1000).rows}
-    assert (states[a], states[b], states[c], states[d]) == (
-        "failed", "waiting for your review", "drawing", "done")
+    assert (states[a], states[b], states[c], states[d]) == ("failed", "waiting for your review", "drawing", "done")
     assert set(states.values()) - {"failed", "waiting for your review", "drawing", "done"} <= {
-        "waiting for a worker", "waiting for its character sheets"}
+        "waiting for a worker",
+        "waiting for its character and place sheets",
+    }
     assert "awaiting_review" not in set(states.values())
 
     offered = model.filters().states
@@ -114,8 +120,12 @@ def test_grid_thumbnails_are_made_once_for_the_page_shown(db: Database, tmp_path
         assert im.format == "JPEG" and im.size == (256, 144)
     assert all(p.resolve().is_relative_to(here.resolve()) for p in thumbs if p)  # this PC's cache
     assert model.thumbnails.made == len(frames) == len(set(thumbs))
-    assert all(t.thumbnail is None and not t.has_output
-               for tiles in first.tiles.values() for k, t in tiles.items() if k == "video")
+    assert all(
+        t.thumbnail is None and not t.has_output
+        for tiles in first.tiles.values()
+        for k, t in tiles.items()
+        if k == "video"
+    )
     made_here = sorted((here / "user-cache").rglob("*.jpg"))
     assert not list(tmp_path.glob("data/cache"))  # nothing where the notebook runs
     assert len(made_here) == len(frames)  # nothing made for shots not on the page
@@ -142,25 +152,30 @@ def test_grid_thumbnails_are_made_once_for_the_page_shown(db: Database, tmp_path
 
 
 def test_review_queue_shows_frames_with_their_text_and_prompt(db: Database, tmp_path: Path, here: Path) -> None:
-    """Character sheets wait outside the frame queue (they have their own step); a frame under
+    """Character and place sheets wait outside the frame queue (they have their own step); a frame under
     review comes with its shot's source text and the prompt it was drawn from, the full frame
     fetched through the store; once decided it is no longer offered."""
     store.set_url(db, store.DATABASE_URL)
     model = StoryboardModel(db, enter_book(db, 1))
-    assert model.split().ok and model.set_review(True).ok
+    assert model.split().ok and model.review.set_review(True).ok
     draw(db, tmp_path)
-    everything = model.awaiting()
-    sheets = [r for r in everything if r.kind == "character_sheet"]
-    assert sheets and {r.kind for r in model.awaiting(kinds=("character_sheet",))} == {"character_sheet"}
+    everything = model.review.awaiting()
+    sheets = [r for r in everything if r.kind in SHEETS]
+    assert sheets and {r.kind for r in model.review.awaiting(kinds=SHEETS)} == set(SHEETS)
     for sheet in sheets:
-        assert model.approve(sheet.task_id).ok
+        assert model.review.approve(sheet.task_id).ok
     draw(db, tmp_path)
-    queue = model.awaiting(kinds=("first_frame", "last_frame"))
-    assert queue and {r.kind for r in queue} == {"first_frame", "last_frame"}
+    firsts = model.review.awaiting(kinds=("first_frame", "last_frame"))
+    assert firsts and {r.kind for r in firsts} == {"first_frame"}  # a last frame is drawn from its approved first
+    assert model.review.approve(firsts[0].task_id).ok
+    draw(db, tmp_path)
+    queue = model.review.awaiting(kinds=("first_frame", "last_frame"))
+    assert {r.kind for r in queue} == {"first_frame", "last_frame"}
     assert [i.task_id for i in engine.awaiting_review(db, model.bookcode, kinds=["last_frame"])] == [
-        r.task_id for r in queue if r.kind == "last_frame"]
+        f"{firsts[0].shot_id}/last_frame"
+    ]
 
-    frame = model.review_frame(queue[0].task_id)
+    frame = model.review.frame(queue[0].task_id)
     assert frame is not None and frame.shot_id == queue[0].shot_id
     shot = model.shot(frame.shot_id or "")
     assert frame.text == shot.text and shot.text and frame.prompt
@@ -168,8 +183,8 @@ def test_review_queue_shows_frames_with_their_text_and_prompt(db: Database, tmp_
     assert frame.media.ready and frame.media.mime == "image/png"
     with Image.open(frame.media.path or "") as im:
         assert im.size == (640, 360)
-    assert model.reject(frame.task_id, "a lower sun").ok
-    assert model.review_frame(frame.task_id) is None
+    assert model.review.reject(frame.task_id, "a lower sun").ok
+    assert model.review.frame(frame.task_id) is None
 
 
 def test_grid_buttons_review_panel_and_clip_on_click(sqlite_db: Database, tmp_path: Path, here: Path) -> None:
@@ -179,25 +194,29 @@ def test_grid_buttons_review_panel_and_clip_on_click(sqlite_db: Database, tmp_pa
     db = sqlite_db
     store.set_url(db, store.DATABASE_URL)
     model = StoryboardModel(db, enter_book(db, 1))
-    assert model.split().ok and model.set_review(True).ok
+    assert model.split().ok and model.review.set_review(True).ok
     draw(db, tmp_path)
-    for sheet in model.awaiting(kinds=("character_sheet",)):
-        assert model.approve(sheet.task_id).ok
+    for sheet in model.review.awaiting(kinds=SHEETS):
+        assert model.review.approve(sheet.task_id).ok
     draw(db, tmp_path)
     board = storyboard_screen(model, page_size=6)
 
-    queue = [v for _, v in board.waiting.options]
-    assert len(queue) >= 3 and queue == [r.task_id for r in model.awaiting(kinds=("first_frame", "last_frame"))]
-    assert board.waiting.value == queue[0] and board.prev_frame.disabled and not board.next_frame.disabled
-    assert "frame 1 of" in board.position.value
-    (large,) = board.large.children
+    queue = [v for _, v in board.panel.waiting.options]
+    assert len(queue) >= 3 and queue == [r.task_id for r in model.review.awaiting(kinds=("first_frame", "last_frame"))]
+    assert (
+        board.panel.waiting.value == queue[0]
+        and board.panel.prev_frame.disabled
+        and not board.panel.next_frame.disabled
+    )
+    assert "frame 1 of" in board.panel.position.value
+    (large,) = board.panel.large.children
     assert isinstance(large.children[0], w.Image) and large.children[0].width == "640"
     shot = model.shot(queue[0].rsplit("/", 1)[0])
-    assert html.escape(shot.text[:40]) in board.frame_info.value and "Prompt" in board.frame_info.value
-    board.next_frame.click()
-    assert board.waiting.value == queue[1] and "frame 2 of" in board.position.value
-    board.prev_frame.click()
-    assert board.waiting.value == queue[0]
+    assert html.escape(shot.text[:40]) in board.panel.frame_info.value and "Prompt" in board.panel.frame_info.value
+    board.panel.next_frame.click()
+    assert board.panel.waiting.value == queue[1] and "frame 2 of" in board.panel.position.value
+    board.panel.prev_frame.click()
+    assert board.panel.waiting.value == queue[0]
 
     cards = board.grid.children
     assert len(cards) == 6 and all("data-pk='shot-card'" in c.children[0].value for c in cards)
@@ -209,29 +228,39 @@ def test_grid_buttons_review_panel_and_clip_on_click(sqlite_db: Database, tmp_pa
     target = approve[0].tooltip.removeprefix("approve ")
     approve[0].click()
     assert f"{target} approved" in board.message.widget.value
-    assert len(board.waiting.options) == len(queue) - 1
+    assert len(board.panel.waiting.options) == len(queue) - 1
     reject = [b for b in _buttons(board.grid) if "pk-grid-reject" in b._dom_classes]
     reject[0].click()  # no note yet: refused, nothing changes
-    assert "needs a note" in board.message.widget.value and len(board.waiting.options) == len(queue) - 1
+    assert "needs a note" in board.message.widget.value and len(board.panel.waiting.options) == len(queue) - 1
     board.grid_note.value = "less fog"
     reject[0].click()
     assert "redrawn with your note" in board.message.widget.value and board.grid_note.value == ""
-    assert len(board.waiting.options) == len(queue) - 2
+    assert len(board.panel.waiting.options) == len(queue) - 2
 
-    at = board.waiting.value
-    board.approve.click()  # the panel shows the frame that came after the one decided
-    assert at not in [v for _, v in board.waiting.options]
-    assert board.waiting.value == [v for _, v in board.waiting.options][0]
+    at = board.panel.waiting.value
+    board.panel.approve.click()  # the panel shows the frame that came after the one decided
+    assert at not in [v for _, v in board.panel.waiting.options]
+    assert board.panel.waiting.value == [v for _, v in board.panel.waiting.options][0]
 
-    for sheet_or_frame in model.awaiting():
-        assert model.approve(sheet_or_frame.task_id).ok
+    for _ in ("first frames", "last frames"):  # a last frame is drawn once its first is approved
+        for sheet_or_frame in model.review.awaiting():
+            assert model.review.approve(sheet_or_frame.task_id).ok
+        draw(db, tmp_path)
+    for frame in model.review.awaiting():
+        assert model.review.approve(frame.task_id).ok
     clip_src = tmp_path / "clip.mp4"
     clip_src.write_bytes(b"\x00\x00\x00\x18ftypmp42clip")
     for lease in engine.claim(db, "w2", ["video"], limit=1, lease_s=60):
-        stored = DatabaseStore(db, tmp_path / "other-pc-cache").publish(f"outputs/{lease.task_id}.mp4",
-                                                                        clip_src, {})
-        engine.complete(db, Completion(task_id=lease.task_id, token=lease.token, output_path=stored.output_path,
-                                       result={"sha256": stored.sha256, "bytes": stored.size}))
+        stored = DatabaseStore(db, tmp_path / "other-pc-cache").publish(f"outputs/{lease.task_id}.mp4", clip_src, {})
+        engine.complete(
+            db,
+            Completion(
+                task_id=lease.task_id,
+                token=lease.token,
+                output_path=stored.output_path,
+                result={"sha256": stored.sha256, "bytes": stored.size},
+            ),
+        )
         clip_shot = lease.task_id.rsplit("/", 1)[0]
     board.refresh.click()  # what the worker made since
     board.state.value = "done"
@@ -269,7 +298,8 @@ def test_page_shows_at_once_and_thumbnails_follow(sqlite_db: Database, tmp_path:
         board = storyboard_screen(model, page_size=4)
         assert model.thumbnails.made == 0 and not _inside(board.grid, w.Image)
         assert sum("drawing its thumbnail" in h.value for h in _inside(board.grid, w.HTML)) == len(
-            [t for tiles in board.shown.tiles.values() for k, t in tiles.items() if k != "video"])
+            [t for tiles in board.shown.tiles.values() for k, t in tiles.items() if k != "video"]
+        )
         assert board.filler is not None
         first = board.filler
         board.next.click()  # left before its thumbnails were drawn

@@ -46,14 +46,24 @@ def test_worker_publishes_a_thumbnail_that_screens_show_without_the_frame(db: Da
     model = StoryboardModel(db, enter_book(db, 1))
     assert model.split().ok
     made_on = tmp_path / "worker-pc"
-    run_worker(db, WorkerConfig(worker_id="w1", lanes=("image",), backend="sketch", max_tasks=3, progress=False,
-                                outputs=made_on / "data" / "outputs", spool=made_on / "spool", poll_s=0.05))
+    run_worker(
+        db,
+        WorkerConfig(
+            worker_id="w1",
+            lanes=("image",),
+            backend="sketch",
+            max_tasks=3,
+            progress=False,
+            outputs=made_on / "data" / "outputs",
+            spool=made_on / "spool",
+            poll_s=0.05,
+        ),
+    )
     with db.engine.connect() as conn:
-        done = conn.execute(sa.select(tasks.c.output_path, tasks.c.result)
-                            .where(tasks.c.status == "completed")).all()
+        done = conn.execute(sa.select(tasks.c.output_path, tasks.c.result).where(tasks.c.status == "completed")).all()
     assert len(done) == 3 and all(thumbnail.SUFFIX in (r.result.get("sides") or {}) for r in done)
 
-    viewer = Counting(open_store(db, outputs=tmp_path / "viewer" / "outputs", cache=tmp_path / "viewer" / "cache"))
+    viewer = Counting(open_store(db, cache=tmp_path / "viewer" / "cache"))
     thumbs = Thumbnails(tmp_path / "viewer" / "thumbnails")
     shown = [thumbs.of(viewer, r.output_path, r.result) for r in done]
     assert all(p is not None and p.is_file() for p in shown)
@@ -70,7 +80,7 @@ def test_a_frame_without_a_published_thumbnail_is_drawn_here(sqlite_db: Database
     this PC from the whole frame."""
     frame = tmp_path / "frame.png"
     Image.new("RGB", (1280, 720), (200, 120, 40)).save(frame)
-    folder = open_store(sqlite_db, outputs=tmp_path / "outputs", cache=tmp_path / "cache")
+    folder = open_store(sqlite_db, cache=tmp_path / "cache")
     stored = folder.publish("outputs/x/first_frame.png", frame, {})
     viewer = Counting(folder)
     thumbs = Thumbnails(tmp_path / "thumbnails")

@@ -19,8 +19,12 @@ BUCKET = "films"
 def s3_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment a PC needs to reach the S3 store (endpoint, keys, region)."""
     with seaweed_s3(tmp_path_factory.mktemp("seaweed"), BUCKET) as endpoint:
-        yield {"PIPELINE_KIT_S3_ENDPOINT": endpoint, "AWS_ACCESS_KEY_ID": "test",
-               "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
+        yield {
+            "PIPELINE_KIT_S3_ENDPOINT": endpoint,
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
 
 
 @pytest.fixture
@@ -29,3 +33,18 @@ def s3_store_env(s3_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dic
     for key, value in s3_env.items():
         monkeypatch.setenv(key, value)
     return s3_env
+
+
+CHECKED_KEYS = ("pk-owner", "pk-owner-secret")
+
+
+@pytest.fixture(scope="session")
+def checked_s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """An S3 server that accepts only CHECKED_KEYS; the environment with those keys."""
+    with seaweed_s3(tmp_path_factory.mktemp("seaweed-checked"), BUCKET, keys=CHECKED_KEYS, checked=True) as endpoint:
+        yield {
+            "PIPELINE_KIT_S3_ENDPOINT": endpoint,
+            "AWS_ACCESS_KEY_ID": CHECKED_KEYS[0],
+            "AWS_SECRET_ACCESS_KEY": CHECKED_KEYS[1],
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }

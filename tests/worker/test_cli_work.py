@@ -50,8 +50,9 @@ def _work(url: str, *flags: str) -> list[str]:
     return ["--db", url, "work", "--worker-id", "w1", "--backend", "noop", "--until-empty", "--quiet", *flags]
 
 
-def test_a_worker_that_runs_dry_names_the_lanes_still_holding_work(db_url: str, db: Database,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_worker_that_runs_dry_names_the_lanes_still_holding_work(
+    db_url: str, db: Database, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A worker whose lanes are empty while other lanes hold pending work says which lanes, how
     many tasks, and how to serve them; it does not stop with a bare `stopped: empty`."""
     _put(db, "image", 2)
@@ -88,8 +89,9 @@ def test_a_short_lease_alone_is_accepted(db_url: str, capsys: pytest.CaptureFixt
     """`--lease 5` without `--heartbeat`: the renewal period follows the lease instead of the
     fixed 20 s default that made it bad input."""
     assert main(_work(db_url, "--lanes", "image", "--lease", "5")) == 0, capsys.readouterr().err
-    cfg = notebook_config(worker_id="PC-1", backend="noop", batch=1, until_empty=True, max_tasks=0,
-                          max_minutes=0, lease_s=5)
+    cfg = notebook_config(
+        worker_id="PC-1", backend="noop", batch=1, until_empty=True, max_tasks=0, max_minutes=0, lease_s=5
+    )
     assert 0 < cfg.heartbeat_s < 5
 
 
@@ -97,8 +99,24 @@ def test_the_backend_is_built_once_per_worker(db_url: str, monkeypatch: pytest.M
     """The CLI checks the backend name by building it, and the worker runs that same instance."""
     monkeypatch.setitem(backends.REGISTRY, "counted", f"{__name__}:make_counted")
     BUILT.clear()
-    assert main(["--db", db_url, "work", "--worker-id", "w1", "--backend", "counted", "--lanes", "image",
-                 "--until-empty", "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                db_url,
+                "work",
+                "--worker-id",
+                "w1",
+                "--backend",
+                "counted",
+                "--lanes",
+                "image",
+                "--until-empty",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert BUILT == [""]
 
 
@@ -110,9 +128,29 @@ def test_progress_in_a_log_file_is_plain_lines(db_url: str, db: Database, tmp_pa
     log = tmp_path / "worker.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log.open("w") as err:
-        done = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", db_url, "work", "--worker-id", "w1",
-                               "--backend", "noop", "--lanes", "image", "--until-empty"],
-                              stderr=err, stdout=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=120)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pipeline_kit",
+                "--db",
+                db_url,
+                "work",
+                "--worker-id",
+                "w1",
+                "--backend",
+                "noop",
+                "--lanes",
+                "image",
+                "--until-empty",
+            ],
+            stderr=err,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
     text = log.read_text()
     assert done.returncode == 0, text
     assert "\r" not in text
@@ -130,8 +168,12 @@ def _raise_lost() -> None:
 def test_a_stop_ends_the_wait_for_a_database_that_is_away(sqlite_db: Database, tmp_path: Path) -> None:
     """SIGTERM sets the worker's stop event; a database call waiting out an outage must give up
     at once instead of retrying for up to 15 minutes."""
-    cfg = WorkerConfig(worker_id="w1", backend="noop", spool=tmp_path / "spool",
-                       reconnect=Reconnect(schedule=(30.0,), jitter=0.0, max_outage_s=900.0))
+    cfg = WorkerConfig(
+        worker_id="w1",
+        backend="noop",
+        spool=tmp_path / "spool",
+        reconnect=Reconnect(schedule=(30.0,), jitter=0.0, max_outage_s=900.0),
+    )
     worker = Worker(sqlite_db, cfg)
     raised: list[BaseException] = []
 
@@ -149,6 +191,7 @@ def test_a_stop_ends_the_wait_for_a_database_that_is_away(sqlite_db: Database, t
     assert len(raised) == 1 and isinstance(raised[0], DatabaseUnavailable)
 
 
+@pytest.mark.db
 def test_heartbeat_errors_are_logged_once_a_minute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A heartbeat that keeps failing says so on stderr (one line, not one per beat), instead
     of leases silently running out."""
@@ -174,11 +217,31 @@ def test_sigterm_during_an_outage_stops_the_worker(db_url: str, db: Database, tm
     _put(db, "default", 1)
     proxy = Proxy(("127.0.0.1", make_url(db_url).port or 0)).start()
     url = make_url(db_url).set(port=proxy.port).render_as_string(hide_password=False)
-    proc = subprocess.Popen([sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", "w1",
-                             "--backend", "sleep:2", "--lanes", "default", "--until-empty", "--quiet",
-                             "--outputs", str(tmp_path / "outputs")],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pipeline_kit",
+            "--db",
+            url,
+            "work",
+            "--worker-id",
+            "w1",
+            "--backend",
+            "sleep:2",
+            "--lanes",
+            "default",
+            "--until-empty",
+            "--quiet",
+            "--outputs",
+            str(tmp_path / "outputs"),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         deadline = time.monotonic() + 60
         while engine.open_work(db, ["default"]) and not _claimed(db):
@@ -204,5 +267,6 @@ def test_sigterm_during_an_outage_stops_the_worker(db_url: str, db: Database, tm
 
 def _claimed(db: Database) -> bool:
     with db.engine.connect() as conn:
-        return bool(conn.execute(sa.select(sa.func.count()).select_from(tasks)
-                                 .where(tasks.c.status == "processing")).scalar())
+        return bool(
+            conn.execute(sa.select(sa.func.count()).select_from(tasks).where(tasks.c.status == "processing")).scalar()
+        )

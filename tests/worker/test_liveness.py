@@ -44,9 +44,14 @@ def worker_info(db: Database, worker_id: str) -> dict[str, Any]:
 
 def status_json(url: str, tmp: Path) -> dict[str, Any]:
     """`pipeline-kit status --json` as an operator runs it."""
-    done = subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, "status", "--json"],
-                          capture_output=True, text=True, timeout=120, cwd=tmp,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "--db", url, "status", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 0, done.stderr
     return dict(json.loads(done.stdout))
 
@@ -73,8 +78,10 @@ def test_killed_worker_shows_not_responding(db_url: str, db: Database, tmp_path:
     _one_task(db)
     proc = work(db_url, "victim", tmp_path, "--lanes", "default", "--backend", "sleep:600", *LEASE)
     try:
-        wait_for("the worker running its task, shown working",
-                 lambda: _running(db, "victim") and worker_info(db, "victim").get("liveness") == "working")
+        wait_for(
+            "the worker running its task, shown working",
+            lambda: _running(db, "victim") and worker_info(db, "victim").get("liveness") == "working",
+        )
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
@@ -85,7 +92,8 @@ def test_killed_worker_shows_not_responding(db_url: str, db: Database, tmp_path:
 
 
 def test_frozen_worker_is_not_responding_until_woken_and_stopped_after_a_clean_exit(
-        db_url: str, db: Database, tmp_path: Path) -> None:
+    db_url: str, db: Database, tmp_path: Path
+) -> None:
     """SIGSTOP: `not responding` once the lease has passed; SIGCONT: answering again; SIGTERM:
     a clean exit shows `stopped`, and stays so long after its lease."""
     proc = work(db_url, "sleeper", tmp_path, "--lanes", "default", "--backend", "noop", *LEASE)
@@ -112,14 +120,26 @@ def test_stage_shown_is_the_one_the_worker_reported(db_url: str, db: Database, t
     """While the backend runs, status shows the stage it reported (`generating_image`), not
     `claimed`, long before the next lease renewal (here five minutes away) would carry it."""
     _one_task(db)
-    proc = work(db_url, "painter", tmp_path, "--lanes", "default", "--backend", "sleep:600",
-                "--lease", "600", "--heartbeat", "300")
+    proc = work(
+        db_url,
+        "painter",
+        tmp_path,
+        "--lanes",
+        "default",
+        "--backend",
+        "sleep:600",
+        "--lease",
+        "600",
+        "--heartbeat",
+        "300",
+    )
     try:
         wait_for("the worker running its task", lambda: _running(db, "painter"))
 
         def stage() -> str | None:
             current = worker_info(db, "painter").get("current") or [{}]
             return current[0].get("stage")
+
         wait_for("the reported stage", lambda: stage() == "generating_image")
         (shown,) = status_json(db_url, tmp_path)["workers"]["painter"]["current"]
         assert (shown["task_id"], shown["stage"]) == ("slow", "generating_image")

@@ -33,7 +33,8 @@ IP = shutil.which("ip")
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or IP is None,
     reason="network namespaces need root and `ip` (iproute2): "
-           + ("not root" if os.geteuid() != 0 else "`ip` not found"))
+    + ("not root" if os.geteuid() != 0 else "`ip` not found"),
+)
 
 PROBE = """import socket, sys
 for host, port in [tuple(a.rsplit(':', 1)) for a in sys.argv[1:]]:
@@ -56,9 +57,14 @@ class Pc:
     def run(self, *cmd: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """Start `cmd` inside this PC's namespace, in its folder."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        return subprocess.Popen([IP or "ip", "netns", "exec", self.netns, *cmd], cwd=self.folder,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+        return subprocess.Popen(
+            [IP or "ip", "netns", "exec", self.netns, *cmd],
+            cwd=self.folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        )
 
 
 def _ip(*args: str) -> None:
@@ -106,8 +112,9 @@ def _probe(pc: Pc, *addresses: str) -> list[str]:
     return out.split()
 
 
-def _make_the_film_in_namespaces(db_url: str, db: Database, tmp_path: Path, *,
-                                 s3_env: dict[str, str] | None = None) -> None:
+def _make_the_film_in_namespaces(
+    db_url: str, db: Database, tmp_path: Path, *, s3_env: dict[str, str] | None = None
+) -> None:
     book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
     text.split_book(db, book.bookcode)
     server = sa.engine.make_url(db_url)
@@ -127,19 +134,39 @@ def _make_the_film_in_namespaces(db_url: str, db: Database, tmp_path: Path, *,
             envs.append(env)
         # inside, the servers' own addresses lead nowhere: only the forwarded port does
         first = machines[0]
-        assert _probe(first, f"{target[0]}:{target[1]}", f"{first.host}:{target[1]}",
-                      f"{machines[1].host}:{ports[1]}", f"{first.host}:{ports[0]}") == \
-            ["closed", "closed", "closed", "open"]
-        workers = [pc.run(sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id",
-                          f"PC-{i + 1}", "--quiet", "--until-empty", "--lease", "60", env=env)
-                   for i, (pc, url, env) in enumerate(zip(machines[:3], urls, envs, strict=False))]
+        assert _probe(
+            first,
+            f"{target[0]}:{target[1]}",
+            f"{first.host}:{target[1]}",
+            f"{machines[1].host}:{ports[1]}",
+            f"{first.host}:{ports[0]}",
+        ) == ["closed", "closed", "closed", "open"]
+        workers = [
+            pc.run(
+                sys.executable,
+                "-m",
+                "pipeline_kit",
+                "--db",
+                url,
+                "work",
+                "--worker-id",
+                f"PC-{i + 1}",
+                "--quiet",
+                "--until-empty",
+                "--lease",
+                "60",
+                env=env,
+            )
+            for i, (pc, url, env) in enumerate(zip(machines[:3], urls, envs, strict=False))
+        ]
         finish(workers)
         with db.engine.connect() as conn:
             rows = conn.execute(sa.select(tasks)).mappings().all()
         assert rows and {r["status"] for r in rows} == {"completed"}
         assert not list(tmp_path.glob("pc*/data/outputs/**/*.*"))  # nothing on a PC's own disk
-        exporter = machines[3].run(sys.executable, "-m", "pipeline_kit", "--db", urls[3], "export",
-                                   book.bookcode, "out", env=envs[3])
+        exporter = machines[3].run(
+            sys.executable, "-m", "pipeline_kit", "--db", urls[3], "export", book.bookcode, "out", env=envs[3]
+        )
         _, err = exporter.communicate(timeout=120)
         assert exporter.returncode == 0, err
     film = machines[3].folder / "out" / "films" / book.bookcode / "film.mp4"
@@ -152,7 +179,8 @@ def _make_the_film_in_namespaces(db_url: str, db: Database, tmp_path: Path, *,
 
 @pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
 def test_three_namespaced_pcs_make_the_film_with_the_store_in_the_database(
-        db_url: str, db: Database, tmp_path: Path) -> None:
+    db_url: str, db: Database, tmp_path: Path
+) -> None:
     """Three workers, each in its own network namespace and folder, reaching only the database
     (through one forwarded port), keep outputs in the database store and make the small book into
     a film; `export` from a fourth namespace and folder writes the film the task row names."""
@@ -162,7 +190,8 @@ def test_three_namespaced_pcs_make_the_film_with_the_store_in_the_database(
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_three_namespaced_pcs_make_the_film_with_the_store_in_s3(
-        db_url: str, db: Database, tmp_path: Path, s3_store_env: dict[str, str]) -> None:
+    db_url: str, db: Database, tmp_path: Path, s3_store_env: dict[str, str]
+) -> None:
     """As above with the store in S3 (SeaweedFS on the host's loopback): each namespace reaches
     the database and the S3 endpoint through a forwarded port each, and nothing else."""
     store.set_url(db, f"s3://films/{tmp_path.name}")

@@ -52,8 +52,9 @@ def test_reconnect_waits_through_an_outage_then_gives_up() -> None:
     fast = Reconnect(schedule=(0.01, 0.02), jitter=0.0, max_outage_s=5)
     assert fast.call(flaky, what="test") == "ok" and len(calls) == 3
     with pytest.raises(DatabaseUnavailable):
-        Reconnect(schedule=(0.01,), jitter=0.0, max_outage_s=0.05).call(lambda: (_ for _ in ()).throw(_lost()),
-                                                                          what="test")
+        Reconnect(schedule=(0.01,), jitter=0.0, max_outage_s=0.05).call(
+            lambda: (_ for _ in ()).throw(_lost()), what="test"
+        )
     bad_sql = ProgrammingError("SELEC", {}, Exception("syntax error"))
     with pytest.raises(ProgrammingError):
         fast.call(lambda: (_ for _ in ()).throw(bad_sql), what="test")
@@ -77,21 +78,31 @@ def test_spool_submits_later_and_drops_what_was_fenced(sqlite_db: Database, tmp_
 def test_spooling_a_completion_again_after_a_restart_keeps_one_entry(tmp_path: Path) -> None:
     """A worker restarted with the same unsent result spools it again: the entry's name must not
     depend on the process (Python's hash() is seeded per process), or the spool would hold it twice."""
-    script = ("import sys; from pathlib import Path; from pipeline_kit.engine import Completion; "
-              "from pipeline_kit.worker.spool import Spool; "
-              "Spool(Path(sys.argv[1]), 'w').put(Completion(task_id='bk-c001-s0001/image', token='t' * 32))")
+    script = (
+        "import sys; from pathlib import Path; from pipeline_kit.engine import Completion; "
+        "from pipeline_kit.worker.spool import Spool; "
+        "Spool(Path(sys.argv[1]), 'w').put(Completion(task_id='bk-c001-s0001/image', token='t' * 32))"
+    )
     for seed in ("1", "2"):
-        subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed})
+        subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)], check=True, env={**os.environ, "PYTHONHASHSEED": seed}
+        )
     assert len(Spool(tmp_path, "w").pending()) == 1
 
 
 def test_ready_output_is_reused_only_for_the_same_params_and_generation(tmp_path: Path) -> None:
     """A finished, unpublished output is offered to a takeover only if made from the same params
     and task generation; publishing moves it (and its side files) onto the final path."""
-    paths = OutputPaths.for_task(tmp_path, task_id="bk-c001-s0001/video", kind="video", bookcode="bk",
-                                 shot_id="bk-c001-s0001", suffix=".mp4", token="t" * 32)
-    assert paths.final == tmp_path / "bk" / "bk-c001-s0001" / "video.mp4"
+    paths = OutputPaths.for_task(
+        tmp_path / "outputs",
+        task_id="bk-c001-s0001/video",
+        kind="video",
+        bookcode="bk",
+        shot_id="bk-c001-s0001",
+        suffix=".mp4",
+        token="t" * 32,
+    )
+    assert paths.final == tmp_path / "outputs" / "bk" / "bk-c001-s0001" / "video.mp4"
     assert paths.part.name.endswith(".part.mp4")  # the real suffix last, for ffmpeg
     paths.part.parent.mkdir(parents=True)
     paths.part.write_bytes(b"clip")
@@ -102,14 +113,22 @@ def test_ready_output_is_reused_only_for_the_same_params_and_generation(tmp_path
     assert paths.reusable(key) is not None
     assert paths.reusable(f"{params_hash({'a': 2})}-g0") is None
     assert paths.reusable(f"{params_hash({'a': 1})}-g1") is None
-    stored = FolderStore(tmp_path, url=str(tmp_path), must_exist=False).publish(
-        paths.name, paths.ready, paths.ready_sides())
+    stored = FolderStore(tmp_path).publish(paths.name, paths.ready, paths.ready_sides())
     paths.tidy()
     assert stored.size == 4 and paths.final.read_bytes() == b"clip" and paths.side(".srt").exists()
-    assert stored.output_path == str(paths.final) and set(stored.sides) == {".srt"}
+    assert stored.output_path == paths.name == "outputs/bk/bk-c001-s0001/video.mp4"  # a name, not a path
+    assert set(stored.sides) == {".srt"}
     assert sorted(p.name for p in paths.final.parent.iterdir()) == ["video.mp4", "video.srt"]
-    escaped = OutputPaths.for_task(tmp_path / "outputs", task_id="x", kind="assemble_book", bookcode="bk",
-                                   shot_id=None, suffix=".mp4", token="t" * 32, publish_as="../../films/bk/film.mp4")
+    escaped = OutputPaths.for_task(
+        tmp_path / "outputs",
+        task_id="x",
+        kind="assemble_book",
+        bookcode="bk",
+        shot_id=None,
+        suffix=".mp4",
+        token="t" * 32,
+        publish_as="../../films/bk/film.mp4",
+    )
     assert escaped.final == tmp_path / "films" / "bk" / "film.mp4"  # no climbing out of the data folder
 
 
@@ -117,16 +136,30 @@ def test_a_side_file_of_an_attempt_that_died_is_tidied_away(tmp_path: Path) -> N
     """A side file written before the ready mark (a frame's thumbnail) is named like the attempt's
     temp file, so when that attempt dies before keeping it, the next publish tidies it away with
     the temp file; the kept side of the attempt that finished stays."""
-    dead = OutputPaths.for_task(tmp_path, task_id="bk-c001-s0001/first_frame", kind="first_frame", bookcode="bk",
-                                shot_id="bk-c001-s0001", suffix=".png", token="d" * 32)
-    live = OutputPaths.for_task(tmp_path, task_id="bk-c001-s0001/first_frame", kind="first_frame", bookcode="bk",
-                                shot_id="bk-c001-s0001", suffix=".png", token="l" * 32)
+    dead = OutputPaths.for_task(
+        tmp_path / "outputs",
+        task_id="bk-c001-s0001/first_frame",
+        kind="first_frame",
+        bookcode="bk",
+        shot_id="bk-c001-s0001",
+        suffix=".png",
+        token="d" * 32,
+    )
+    live = OutputPaths.for_task(
+        tmp_path / "outputs",
+        task_id="bk-c001-s0001/first_frame",
+        kind="first_frame",
+        bookcode="bk",
+        shot_id="bk-c001-s0001",
+        suffix=".png",
+        token="l" * 32,
+    )
     dead.part.parent.mkdir(parents=True)
     for attempt in (dead, live):
         attempt.part.write_bytes(b"png")
         attempt.side_part(".thumb.jpg").write_bytes(b"jpg")
     assert dead.side_part(".thumb.jpg") != live.side_part(".thumb.jpg")
     live.mark_ready({"params_hash": "k"}, extras={".thumb.jpg": live.side_part(".thumb.jpg")})
-    FolderStore(tmp_path, url=str(tmp_path), must_exist=False).publish(live.name, live.ready, live.ready_sides())
+    FolderStore(tmp_path).publish(live.name, live.ready, live.ready_sides())
     live.tidy()
     assert sorted(p.name for p in live.final.parent.iterdir()) == ["first_frame.png", "first_frame.thumb.jpg"]

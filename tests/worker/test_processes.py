@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import wave
 from pathlib import Path
 
 import imageio.v2 as imageio
@@ -38,10 +39,28 @@ fog rolled in from the sea.
 
 def work(url: str, worker_id: str, tmp: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """Start `pipeline-kit work` as a separate process publishing under tmp/outputs."""
-    cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", worker_id, "--quiet",
-           "--outputs", str(tmp / "outputs"), *extra]
-    return subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipeline_kit",
+        "--db",
+        url,
+        "work",
+        "--worker-id",
+        worker_id,
+        "--quiet",
+        "--outputs",
+        str(tmp / "outputs"),
+        *extra,
+    ]
+    return subprocess.Popen(
+        cmd,
+        cwd=tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
 
 
 def finish(procs: list[subprocess.Popen[str]], timeout: float = 240) -> list[str]:
@@ -100,12 +119,14 @@ def test_three_workers_make_every_file_once(db_url: str, db: Database, tmp_path:
     with db.engine.connect() as conn:
         rows = conn.execute(sa.select(tasks)).mappings().all()
         completed_attempts = conn.execute(
-            sa.select(attempts.c.task_id, sa.func.count()).where(attempts.c.outcome == "completed")
-            .group_by(attempts.c.task_id)).all()
+            sa.select(attempts.c.task_id, sa.func.count())
+            .where(attempts.c.outcome == "completed")
+            .group_by(attempts.c.task_id)
+        ).all()
     assert len(rows) == total and all(r["status"] == "completed" for r in rows)
     assert len(completed_attempts) == total and all(n == 1 for _, n in completed_attempts)
     assert len({r["worker_id"] for r in rows}) >= 2  # the work really was shared
-    store = open_store(db, outputs=tmp_path / "outputs", cache=tmp_path / "check-cache")
+    store = open_store(db, cache=tmp_path / "check-cache")
     for r in rows:
         path = store.fetch(r["output_path"], r["result"])
         size, digest = file_digest(path)
@@ -114,6 +135,9 @@ def test_three_workers_make_every_file_once(db_url: str, db: Database, tmp_path:
             reader = imageio.get_reader(path)
             frames = reader.count_frames()
             assert frames >= 12 and reader.get_data(0).shape[:2] == (360, 640)
+        elif r["kind"] == "voice":
+            with wave.open(str(path), "rb") as speech:
+                assert speech.getnframes() > speech.getframerate() // 2  # at least half a second said
         else:
             with Image.open(path) as img:
                 assert img.format == "PNG" and img.size == (640, 360)
@@ -133,8 +157,15 @@ def test_killed_worker_tasks_are_finished_by_others(db_url: str, db: Database, t
     args = ("--lanes", "default", "--backend", "sleep:0.1", "--until-empty", "--lease", "2", "--heartbeat", "0.5")
     victim = work(db_url, "victim", tmp_path, *args)
     deadline = time.monotonic() + 60
-    while count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.worker_id == "victim",
-                                                                        tasks.c.status == "processing")) == 0:
+    while (
+        count(
+            db,
+            sa.select(sa.func.count())
+            .select_from(tasks)
+            .where(tasks.c.worker_id == "victim", tasks.c.status == "processing"),
+        )
+        == 0
+    ):
         assert time.monotonic() < deadline
         time.sleep(0.02)
     victim.send_signal(signal.SIGKILL)
@@ -143,8 +174,15 @@ def test_killed_worker_tasks_are_finished_by_others(db_url: str, db: Database, t
     finish(others)
     assert count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.status == "completed")) == 40
     assert count(db, sa.select(sa.func.count()).select_from(attempts).where(attempts.c.outcome == "completed")) == 40
-    assert count(db, sa.select(sa.func.count()).select_from(attempts)
-                 .where(attempts.c.worker_id == "victim", attempts.c.outcome == "lost")) >= 1
+    assert (
+        count(
+            db,
+            sa.select(sa.func.count())
+            .select_from(attempts)
+            .where(attempts.c.worker_id == "victim", attempts.c.outcome == "lost"),
+        )
+        >= 1
+    )
     assert count(db, sa.select(sa.func.count()).select_from(attempts).where(attempts.c.outcome.is_(None))) == 0
 
 
@@ -153,15 +191,29 @@ def test_stopped_worker_is_fenced_and_new_owner_file_kept(db_url: str, db: Datab
     or replace the file of the worker that took it over."""
     with db.engine.begin() as conn:
         engine.enqueue(conn, [TaskSpec(task_id="slow", kind="noop", lane="default")])
-    sleeper = work(db_url, "sleeper", tmp_path, "--lanes", "default", "--backend", "sleep:2", "--max-tasks", "1",
-                   "--lease", "1", "--heartbeat", "0.3")
+    sleeper = work(
+        db_url,
+        "sleeper",
+        tmp_path,
+        "--lanes",
+        "default",
+        "--backend",
+        "sleep:2",
+        "--max-tasks",
+        "1",
+        "--lease",
+        "1",
+        "--heartbeat",
+        "0.3",
+    )
     claimed_by(db, "sleeper")
     time.sleep(0.3)
     freeze(sleeper, db_url)
     try:
         time.sleep(1.5)  # the lease runs out while it is frozen
-        taker = work(db_url, "taker", tmp_path, "--lanes", "default", "--backend", "noop", "--until-empty",
-                     "--lease", "30")
+        taker = work(
+            db_url, "taker", tmp_path, "--lanes", "default", "--backend", "noop", "--until-empty", "--lease", "30"
+        )
         finish([taker])
     finally:
         sleeper.send_signal(signal.SIGCONT)
@@ -169,13 +221,13 @@ def test_stopped_worker_is_fenced_and_new_owner_file_kept(db_url: str, db: Datab
     with db.engine.connect() as conn:
         row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "slow")).mappings().one()
         outcomes = dict(conn.execute(sa.select(attempts.c.worker_id, attempts.c.outcome)).all())
-        stale = conn.execute(sa.select(events.c.detail).where(events.c.kind == "stale",
-                                                              events.c.worker_id == "sleeper")).all()
+        stale = conn.execute(
+            sa.select(events.c.detail).where(events.c.kind == "stale", events.c.worker_id == "sleeper")
+        ).all()
     assert row["status"] == "completed" and row["worker_id"] == "taker"
     assert outcomes == {"sleeper": "lost", "taker": "completed"}
     assert stale  # the late heartbeat/renewal was recorded as rejected
-    path = open_store(db, outputs=tmp_path / "outputs", cache=tmp_path / "check-cache").fetch(
-        row["output_path"], row["result"])
+    path = open_store(db, cache=tmp_path / "check-cache").fetch(row["output_path"], row["result"])
     assert file_digest(path)[1] == row["result"]["sha256"]
     assert json.loads(path.read_text())["task_id"] == "slow"
 
@@ -186,8 +238,22 @@ def test_woken_worker_finishes_the_task_it_claims_again(db_url: str, db: Databas
     new lease and completes it; the task never ends failed for that old fence."""
     with db.engine.begin() as conn:
         engine.enqueue(conn, [TaskSpec(task_id="wake", kind="noop", lane="default", max_attempts=3)])
-    sleeper = work(db_url, "sleeper", tmp_path, "--lanes", "default", "--backend", "sleep:2", "--until-empty",
-                   "--lease", "1", "--heartbeat", "0.3", "--watchdog", "0.5")
+    sleeper = work(
+        db_url,
+        "sleeper",
+        tmp_path,
+        "--lanes",
+        "default",
+        "--backend",
+        "sleep:2",
+        "--until-empty",
+        "--lease",
+        "1",
+        "--heartbeat",
+        "0.3",
+        "--watchdog",
+        "0.5",
+    )
     claimed_by(db, "sleeper")
     time.sleep(0.3)
     freeze(sleeper, db_url)
@@ -216,8 +282,12 @@ def test_workers_survive_a_postgresql_restart(db_url: str, db: Database, tmp_pat
         time.sleep(0.05)
     db.dispose()
     version = sorted(os.listdir("/etc/postgresql"))[0]
-    subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     outs = finish(procs, timeout=300)
     assert all("completed" in o for o in outs)
     assert count(db, sa.select(sa.func.count()).select_from(tasks).where(tasks.c.status == "completed")) == 60

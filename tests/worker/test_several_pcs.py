@@ -8,13 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import imageio.v2 as imageio
 import pytest
 import sqlalchemy as sa
 
-from pipeline_kit import store, text
+from pipeline_kit import engine, store, text
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, books, store_blobs, tasks
 from pipeline_kit.engine import TaskSpec, enqueue
@@ -27,22 +28,32 @@ from pipeline_kit.worker.outputs import file_digest
 from .test_processes import ROOT, SMALL_BOOK, count, finish
 
 
-def pc(url: str, worker_id: str, folder: Path, *extra: str,
-       env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def pc(url: str, worker_id: str, folder: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     """`pipeline-kit work` as a PC of its own: its own folder (outputs and cache under its
     data/), nothing shared with the others but the database URL."""
     folder.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", worker_id, "--quiet",
-           *extra]
-    return subprocess.Popen(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", worker_id, "--quiet", *extra]
+    return subprocess.Popen(
+        cmd,
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
 
 
 def cli(url: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     folder.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "pipeline_kit", "--db", url, *args], cwd=folder,
-                          check=False, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline_kit", "--db", url, *args],
+        cwd=folder,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
 
 
 def _database_store(db: Database) -> None:
@@ -60,8 +71,7 @@ def test_three_pcs_sharing_only_the_url_make_the_film(db_url: str, db: Database,
     _database_store(db)
     book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
     text.split_book(db, book.bookcode)
-    procs = [pc(db_url, f"PC-{i}", tmp_path / f"pc{i}", "--until-empty", "--lease", "60")
-             for i in (1, 2, 3)]
+    procs = [pc(db_url, f"PC-{i}", tmp_path / f"pc{i}", "--until-empty", "--lease", "60") for i in (1, 2, 3)]
     finish(procs)
     with db.engine.connect() as conn:
         rows = conn.execute(sa.select(tasks)).mappings().all()
@@ -83,8 +93,7 @@ def test_three_pcs_sharing_only_the_url_make_the_film(db_url: str, db: Database,
         assert file_digest(out / r["output_path"])[1] == r["result"]["sha256"]
 
 
-def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: Database,
-                                                             tmp_path: Path) -> None:
+def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: Database, tmp_path: Path) -> None:
     """A worker killed after its output went into the store but before its completion: the task
     is finished by another PC, its row names that PC's output, export gives exactly that output,
     and the killed worker's blob, named by no task, is never served and is swept."""
@@ -93,8 +102,9 @@ def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: D
         conn.execute(sa.insert(books).values(bookcode="bk", title="Bk", lang="en", review=False))
         enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default", bookcode="bk")])
     args = ("--lanes", "default", "--until-empty", "--lease", "2", "--heartbeat", "0.5", "--watchdog", "0.5")
-    killed = pc(db_url, "A", tmp_path / "a", *args, "--backend", "noop",
-                env={"PIPELINE_KIT_FAULTS": "after_publish:kill:1"})
+    killed = pc(
+        db_url, "A", tmp_path / "a", *args, "--backend", "noop", env={"PIPELINE_KIT_FAULTS": "after_publish:kill:1"}
+    )
     killed.communicate(timeout=120)
     assert killed.returncode == -9
     assert count(db, sa.select(sa.func.count()).select_from(store_blobs)) == 1  # A's blob, unnamed
@@ -108,9 +118,9 @@ def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: D
     assert done.returncode == 0, done.stderr
     exported = list((tmp_path / "c" / "out").rglob("*.json"))
     assert len(exported) == 1 and json.loads(exported[0].read_text())["backend"] == "sleep:0"
-    assert sweep(db, grace_s=3600) == []  # too fresh: a publish may be about to name it
+    assert not sweep(db, grace_s=3600).unnamed  # too fresh: a publish may be about to name it
     orphan = (blobs - {row["result"]["sha256"]}).pop()
-    assert sweep(db, grace_s=0) == [orphan]
+    assert list(sweep(db, grace_s=0).unnamed) == [orphan]  # A's attempt was lost: it names nothing now
     with db.engine.connect() as conn:
         assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == {row["result"]["sha256"]}
 
@@ -123,13 +133,11 @@ def test_a_clip_larger_than_a_packet_round_trips(db_url: str, db: Database, tmp_
     big = tmp_path / "clip.mp4"
     big.write_bytes(os.urandom(packet + (3 << 20)))
     stored = DatabaseStore(db, tmp_path / "cache-a").publish("outputs/bk/clip.mp4", big, {})
-    fetched = DatabaseStore(db, tmp_path / "cache-b").fetch(stored.output_path,
-                                                           {"sha256": stored.sha256})
+    fetched = DatabaseStore(db, tmp_path / "cache-b").fetch(stored.output_path, {"sha256": stored.sha256})
     assert fetched.read_bytes() == big.read_bytes()
 
 
-def test_three_pcs_share_an_s3_store(db_url: str, db: Database, tmp_path: Path,
-                                     s3_store_env: dict[str, str]) -> None:
+def test_three_pcs_share_an_s3_store(db_url: str, db: Database, tmp_path: Path, s3_store_env: dict[str, str]) -> None:
     """With the store in S3-compatible storage (a real SeaweedFS on loopback), three PCs in
     three folders make the small book into a film and `export` elsewhere gives every output as
     the task rows name it."""
@@ -137,8 +145,10 @@ def test_three_pcs_share_an_s3_store(db_url: str, db: Database, tmp_path: Path,
     store.set_url(db, url)
     book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
     text.split_book(db, book.bookcode)
-    procs = [pc(db_url, f"PC-{i}", tmp_path / f"pc{i}", "--until-empty", "--lease", "60",
-                env=s3_store_env) for i in (1, 2, 3)]
+    procs = [
+        pc(db_url, f"PC-{i}", tmp_path / f"pc{i}", "--until-empty", "--lease", "60", env=s3_store_env)
+        for i in (1, 2, 3)
+    ]
     finish(procs)
     with db.engine.connect() as conn:
         rows = conn.execute(sa.select(tasks)).mappings().all()
@@ -147,15 +157,15 @@ def test_three_pcs_share_an_s3_store(db_url: str, db: Database, tmp_path: Path,
     s3 = S3Store(url, tmp_path / "check-cache")
     assert all(s3.has(r["result"]["sha256"]) for r in rows)
     out = tmp_path / "export"
-    written = export_book(db, store.open_store(db, cache=tmp_path / "export-cache"), book.bookcode, out)
-    assert (out / "films" / book.bookcode / "film.srt") in written
+    done = export_book(db, store.open_store(db, cache=tmp_path / "export-cache"), book.bookcode, out)
+    assert (out / "films" / book.bookcode / "film.srt") in done.written and not done.failed
     for r in rows:
         assert file_digest(out / r["output_path"])[1] == r["result"]["sha256"]
 
 
-def test_s3_store_fetches_once_and_pauses_when_unreachable(tmp_path: Path,
-                                                          s3_store_env: dict[str, str],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_s3_store_fetches_once_and_pauses_when_unreachable(
+    tmp_path: Path, s3_store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An S3 blob is stored once per checksum and fetched once per PC (then served from the
     cache); a blob no one stored is a missing input; a server that does not answer is
     StoreUnavailable (the worker pauses), never a task failure."""
@@ -177,24 +187,41 @@ def test_s3_store_fetches_once_and_pauses_when_unreachable(tmp_path: Path,
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_an_unreachable_store_pauses_the_worker_without_using_attempts(db_url: str, db: Database,
-                                                                        tmp_path: Path) -> None:
+def test_an_unreachable_store_pauses_the_worker_without_using_attempts(
+    db_url: str, db: Database, tmp_path: Path
+) -> None:
     """A store folder that is not there (a NAS not mounted) pauses the worker with one line per
-    retry; once it is back the task completes on its first attempt, none burned."""
+    retry, and status shows it `paused: store unreachable ...`, not `working`; once it is back
+    the task completes on its first attempt, none burned, and the pause is gone from its row."""
     mount = tmp_path / "nas"
     with db.engine.begin() as conn:
         enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default")])
-    proc = pc(db_url, "w", tmp_path / "pc", "--lanes", "default", "--backend", "noop", "--until-empty",
-              "--store", str(mount))
+    proc = pc(
+        db_url, "w", tmp_path / "pc", "--lanes", "default", "--backend", "noop", "--until-empty", "--store", str(mount)
+    )
     assert proc.stderr is not None
     line = proc.stderr.readline()
     assert line.startswith("store unreachable during publishing") and "not mounted" in line
+    assert _shown_state(db, "w", lambda state: state != "working").startswith(
+        "paused: store unreachable during publishing since "
+    )
     mount.mkdir()
     finish([proc])
+    assert engine.overview(db).workers["w"]["paused_reason"] is None
     with db.engine.connect() as conn:
         row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "t1")).mappings().one()
     assert (row["status"], row["attempts"]) == ("completed", 1)
-    assert Path(row["output_path"]).is_relative_to(mount)
+    assert (mount / row["output_path"]).is_file()  # the row holds the store name
+
+
+def _shown_state(db: Database, worker_id: str, done: Callable[[str], bool], timeout: float = 30) -> str:
+    """The worker's state as status shows it, once `done` says it is the one awaited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        state = engine.shown_state(engine.overview(db).workers.get(worker_id, {})) or ""
+        if done(state) or time.monotonic() > deadline:
+            return state
+        time.sleep(0.2)
 
 
 def _stopped(proc: subprocess.Popen[str], timeout: float = 120) -> None:
@@ -205,10 +232,14 @@ def _stopped(proc: subprocess.Popen[str], timeout: float = 120) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize(("db_url", "where"), [("postgresql", "database"), ("mariadb", "database"),
-                                              ("postgresql", "s3")], indirect=["db_url"])
+@pytest.mark.parametrize(
+    ("db_url", "where"),
+    [("postgresql", "database"), ("mariadb", "database"), ("postgresql", "s3")],
+    indirect=["db_url"],
+)
 def test_a_pc_killed_mid_clip_and_a_pc_frozen_past_its_lease_change_nothing(
-        db_url: str, where: str, db: Database, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    db_url: str, where: str, db: Database, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     """The small book made into a film by PCs in their own folders while one PC is killed in the
     middle of a clip and another freezes in the middle of one past its lease: another PC takes
     both clips over, every task completes with exactly one completed attempt, the frozen PC, woken
@@ -224,10 +255,24 @@ def test_a_pc_killed_mid_clip_and_a_pc_frozen_past_its_lease_change_nothing(
     text.split_book(db, book.bookcode)
     fast = ("--until-empty", "--lease", "3", "--heartbeat", "0.5", "--watchdog", "0.5")
     drawer = pc(db_url, "PC-draw", tmp_path / "draw", "--lanes", "image,assembly", *fast, env=env)
-    killed = pc(db_url, "PC-killed", tmp_path / "killed", "--lanes", "video", *fast,
-                env={**env, "PIPELINE_KIT_FAULTS": "after_call:kill:1"})
-    frozen = pc(db_url, "PC-frozen", tmp_path / "frozen", "--lanes", "video", *fast,
-                env={**env, "PIPELINE_KIT_FAULTS": "after_call:stop:1"})
+    killed = pc(
+        db_url,
+        "PC-killed",
+        tmp_path / "killed",
+        "--lanes",
+        "video",
+        *fast,
+        env={**env, "PIPELINE_KIT_FAULTS": "after_call:kill:1"},
+    )
+    frozen = pc(
+        db_url,
+        "PC-frozen",
+        tmp_path / "frozen",
+        "--lanes",
+        "video",
+        *fast,
+        env={**env, "PIPELINE_KIT_FAULTS": "after_call:stop:1"},
+    )
     try:
         killed.communicate(timeout=120)
         assert killed.returncode == -9

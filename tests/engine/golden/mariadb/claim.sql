@@ -6,6 +6,7 @@ SELECT id
     AND run_after <= UTC_TIMESTAMP(6)
     AND lane IN %(lanes)s
     AND (bookcode IS NULL OR bookcode NOT IN %(spent)s)
+    AND kind NOT IN %(skip)s
     AND NOT EXISTS (SELECT 1
         FROM lanes
         WHERE lane IN %(lanes)s

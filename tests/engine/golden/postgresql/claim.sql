@@ -15,6 +15,7 @@ UPDATE tasks
         AND run_after <= (clock_timestamp() AT TIME ZONE 'UTC')
         AND lane = ANY(%(lanes)s)
         AND (bookcode IS NULL OR bookcode <> ALL(%(spent)s))
+        AND kind <> ALL(%(skip)s)
         AND NOT EXISTS (SELECT 1
             FROM lanes
             WHERE lane = ANY(%(lanes)s)
@@ -42,6 +43,7 @@ WITH claimed AS (UPDATE tasks
             AND run_after <= (clock_timestamp() AT TIME ZONE 'UTC')
             AND lane = ANY(%(lanes)s)
             AND (bookcode IS NULL OR bookcode <> ALL(%(spent)s))
+            AND kind <> ALL(%(skip)s)
             AND NOT EXISTS (SELECT 1
                 FROM lanes
                 WHERE lane = ANY(%(lanes)s)

@@ -15,6 +15,7 @@ UPDATE tasks
         AND run_after <= strftime('%Y-%m-%d %H:%M:%f', 'now')
         AND lane IN (:lanes_0, :lanes_1)
         AND (bookcode IS NULL OR bookcode NOT IN (:spent_0, :spent_1))
+        AND kind NOT IN (:skip_0, :skip_1)
         AND NOT EXISTS (SELECT 1
             FROM lanes
             WHERE lane IN (:lanes_0, :lanes_1)

@@ -1,0 +1,130 @@
+"""A character's looks as the text gives them: short phrases about that person's appearance.
+
+A phrase counts only when it is about the person named just before it, with no other person
+named in between, and it is built around a word for the body, clothing, build, age or what one
+carries: `Alice, a tall girl with red hair` gives "a tall girl with red hair"; `her coat was
+green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽". A sentence that merely holds
+such a word (three short flashes of a light) gives nothing; an adjective of age or build just
+before the name (`young Mara`) and the next sentence's clothing when it is about the same person
+by a pronoun (`She pulled on her boots`) count too; a character the text never
+describes gets no looks (and says so), for the director or a person to fill in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+MAX_PHRASES = 4
+LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
+PHRASE_CHARS = {"zh": 30, "en": 80}
+WINDOW = {"zh": 40, "en": 160}
+ZH_CUE_GAP = 4  # a Chinese looks cue follows its name within this many characters (那老者头戴…)
+
+_EN_BODY = (
+    r"hair|face|eyes?|beard|moustache|mustache|whiskers|complexion|skin|brow|forehead|cheeks?|lips|teeth|nose|"
+    r"chin|jaw|hands?|figure|frame|build|shoulders|head|neck|scar|freckles"
+)
+_EN_CLOTHES = (
+    r"coat|overcoat|frock-coat|hat|cap|boots|shoes|dress|gown|skirt|cloak|veil|jacket|waistcoat|trousers|shirt|"
+    r"collar|scarf|gloves|apron|uniform|suit|robe|shawl|bonnet|spectacles|glasses|jersey|sweater|oilskins?|"
+    r"armour|armor|helmet|tunic|ulster|necktie|tie|sash|belt"
+)
+_EN_CARRY = r"stick|cane|umbrella|bag|satchel|basket|lantern|lamp|sword|staff|pipe|rifle|gun|book|case|bundle"
+_EN_PERSON = r"man|woman|girl|boy|fellow|lady|gentleman|child|youth|lad|lass|figure|person|creature|widow|maid"
+_EN_BUILD = (
+    r"tall|short|stout|thin|lean|slim|slender|plump|fat|broad|heavy|small|little|young|old|elderly|aged|grey|"
+    r"gray|white-haired|bald|pale|dark|fair|handsome|pretty|beautiful|ugly|wiry|burly|gaunt|bent|frail|sturdy|"
+    r"middle-aged|red-haired|one-eyed|bearded|clean-shaven"
+)
+_ADJ = r"(?:[\w’'-]+,? (?:and )?){0,3}"
+_ADJ1 = r"(?:[\w’'-]+,? (?:and )?){1,3}"  # at least one word before the noun
+_EN_PATTERNS = tuple(
+    re.compile(p, re.I)
+    for p in (
+        # apposition: ", a tall girl with red hair and a green coat"
+        rf"^[^.;:!?”\"]{{0,40}}?, (?:now |then )?(?:an? |the )"
+        rf"({_ADJ}(?:{_EN_PERSON})(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
+        # "was a stout man", "is tall and thin"
+        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*"
+        rf"(?: (?:{_EN_PERSON}))?"
+        rf"(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
+        # "wore a grey coat", "was dressed in black", "carried a lantern"
+        rf"^,? (?:who )?((?:wore|wears|was wearing|is wearing|was dressed in|was clad in|in|carried|carrying|carries|"
+        rf"held|holding) [^.;:!?”\"]{{0,40}}?\b(?:{_EN_CLOTHES}|{_EN_CARRY}|black|white|grey|gray|rags|mourning)s?)\b",
+        # "'s long grey beard", "with red hair"
+        rf"^(?:’s|'s|,? with) ({_ADJ1}(?:{_EN_BODY}|{_EN_CLOTHES}))\b",
+        # "aged sixty", "of about forty years"
+        r"^,? ((?:aged|of about|about) (?:\w+-)?\w+(?: years(?: of age| old)?)?)(?=[,.;])",
+    )
+)
+# An adjective of age or build just before the name: "young Mara Quill", "old Hetty".
+_EN_BEFORE = re.compile(rf"\b({_EN_BUILD})\s+$", re.I)
+# The next sentence, about the same person by a pronoun: "She pulled on her boots".
+_EN_NEXT = re.compile(
+    rf"^\s*(?:He|She)\s+((?:pulled on|put on|wore|was wearing|was dressed in|carried|took up|picked up) "
+    rf"[^.;:!?”\"]{{0,40}}?\b(?:{_EN_CLOTHES}|{_EN_CARRY})s?)\b"
+)
+_EN_HIS = re.compile(rf"\b(?:his|her) ({_ADJ}(?:{_EN_BODY}|{_EN_CLOTHES}) (?:was|were) [^.;:!?”\"]{{2,40}})", re.I)
+
+_ZH_CUE = re.compile(
+    r"(?:生得|长得|身穿|穿着|穿一|穿了|头戴|戴着|戴一|头顶|脚踏|脚穿|腰系|腰束|身披|披着|手持|手执|拄着|"
+    r"年方|年约|年近|年过|身长|身高|面如|脸如|眼如|眉如|须如|发如|面似|脸似|满头|一头|一脸|一身)"
+    r"[^，。！？；：“”\n]{1,16}"
+)
+# Cues that also open other phrases (一头钻下水去, headlong): looks only with a word for hair, skin or dress.
+_ZH_LOOSE_CUE = re.compile(r"^(?:一头|一脸|一身|满头)")
+_ZH_LOOK_NOUN = re.compile(r"[发须髯眉毛鬓汗泥血衣甲袍裙衫巾帽冠靴鞋麻皮肉骨]")
+# An English phrase about looks holds a word for build, age, body, dress or what one carries, or an age.
+_EN_LOOKS_WORD = re.compile(
+    rf"\b(?:{_EN_BUILD}|{_EN_BODY}|{_EN_CLOTHES}|{_EN_CARRY}|black|white|rags|mourning|aged|years|"
+    r"\d+|(?:twen|thir|for|fif|six|seven|eigh|nine)t(?:y|een)|ten|eleven|twelve)s?\b",
+    re.I,
+)
+_ZH_AGE = re.compile(r"年[方约近过纪]?[一二三四五六七八九十百两0-9]+岁")
+_EN_NAME_BREAK = re.compile(r"[.!?]")
+
+
+def looks_of(
+    texts: Sequence[str], lang: str, mentions: Sequence[Sequence[tuple[int, int, str]]], names: set[str]
+) -> dict[str, list[str]]:
+    """Canonical name -> up to MAX_PHRASES looks phrases, from each chapter's (start, end, name)
+    mentions (one list per text); only phrases about that person, in book order, each once."""
+    out: dict[str, list[str]] = {n: [] for n in names}
+    seen: dict[str, int] = {}
+    for text, found in zip(texts, mentions):
+        for k, (start, stop, name) in enumerate(found):
+            seen[name] = seen.get(name, 0) + 1
+            if name not in out or len(out[name]) >= MAX_PHRASES or seen[name] > LOOK_MENTIONS:
+                continue
+            end = min(found[k + 1][0] if k + 1 < len(found) else len(text), stop + WINDOW[lang])
+            before = _EN_BEFORE.search(text, max(0, start - 24), start) if lang != "zh" else None
+            for phrase in ([before.group(1).lower()] if before else []) + _phrases(text[stop:end], lang):
+                if phrase not in out[name] and len(out[name]) < MAX_PHRASES:
+                    out[name].append(phrase)
+    return out
+
+
+def _phrases(after: str, lang: str) -> list[str]:
+    """Looks phrases in the text just after a name, up to the next person named."""
+    if lang == "zh":
+        clause = re.split(r"[。！？\n]", after, maxsplit=1)[0]
+        found = [
+            m.group()
+            for m in _ZH_CUE.finditer(clause)
+            if m.start() <= ZH_CUE_GAP and (not _ZH_LOOSE_CUE.match(m.group()) or _ZH_LOOK_NOUN.search(m.group()))
+        ]
+        found += [m.group() for m in _ZH_AGE.finditer(clause) if not _ZH_CUE.match(clause, m.start())][:1]
+        return [_cut(p, lang) for p in found]
+    sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
+    found = [m.group(1) for p in _EN_PATTERNS for m in [p.search(sentence)] if m]
+    found += [m.group(1) for m in _EN_HIS.finditer(sentence)]
+    following = _EN_NEXT.match(rest[0]) if rest else None
+    found += [following.group(1)] if following else []
+    return [_cut(p.strip(" ,"), lang) for p in found if _EN_LOOKS_WORD.search(p)]  # not "man of the world"
+
+
+def _cut(phrase: str, lang: str) -> str:
+    limit = PHRASE_CHARS[lang]
+    phrase = " ".join(phrase.split())
+    return phrase if len(phrase) <= limit else phrase[: limit - 1].rstrip() + "…"
