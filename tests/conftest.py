@@ -8,10 +8,13 @@ green run that never touched a real server proves nothing.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,12 +39,33 @@ def _unavailable(what: str, exc: Exception) -> None:
     pytest.skip(message)
 
 
+# The suite runs in parallel (pytest-xdist) against shared servers. A test marked
+# `restarts_servers` holds this lock alone while it stops and starts PostgreSQL or MariaDB; every
+# other database test, and the making and dropping of scratch databases, holds it shared.
+SERVERS_LOCK = Path(tempfile.gettempdir()) / "pipeline_kit_tests_servers.lock"
+_holding: list[bool] = []  # this process's hold, taken once: a nested take would wait on itself
+
+
+@contextmanager
+def _servers_held(exclusive: bool) -> Iterator[None]:
+    if _holding:
+        yield
+        return
+    with SERVERS_LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        _holding.append(exclusive)
+        try:
+            yield
+        finally:
+            _holding.pop()
+
+
 def _server_database(admin_url: str, dialect: str) -> Iterator[str]:
     """Create a scratch database on the server, yield its URL, drop it afterwards."""
     name = f"pk_test_{uuid.uuid4().hex[:10]}"
     admin = create(admin_url).engine.execution_options(isolation_level="AUTOCOMMIT")
     try:
-        with admin.connect() as conn:
+        with _servers_held(exclusive=False), admin.connect() as conn:
             if dialect == "mariadb":
                 conn.execute(sa.text(f"CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"))
             else:
@@ -55,7 +79,7 @@ def _server_database(admin_url: str, dialect: str) -> Iterator[str]:
     try:
         yield url
     finally:
-        with admin.connect() as conn:
+        with _servers_held(exclusive=False), admin.connect() as conn:
             if dialect == "postgresql":
                 conn.execute(sa.text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
             else:
@@ -154,6 +178,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
+
+
+@pytest.fixture(autouse=True)
+def _servers_stay_up_for_others(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Parallel test processes never see a server restart they did not make (see SERVERS_LOCK)."""
+    if request.node.get_closest_marker("restarts_servers"):
+        with _servers_held(exclusive=True):
+            yield
+    elif request.node.get_closest_marker("db"):
+        with _servers_held(exclusive=False):
+            yield
+    else:
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -20,6 +20,7 @@ from pipeline_kit.chaos.runner import Settings, run_chaos
 RESTART_SLACK_S = 12.0  # a worker's reconnect backoff (1 + 2 + 5 s) around a database restart
 
 
+@pytest.mark.restarts_servers
 def test_chaos_ci_profile(db_url: str, tmp_path: Path) -> None:
     """The CI profile (1,000 tasks, 4 workers as a worker account on servers, 30 kills, 4 stops past
     the lease, a server restart, cut and frozen connections, a full output disk, one worker's clock
@@ -42,6 +43,7 @@ def test_chaos_ci_profile(db_url: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.soak
+@pytest.mark.restarts_servers
 @pytest.mark.skipif(
     os.environ.get("PIPELINE_KIT_SOAK") != "1", reason="set PIPELINE_KIT_SOAK=1 for the release profile"
 )

@@ -270,6 +270,7 @@ def test_woken_worker_finishes_the_task_it_claims_again(db_url: str, db: Databas
     assert outcomes == ["lost", "completed"]
 
 
+@pytest.mark.restarts_servers
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_workers_survive_a_postgresql_restart(db_url: str, db: Database, tmp_path: Path) -> None:
     """PostgreSQL restarts mid-run: workers reconnect with backoff and finish every task once."""
