@@ -17,6 +17,7 @@ from pipeline_kit.engine.dependents import (
     unblock_dependents,
 )
 from pipeline_kit.engine.events import record_each
+from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import DEAD_ENDS, VERBS, Outcome, Status
 from pipeline_kit.errors import BadInput, NotFound
 
@@ -62,7 +63,7 @@ def retry(db: Database, selection: RetrySelection, *, by: str = "operator", dry_
     wrong = [s.value for s in selection.statuses if s not in RETRYABLE]
     if wrong:
         raise BadInput(f"only failed or canceled tasks can be retried, not {', '.join(wrong)} ones")
-    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+    with reading(db) as conn:
         chosen = _chosen(conn, selection)
         conn.rollback()
     if dry_run:
@@ -148,7 +149,7 @@ def split_targets(db: Database, targets: Iterable[str]) -> tuple[tuple[str, ...]
     """Targets an operator typed, as (task ids, bookcodes): a task's id names that task, else a
     book's code names the book; anything else is NotFound."""
     names = list(dict.fromkeys(targets))
-    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+    with reading(db) as conn:
         task_ids = set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(names))).scalars())
         rest = [n for n in names if n not in task_ids]
         known = set(conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode.in_(rest))).scalars())
