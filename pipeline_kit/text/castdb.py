@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, characters, shots
+from pipeline_kit.db.schema import characters, shots
 from pipeline_kit.engine.planned import set_params
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.operator import cancel_tasks, reset_tasks
@@ -26,7 +26,7 @@ from pipeline_kit.text.graph import sheet_spec, sheet_task_id
 from pipeline_kit.text.prompts import NO_LOOKS, Templates, sheet_prompt
 from pipeline_kit.text.placesdb import load_places
 from pipeline_kit.text.entries import entry_row, other_names, valid_name
-from pipeline_kit.text.records import Book, Shot, get_book
+from pipeline_kit.text.records import Book, Shot, get_book, lock_book
 from pipeline_kit.text.refold import follow_bible
 from pipeline_kit.text.splitter import reprompt
 from pipeline_kit.text.store import reset_shot_tasks, update_task_params
@@ -77,7 +77,7 @@ def load_bible(conn: sa.Connection, book: Book) -> Bible | None:
 def save_bible(conn: sa.Connection, bookcode: str, bible: Bible) -> None:
     """Replace the book's characters with the bible's (two splits at once take turns: the book's row
     is locked first, so the second one's delete sees the first one's rows)."""
-    conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update())
+    lock_book(conn, bookcode)
     voices = _voices(conn, bookcode)
     conn.execute(sa.delete(characters).where(characters.c.bookcode == bookcode))
     if bible.characters:

@@ -24,6 +24,7 @@ from pipeline_kit.errors import NotFound
 from pipeline_kit.film.names import MUSIC_KIND, MUSIC_LANE, music_task_id
 from pipeline_kit.film.profile import FilmProfile, parse_profile
 from pipeline_kit.text.film_tasks import AssemblyPlan, plan_assembly
+from pipeline_kit.text.records import lock_book
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def set_film_profile(db: Database, bookcode: str, profile: str) -> AssemblyPlan:
     and re-plan its films."""
     chosen = parse_profile(profile)
     with db.engine.begin() as conn:
-        _book(conn, bookcode)
+        lock_book(conn, bookcode)
         conn.execute(sa.update(books).where(books.c.bookcode == bookcode).values(film_profile=chosen.name))
         return plan_assembly(conn, bookcode)
 
@@ -63,7 +64,7 @@ def set_music(db: Database, bookcode: str, sha256: str | None, name: str = "") -
     by default: `film --music` makes it on the PC that has the file."""
     task_id = music_task_id(bookcode)
     with db.engine.begin() as conn:
-        _book(conn, bookcode)
+        lock_book(conn, bookcode)
         if sha256 is not None:
             seed_lanes(conn)  # a database made before the music lane was a default gets it now
             params = {"sha256": sha256, "name": name}
@@ -78,10 +79,3 @@ def set_music(db: Database, bookcode: str, sha256: str | None, name: str = "") -
                 reset_tasks(conn, [task_id], reason=f"the music is now {name}")
         conn.execute(sa.update(books).where(books.c.bookcode == bookcode).values(music=sha256))
         return plan_assembly(conn, bookcode)
-
-
-def _book(conn: sa.Connection, bookcode: str) -> None:
-    """Lock the book's row (racing edits and splits plan its films one at a time); NotFound if none."""
-    found = conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update()).first()
-    if found is None:
-        raise NotFound(f"no book {bookcode!r}; `pipeline-kit status` lists the books")

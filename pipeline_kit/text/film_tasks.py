@@ -40,6 +40,7 @@ from pipeline_kit.film.names import (
 from pipeline_kit.film.profile import FilmProfile, parse_profile
 from pipeline_kit.film.timeline import TITLE_CARD_S, card_frames, frames_for
 from pipeline_kit.text.graph import shot_task_ids
+from pipeline_kit.text.records import lock_book
 
 _CHUNK = 500  # ids per IN (...) lookup
 
@@ -217,7 +218,7 @@ def plan_assembly(conn: sa.Connection, bookcode: str, only: Collection[int] | No
     """
     # Racing splits of one book plan its films one at a time (the book row lock), so each task is
     # created, and counted, once.
-    conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update())
+    lock_book(conn, bookcode)
     specs = assembly_specs(conn, bookcode, only)
     stored = task_params(conn, [s.task_id for s in specs])
     created = enqueue(conn, [s for s in specs if s.task_id not in stored]).created

@@ -76,6 +76,15 @@ class Book:
     style: str | None = None
 
 
+def lock_book(conn: sa.Connection, bookcode: str) -> None:
+    """Lock the book's row for this transaction, so writers of one book's shots, bible and films
+    take turns. Take it first: a transaction that inserted a row naming the book holds a shared
+    lock on it (MariaDB's foreign-key check), and two such upgrading at once deadlock."""
+    found = conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode).with_for_update()).first()
+    if found is None:
+        raise NotFound(f"no book {bookcode!r}; `pipeline-kit status` lists the books")
+
+
 def get_book(conn: sa.Connection, bookcode: str) -> Book:
     """The stored book, or NotFound."""
     row = conn.execute(

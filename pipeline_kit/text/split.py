@@ -26,7 +26,7 @@ from pipeline_kit.text.names import find_mentions
 from pipeline_kit.text.placesdb import load_places, save_places
 from pipeline_kit.text.refold import follow_bible
 from pipeline_kit.text.prompts import Templates
-from pipeline_kit.text.records import Book, get_book
+from pipeline_kit.text.records import Book, get_book, lock_book
 from pipeline_kit.text.splitter import ChapterShots, RuleSplitter, Splitter, build_shots
 from pipeline_kit.text.film_tasks import AssemblyPlan, plan_assembly
 from pipeline_kit.text.store import insert_chapters
@@ -78,6 +78,7 @@ def split_book(
     recast: list[str] = []
     if bible is not None and earlier:  # the bible was folded again: earlier shots follow it
         with db.engine.begin() as conn:
+            lock_book(conn, bookcode)
             recast = follow_bible(conn, book, bible, templates, earlier)
     direction = Direction(book, bible, [r.text for r in rows], director) if director and todo else None
     done = shots_created = tasks_created = 0
@@ -89,6 +90,7 @@ def split_book(
         if k + 1 < len(todo) and sum(len(m.shots) for _, m in batch) < BATCH_SHOTS:
             continue
         with db.engine.begin() as conn:
+            lock_book(conn, bookcode)
             # A chapter split meanwhile by another run, or re-ingested since it was read, is left alone.
             claimed = [
                 (r.number, m) for r, m in batch if claim_chapter(conn, bookcode, r.number, r.checksum, splitter.version)
