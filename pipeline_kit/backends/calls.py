@@ -27,6 +27,19 @@ from pipeline_kit.errors import GenerationError
 CONNECT_TIMEOUT_S = 10.0  # a provider that takes longer to accept a connection is unreachable
 
 
+class KeyedService:
+    """A paid HTTP service reached with a key: its address, model, price and rate limit. The key
+    stays out of the repr, and so out of any log that shows the backend."""
+
+    def __init__(self, base_url: str, api_key: str, model: str, price: float, limiter: RateLimiter) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self.model, self.price, self.limiter = model, price, limiter
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+
 @functools.cache
 def tls() -> ssl.SSLContext:
     """One TLS context per process: httpx builds a new one (reading the whole CA bundle, ~30 ms)

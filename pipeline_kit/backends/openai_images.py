@@ -34,7 +34,7 @@ from typing import Any
 from pipeline_kit import kinds
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, first_image, http_client, json_body, send, send_paid
+from pipeline_kit.backends.calls import Deadline, KeyedService, first_image, http_client, json_body, send, send_paid
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.images import save_checked_png, save_fitted_png
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -78,19 +78,11 @@ def provider_size(model: str, size: tuple[int, int]) -> tuple[int, int]:
     return min(sizes, key=distance)
 
 
-class OpenAIImages:
+class OpenAIImages(KeyedService):
     """Generates character sheets and storyboard frames through an images endpoint."""
 
     name = "openai"
     remote = True  # calls wait on the service: `--inflight` may hold several
-
-    def __init__(self, base_url: str, api_key: str, model: str, price: float, limiter: RateLimiter) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
-        self.model, self.price, self.limiter = model, price, limiter
-
-    def __repr__(self) -> str:  # keeps the key out of any repr that reaches a log
-        return f"OpenAIImages(base_url={self.base_url!r}, model={self.model!r})"
 
     def suffix(self, kind: str) -> str:
         """.png: this backend makes image kinds only."""

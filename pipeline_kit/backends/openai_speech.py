@@ -25,7 +25,7 @@ import httpx
 from pipeline_kit import kinds
 from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
-from pipeline_kit.backends.calls import Deadline, http_client, send_paid
+from pipeline_kit.backends.calls import Deadline, KeyedService, http_client, send_paid
 from pipeline_kit.backends.classify import classified
 from pipeline_kit.backends.paid_lines import say_lines
 from pipeline_kit.backends.ratelimit import RateLimiter
@@ -44,19 +44,11 @@ def default_voice(line: Mapping[str, Any]) -> str:
     return DEFAULTS["narrator"] if line.get("narration") else DEFAULTS.get(line.get("gender"), DEFAULTS[None])
 
 
-class OpenAISpeech:
+class OpenAISpeech(KeyedService):
     """Speaks a voice task's lines through an OpenAI-compatible speech endpoint."""
 
     name = "speech"
     remote = True  # calls wait on the service: `--inflight` may hold several
-
-    def __init__(self, base_url: str, api_key: str, model: str, price: float, limiter: RateLimiter) -> None:
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key
-        self.model, self.price, self.limiter = model, price, limiter
-
-    def __repr__(self) -> str:  # keeps the key out of any repr that reaches a log
-        return f"OpenAISpeech(base_url={self.base_url!r}, model={self.model!r})"
 
     def suffix(self, kind: str) -> str:
         """.wav: it makes the voice kind only."""
