@@ -1,8 +1,11 @@
 """A shot's spoken lines and subtitles: each speaker's words when it has dialogue, else its
 narration.
 
-`spoken_lines` is what the voice tasks say, each line attributed to the shot's character who
-says it (None: the narrator, or a speaker the text does not name). A subtitle must be readable,
+`spoken_lines` is what the voice tasks say, each line attributed to the character who says it
+(None: the narrator, or a speaker the book's cast does not hold). The speaker is the one the
+narration names by any of its names (三藏道, 行者笑道：“…”; "said Holmes", "Holmes said"), a
+pronoun's only fitting character (他道, "said he"), the one still speaking (又道), or, for a line
+no narration tags, the other of two people talking in turn. A subtitle must be readable,
 so a long line is shown as several cues (`cue_texts`: at most SUBTITLE_CHARS per language each,
 broken at sentence ends, else at words or, in Chinese, characters); `shorten` still cuts a
 line to one cue where only one fits (a shot planned without a voice).
@@ -11,21 +14,40 @@ line to one cue where only one fits (a shot planned without a voice).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from pipeline_kit.ornaments import without_ornaments
 
 SUBTITLE_CHARS = {"zh": 36, "en": 84}
+CONTEXT_CHARS = 1500  # of the chapter before a shot: its last speakers (a page or two of talk)
 _QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"|「([^」]+)」|『([^』]+)』")
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t\u3000])")
 _INTRODUCED = re.compile(r"[：:]\s*$")  # 张飞曰： right before a quote: someone new speaks
 _SENTENCE_END = re.compile(r"[.!?。！？…]+[\"”’」』)]*")
-# Who says a quote in English narration: "said Tom", "Tom said", "Mr. Holmes asked" (a name or a
-# pronoun, with the verb on either side).
-_VERBS = r"(?:said|says|asked|asks|replied|cried|answered|shouted|whispered|called|added|muttered)"
-_WHO = r"((?:Mr\.|Mrs\.|Miss|Dr\.)?\s?[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?|he|she|I|they|we)"
+_TAG_END = re.compile(r"(?<!Mr)(?<!Mrs)(?<!Ms)(?<!Dr)[.!?。！？…]+[\"”’」』)]*")  # "said Mr. Holmes." ends once
+# Who says a quote in English narration: "said Tom", "Tom said", "Mr. Holmes asked", "said the
+# clerk" (a name, a pronoun or a described person, with the verb on either side).
+_VERBS = (
+    r"(?:said|says|asked|asks|replied|cried|answered|shouted|whispered|called|added|muttered|remarked|"
+    r"observed|returned|exclaimed|continued|murmured|repeated|interrupted|explained|groaned|sighed|"
+    r"laughed|answered|insisted|protested|suggested|responded|began|went on)"
+)
+_WHO = (
+    r"((?:Mr\.|Mrs\.|Miss|Dr\.)?\s?[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?|he|she|I|they|we"
+    r"|(?:the|my|our|his|her|a|an)\s[a-z]+(?:\s[a-z]+)?)"
+)
 _SAID = re.compile(rf"\b{_VERBS}\s+{_WHO}|{_WHO}\s+{_VERBS}\b")
+_TITLE = re.compile(r"^(?:mr|mrs|miss|ms|dr|sir|lady|lord)\.?\s+")
+_PRONOUN = {"he": "male", "she": "female", "他": "male", "她": "female"}
+_FIRST_PERSON = {"en": "i", "zh": "我"}
+# Chinese speech tags: the words between the speaker and the quote (三藏笑道：, 行者闻言大怒，喝道：).
+_ZH_VERB = r"(?:笑道|说道|问道|答道|叫道|喝道|骂道|嚷道|哭道|叹道|道|曰|说|问|答|叫|喝|骂|云|嚷|喊|令)"
+_ZH_STILL = re.compile(rf"^[又便也却才就即乃遂只方忙急因再复接着还]*(?:大?笑|冷笑|陪笑|欢喜|叹)?{_ZH_VERB}?[:：]?$")
+_ZH_OBJECT_BEFORE = "了与和对把被叫向见跟同给请问拜随着将令教唤望朝骂打"  # 对行者道: 行者 is spoken to
+_ZH_CLAUSE = re.compile(r"[，,；;：:、]")
+_ZH_SENTENCE = re.compile(r"[。！？!?…\n]")
 
 
 def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
@@ -38,6 +60,44 @@ def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Speakers:
+    """The book's cast as its text names them: every name and alias -> the characters going by it
+    (several for a shared title), and each character's gender (None: unknown)."""
+
+    holders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    genders: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, cast: Iterable[tuple[str, Sequence[str], str | None]]) -> Speakers:
+        """From (name, aliases, gender) of each character in the cast."""
+        holders: dict[str, list[str]] = {}
+        genders: dict[str, str | None] = {}
+        for name, aliases, gender in cast:
+            genders[name] = gender
+            for alias in dict.fromkeys((name, *aliases)):
+                holders.setdefault(alias, []).append(name)
+        return cls({k: tuple(v) for k, v in holders.items()}, genders)
+
+    def named(self, name: str, characters: Sequence[str]) -> str | None:
+        """The character `name` is: its only holder, else the holder that is in the shot."""
+        found = self.holders.get(name, ())
+        if len(found) == 1:
+            return found[0]
+        inside = [c for c in found if c in characters]
+        return inside[0] if len(inside) == 1 else None
+
+    @cached_property
+    def folded(self) -> dict[str, str]:
+        """Each name and alias, case-folded (for English narration) -> itself."""
+        return {alias.casefold(): alias for alias in self.holders}
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str] | None:
+        """Any name or alias, longest first (for Chinese narration, written without spaces)."""
+        return _names_pattern(list(self.holders))
+
+
+@dataclass(frozen=True)
 class Line:
     """One speaker turn to voice: who says it (a character of the shot; None: not named), or
     the narration of a shot without dialogue."""
@@ -47,15 +107,36 @@ class Line:
     narration: bool = False
 
 
-def spoken_lines(text: str, *, dialogue: bool, lang: str, characters: Sequence[str] = ()) -> list[Line]:
-    """What a shot says aloud: each speaker turn of a dialogue shot, attributed to the one of
-    `characters` the narration names for it; else (or with no quote found) the narration."""
+def spoken_lines(
+    text: str,
+    *,
+    dialogue: bool,
+    lang: str,
+    characters: Sequence[str] = (),
+    speakers: Speakers | None = None,
+    before: str = "",
+) -> list[Line]:
+    """What a shot says aloud: each speaker turn of a dialogue shot, attributed to its speaker
+    (see the module docstring; `characters`: the shot's, `speakers`: the book's cast, `before`:
+    the chapter up to the shot, whose last CONTEXT_CHARS tell who was talking); else (or with no
+    quote found) the narration."""
     text = without_ornaments(text)
     turns = attributed_turns(text, lang) if dialogue else []
     if turns:
-        return [Line(_character(hint, characters, lang), joined(pieces, lang)) for hint, pieces in turns]
+        earlier = attributed_turns(without_ornaments(_recent(before)), lang)
+        hints = [hint for hint, _ in [*earlier, *turns]]
+        who = attribute(hints, lang, characters, speakers or Speakers())[len(earlier) :]
+        return [Line(name, joined(pieces, lang)) for name, (_, pieces) in zip(who, turns)]
     told = _flat(text, lang)
     return [Line(None, told, narration=True)] if told else []
+
+
+def _recent(before: str) -> str:
+    """The last CONTEXT_CHARS of `before`, from a line's start (no quote is cut in two)."""
+    if len(before) <= CONTEXT_CHARS:
+        return before
+    tail = before[-CONTEXT_CHARS:]
+    return tail[tail.find("\n") + 1 :] if "\n" in tail else ""
 
 
 def speech_turns(text: str, lang: str) -> list[list[str]]:
@@ -100,20 +181,111 @@ def attributed_turns(text: str, lang: str) -> list[tuple[str, list[str]]]:
     return turns
 
 
-def _character(hint: str, characters: Sequence[str], lang: str) -> str | None:
-    """The one of `characters` a turn's hint names: in Chinese the name said last before the
-    quote, in English the name (or a word of it, "tom" for Tom Sawyer); a pronoun names the
-    shot's only character."""
-    if not hint:
+def attribute(hints: Sequence[str], lang: str, characters: Sequence[str], speakers: Speakers) -> list[str | None]:
+    """The speaker of each turn from its hint (see `attributed_turns`): the character the hint
+    names (a pronoun: see `_by_pronoun`); for 又道 the one speaking before; for a turn no
+    narration tags, the other of the two who spoke just before or just after it (people talk in
+    turn), else the other of the shot's only two characters."""
+    found = [_tagged(hint, lang, characters, speakers) for hint in hints]
+    who: list[str | None] = []
+    for name, how in found:
+        if how == "again":
+            name = who[-1] if who else None
+        elif how == "pronoun" and name is not None:
+            name = _by_pronoun(name, lang, characters, speakers, who)
+        who.append(name)
+    for order in (range(len(who)), range(len(who) - 1, -1, -1)):
+        step = 1 if order.step > 0 else -1
+        for k in order:
+            if found[k][1] == "untagged" and who[k] is None:
+                who[k] = _in_turn(who, k, step, characters)
+    return who
+
+
+def _in_turn(who: list[str | None], k: int, step: int, characters: Sequence[str]) -> str | None:
+    """Who answers at turn k, from the turns before it (`step` 1) or after it (-1)."""
+    one, two = k - step, k - 2 * step
+    last = who[one] if 0 <= one < len(who) else None
+    if last is None:
         return None
+    earlier = who[two] if 0 <= two < len(who) else None
+    if earlier is not None and earlier != last:
+        return earlier
+    others = [c for c in characters if c != last]
+    return others[0] if len(characters) == 2 and len(others) == 1 else None
+
+
+def _tagged(hint: str, lang: str, characters: Sequence[str], speakers: Speakers) -> tuple[str | None, str]:
+    """(speaker, how the hint tells it): "named" (a character, or None when the narration names
+    someone the cast does not hold), "pronoun" (the pronoun), "again" (the one speaking before),
+    "untagged" (nothing)."""
     if lang == "zh":
-        found = [(hint.rfind(name), -len(name), name) for name in characters if name and name in hint]
-        return max(found)[2] if found else None
-    for name in characters:
+        return _tagged_zh(hint.strip(), characters, speakers)
+    if not hint:
+        return None, "untagged"
+    if hint in _PRONOUN or (hint == "i" and "I" not in speakers.holders):
+        return hint, "pronoun"
+    folded = speakers.folded
+    bare = _TITLE.sub("", hint)
+    for key in (hint, bare, bare.split()[-1]):
+        if key in folded and (name := speakers.named(folded[key], characters)):
+            return name, "named"
+    for name in characters:  # a shot's character the cast has not (a book without a bible)
         words = name.casefold().split()
-        if hint == name.casefold() or hint in words or hint.split()[-1:] == words[-1:]:
-            return name
-    return characters[0] if len(characters) == 1 and hint in ("he", "she", "i") else None
+        if hint == name.casefold() or bare in words or bare.split()[-1:] == words[-1:]:
+            return name, "named"
+    return None, "named"
+
+
+def _tagged_zh(hint: str, characters: Sequence[str], speakers: Speakers) -> tuple[str | None, str]:
+    """A Chinese turn's speaker: in the sentence before the quote, the first name opening a
+    clause (not one spoken to: 对行者道), from the clause of the speech verb backwards."""
+    if not hint:
+        return None, "untagged"
+    sentence = _ZH_SENTENCE.split(hint.rstrip("：:，, \u3000"))[-1]
+    if not sentence:
+        return None, "untagged"
+    if _ZH_STILL.match(sentence):
+        return None, "again"
+    pattern = speakers.pattern if speakers.holders else _names_pattern(characters)
+    for clause in reversed(_ZH_CLAUSE.split(sentence)):
+        for m in pattern.finditer(clause) if pattern else ():
+            if m.start() and clause[m.start() - 1] in _ZH_OBJECT_BEFORE:
+                continue
+            if m.group() == _FIRST_PERSON["zh"] and m.group() not in speakers.holders:
+                continue
+            return speakers.named(m.group(), characters) or (m.group() if m.group() in characters else None), "named"
+        pronoun = re.match(r"^(?:那|这)?([他她])", clause)
+        if pronoun:
+            return pronoun.group(1), "pronoun"
+    return None, "named"
+
+
+def _names_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
+    """Any of `names`, longest first."""
+    ordered = sorted(names, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+
+def _by_pronoun(
+    pronoun: str, lang: str, characters: Sequence[str], speakers: Speakers, before: Sequence[str | None]
+) -> str | None:
+    """Who a pronoun (he, she, 他, 她; I in a book without a narrator) speaking a turn is: the
+    shot's only character of its gender who is not the narrator (he says I), else the last one
+    of that gender to speak before, other than the speaker of the turn just before (a reply);
+    with no genders known, the shot's only character."""
+    gender = _PRONOUN.get(pronoun)
+    if gender is None or not any(speakers.genders.get(c) for c in characters):
+        return characters[0] if len(characters) == 1 else None
+    narrator = speakers.holders.get("I" if lang == "en" else _FIRST_PERSON["zh"], ())
+    fits = [c for c in characters if speakers.genders.get(c) == gender and c not in narrator]
+    if len(fits) == 1:
+        return fits[0]
+    last = before[-1] if before else None
+    earlier = (
+        c for c in reversed(before) if c and c != last and c not in narrator and speakers.genders.get(c) == gender
+    )
+    return next(earlier, None)
 
 
 def _speaker(said: str, before: str, after: str) -> str | None:
@@ -124,7 +296,7 @@ def _speaker(said: str, before: str, after: str) -> str | None:
     else the narration after belongs to the next quote, and the speaker is named in the last
     sentence before this one (Tom said, "Go.").
     """
-    end = _SENTENCE_END.search(after)
+    end = _TAG_END.search(after)
     if end:
         own = after[: end.end()]
     else:
