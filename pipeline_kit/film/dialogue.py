@@ -4,8 +4,9 @@ narration.
 `spoken_lines` is what the voice tasks say, each line attributed to the character who says it
 (None: the narrator, or a speaker the book's cast does not hold). The speaker is the one the
 narration names by any of its names (三藏道, 行者笑道：“…”; "said Holmes", "Holmes said"), a
-pronoun's only fitting character (他道, "said he"), the one still speaking (又道), or, for a line
-no narration tags, the other of two people talking in turn. A subtitle must be readable,
+pronoun's fitting character (他道, "said he"), the one still speaking (又道, a speech running on
+into the next paragraph), or, for a line no narration tags, the other of two people talking in
+turn, reading the chapter's talk before the shot. A subtitle must be readable,
 so a long line is shown as several cues (`cue_texts`: at most SUBTITLE_CHARS per language each,
 broken at sentence ends, else at words or, in Chinese, characters); `shorten` still cuts a
 line to one cue where only one fits (a shot planned without a voice).
@@ -21,8 +22,10 @@ from functools import cached_property
 from pipeline_kit.ornaments import without_ornaments
 
 SUBTITLE_CHARS = {"zh": 36, "en": 84}
-CONTEXT_CHARS = 1500  # of the chapter before a shot: its last speakers (a page or two of talk)
-_QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"|「([^」]+)」|『([^』]+)』")
+CONTEXT_CHARS = 4000  # of the chapter before a shot: its last speakers (a page or two of talk)
+_QUOTED = re.compile(r"“([^”]+)(?:”|\Z)|\"([^\"]+)\"|「([^」]+)」|『([^』]+)』")  # “ may run on
+_CLOSING = ("”", '"', "」", "』")
+GOES_ON = "+"  # the hint of a turn going on with the speech the paragraph before left open
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t\u3000])")
 _INTRODUCED = re.compile(r"[：:]\s*$")  # 张飞曰： right before a quote: someone new speaks
 _SENTENCE_END = re.compile(r"[.!?。！？…]+[\"”’」』)]*")
@@ -96,6 +99,18 @@ class Speakers:
         """Any name or alias, longest first (for Chinese narration, written without spaces)."""
         return _names_pattern(list(self.holders))
 
+    @cached_property
+    def _words(self) -> re.Pattern[str] | None:
+        """Any name or alias but the narrator's I, as a whole word (for English narration)."""
+        names = sorted((n for n in self.holders if n != "I"), key=len, reverse=True)
+        return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b") if names else None
+
+    def mentioned(self, text: str, lang: str) -> list[str]:
+        """The characters `text` names, in order (a name several hold is left out)."""
+        pattern = self.pattern if lang == "zh" else self._words
+        found = [self.holders[m.group()] for m in pattern.finditer(text)] if pattern and text else []
+        return [names[0] for names in found if len(names) == 1]
+
 
 @dataclass(frozen=True)
 class Line:
@@ -124,9 +139,8 @@ def spoken_lines(
     turns = attributed_turns(text, lang) if dialogue else []
     if turns:
         earlier = attributed_turns(without_ornaments(_recent(before)), lang)
-        hints = [hint for hint, _ in [*earlier, *turns]]
-        who = attribute(hints, lang, characters, speakers or Speakers())[len(earlier) :]
-        return [Line(name, joined(pieces, lang)) for name, (_, pieces) in zip(who, turns)]
+        who = attribute([*earlier, *turns], lang, characters, speakers or Speakers())[len(earlier) :]
+        return [Line(name, joined(turn.pieces, lang)) for name, turn in zip(who, turns)]
     told = _flat(text, lang)
     return [Line(None, told, narration=True)] if told else []
 
@@ -141,25 +155,38 @@ def _recent(before: str) -> str:
 
 def speech_turns(text: str, lang: str) -> list[list[str]]:
     """The quoted pieces of `text` grouped by speaker (see `attributed_turns`)."""
-    return [pieces for _, pieces in attributed_turns(text, lang)]
+    return [turn.pieces for turn in attributed_turns(text, lang)]
 
 
-def attributed_turns(text: str, lang: str) -> list[tuple[str, list[str]]]:
+@dataclass(frozen=True)
+class Turn:
+    """One speaker's quoted pieces, a hint of who says them (see `attributed_turns`) and the
+    narration since the turn before (whom it names may be a pronoun's speaker)."""
+
+    hint: str
+    pieces: list[str]
+    told: str = ""
+
+
+def attributed_turns(text: str, lang: str) -> list[Turn]:
     """The quoted pieces of `text` grouped by speaker.
 
     A new paragraph is a new speaker (a line in Chinese, a blank-line block or an indented line
-    in English); in Chinese so is a quote opened after a colon (张飞曰：“…”), the way a second
-    speaker is brought in within one line; in English so is a quote whose narration names another
-    speaker than the quote before it ("Yes," said Tom. "No," said Mary.).
+    in English) unless it goes on with a quotation the paragraph before left open (the way a long
+    speech runs over paragraphs); in Chinese so is a quote opened after a colon (张飞曰：“…”), the
+    way a second speaker is brought in within one line; in English so is a quote whose narration
+    names another speaker than the quote before it ("Yes," said Tom. "No," said Mary.).
     Each turn comes with a hint of who says it: the speaker's name in English narration
-    (lower-case), the narration before the turn in Chinese ("" when none).
+    (lower-case), the narration before the turn in Chinese ("" when none), GOES_ON for a speech
+    going on from the paragraph before.
     """
     paragraphs = text.split("\n") if lang == "zh" else _PARAGRAPH.split(text)
-    turns: list[tuple[str, list[str]]] = []
+    turns: list[Turn] = []
+    told, left_open = "", False
     for paragraph in paragraphs:
         quotes = list(_QUOTED.finditer(paragraph))
         turn: list[str] = []
-        last_speaker, hint = None, ""
+        last_speaker, hint, lead = None, "", ""
         for i, match in enumerate(quotes):
             before = paragraph[quotes[i - 1].end() if i else 0 : match.start()]
             after = paragraph[match.end() : quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
@@ -168,57 +195,73 @@ def attributed_turns(text: str, lang: str) -> list[tuple[str, list[str]]]:
             if turn and (
                 (lang == "zh" and _INTRODUCED.search(before)) or (speaker and last_speaker and speaker != last_speaker)
             ):
-                turns.append((hint, turn))
-                turn, last_speaker = [], None
+                turns.append(Turn(hint, turn, lead))
+                turn, last_speaker, told = [], None, ""
             if not turn:
-                hint = before
+                hint, lead = before, told + before
             turn.append(said)
             last_speaker = speaker or last_speaker
             if lang != "zh":
                 hint = last_speaker or ""
+        if turn and left_open and not last_speaker and not paragraph[: quotes[0].start()].strip():
+            hint = GOES_ON
         if turn:
-            turns.append((hint, turn))
+            turns.append(Turn(hint, turn, lead))
+            told = paragraph[quotes[-1].end() :]
+        else:
+            told += "\n" + paragraph
+        left_open = bool(quotes) and quotes[-1].end() == len(paragraph) and not quotes[-1].group().endswith(_CLOSING)
     return turns
 
 
-def attribute(hints: Sequence[str], lang: str, characters: Sequence[str], speakers: Speakers) -> list[str | None]:
-    """The speaker of each turn from its hint (see `attributed_turns`): the character the hint
-    names (a pronoun: see `_by_pronoun`); for 又道 the one speaking before; for a turn no
-    narration tags, the other of the two who spoke just before or just after it (people talk in
-    turn), else the other of the shot's only two characters."""
-    found = [_tagged(hint, lang, characters, speakers) for hint in hints]
+def attribute(turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers) -> list[str | None]:
+    """The speaker of each turn (see `attributed_turns`): the character its hint names (a
+    pronoun: see `_by_pronoun`); for 又道 or a speech going on the one speaking before; for a
+    turn no narration tags, the other of the two who spoke just before or just after it (people
+    talk in turn), else the other of the shot's only two characters."""
+    found = [_tagged(turn.hint, lang, characters, speakers) for turn in turns]
     who: list[str | None] = []
-    for name, how in found:
+    named: list[str] = []  # the cast as the narration names them, in order
+    for turn, (name, how) in zip(turns, found):
+        named += speakers.mentioned(turn.told, lang)
         if how == "again":
             name = who[-1] if who else None
         elif how == "pronoun" and name is not None:
-            name = _by_pronoun(name, lang, characters, speakers, who)
+            name = _by_pronoun(name, lang, characters, speakers, who, named)
         who.append(name)
+    hows = [how for _, how in found]
     for order in (range(len(who)), range(len(who) - 1, -1, -1)):
         step = 1 if order.step > 0 else -1
         for k in order:
-            if found[k][1] == "untagged" and who[k] is None:
-                who[k] = _in_turn(who, k, step, characters)
+            if who[k] is not None:
+                continue
+            if hows[k] == "untagged":
+                who[k] = _in_turn(who, hows, k, step, characters)
+            elif 0 <= k - step < len(who) and hows[max(k, k - step)] == "again":  # one speech, two turns
+                who[k] = who[k - step]
     return who
 
 
-def _in_turn(who: list[str | None], k: int, step: int, characters: Sequence[str]) -> str | None:
-    """Who answers at turn k, from the turns before it (`step` 1) or after it (-1)."""
+def _in_turn(who: list[str | None], hows: list[str], k: int, step: int, characters: Sequence[str]) -> str | None:
+    """Who answers at turn k, from the turns before it (`step` 1) or after it (-1): the one two
+    turns away when the turn next to it was someone else (a character, or a person the cast lacks
+    whom the narration named), else the other of the shot's only two characters."""
     one, two = k - step, k - 2 * step
-    last = who[one] if 0 <= one < len(who) else None
-    if last is None:
+    if not 0 <= one < len(who):
         return None
-    earlier = who[two] if 0 <= two < len(who) else None
-    if earlier is not None and earlier != last:
+    last, earlier = who[one], who[two] if 0 <= two < len(who) else None
+    if earlier is not None and earlier != last and (last is not None or hows[one] == "named"):
         return earlier
     others = [c for c in characters if c != last]
-    return others[0] if len(characters) == 2 and len(others) == 1 else None
+    return others[0] if last is not None and len(characters) == 2 and len(others) == 1 else None
 
 
 def _tagged(hint: str, lang: str, characters: Sequence[str], speakers: Speakers) -> tuple[str | None, str]:
     """(speaker, how the hint tells it): "named" (a character, or None when the narration names
     someone the cast does not hold), "pronoun" (the pronoun), "again" (the one speaking before),
     "untagged" (nothing)."""
+    if hint == GOES_ON:
+        return None, "again"
     if lang == "zh":
         return _tagged_zh(hint.strip(), characters, speakers)
     if not hint:
@@ -268,12 +311,17 @@ def _names_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
 
 
 def _by_pronoun(
-    pronoun: str, lang: str, characters: Sequence[str], speakers: Speakers, before: Sequence[str | None]
+    pronoun: str,
+    lang: str,
+    characters: Sequence[str],
+    speakers: Speakers,
+    before: Sequence[str | None],
+    named: Sequence[str],
 ) -> str | None:
     """Who a pronoun (he, she, 他, 她; I in a book without a narrator) speaking a turn is: the
-    shot's only character of its gender who is not the narrator (he says I), else the last one
-    of that gender to speak before, other than the speaker of the turn just before (a reply);
-    with no genders known, the shot's only character."""
+    shot's only character of its gender who is not the narrator (he says I), else the last one of
+    that gender the narration named, else the last to speak, other than the speaker of the turn
+    just before (a reply); with no genders known, the shot's only character."""
     gender = _PRONOUN.get(pronoun)
     if gender is None or not any(speakers.genders.get(c) for c in characters):
         return characters[0] if len(characters) == 1 else None
@@ -282,10 +330,10 @@ def _by_pronoun(
     if len(fits) == 1:
         return fits[0]
     last = before[-1] if before else None
-    earlier = (
-        c for c in reversed(before) if c and c != last and c not in narrator and speakers.genders.get(c) == gender
-    )
-    return next(earlier, None)
+    for name in (*reversed(named), *reversed(before)):
+        if name and name != last and name not in narrator and speakers.genders.get(name) == gender:
+            return name
+    return None
 
 
 def _speaker(said: str, before: str, after: str) -> str | None:
