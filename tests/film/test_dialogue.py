@@ -90,7 +90,12 @@ ZH_CAST = Speakers.of(
     [("李青", ("青儿", "李大侠"), "male"), ("王大山", ("大山",), "male"), ("刘婆", ("婆婆",), "female")]
 )
 EN_CAST = Speakers.of(
-    [("Tobias Crane", ("Tobias", "Crane"), "male"), ("Mara Vell", ("Mara",), "female"), ("Watson", ("I",), "male")]
+    [
+        ("Tobias Crane", ("Tobias", "Crane"), "male"),
+        ("Mara Vell", ("Mara",), "female"),
+        ("Watson", ("I",), "male"),
+        ("Hugo", (), "male"),
+    ]
 )
 
 
@@ -138,12 +143,25 @@ def test_chinese_lines_are_attributed_to_their_speakers(text: str, characters: t
             ("Tobias Crane", "Mara Vell"),
             ["Tobias Crane", "Mara Vell", "Tobias Crane", "Mara Vell"],
         ),
+        # two men in the shot: he is the one the narration named last
+        ('Hugo waited. Tobias came in.\n\n"Sit," he said.', ("Hugo", "Tobias Crane"), ["Tobias Crane"]),
     ],
 )
 def test_english_lines_are_attributed_to_their_speakers(text: str, characters: tuple[str, ...], expected: list) -> None:
     """ "said X" and "X said" name the speaker by any of its names (a title dropped); "said I" is
     the narrator; "said he" the shot's only other man; untagged paragraphs alternate."""
     assert speakers_of(text, "en", characters, EN_CAST) == expected
+
+
+def test_a_speech_running_over_paragraphs_is_all_voiced_by_its_speaker() -> None:
+    """A paragraph leaving its quotation open goes on in the next: both are said, by one speaker."""
+    text = "“Listen,” said Mara. “It was late,\n\n“and the road was long.”\n\n“Go on,” said Tobias."
+    lines = spoken_lines(text, dialogue=True, lang="en", characters=("Mara Vell", "Tobias Crane"), speakers=EN_CAST)
+    assert [(line.speaker, line.text) for line in lines] == [
+        ("Mara Vell", "Listen. It was late."),
+        ("Mara Vell", "and the road was long."),
+        ("Tobias Crane", "Go on."),
+    ]
 
 
 def test_the_talk_before_a_shot_tells_who_speaks_its_untagged_lines() -> None:
