@@ -35,7 +35,7 @@ _TAG_END = re.compile(r"(?<!Mr)(?<!Mrs)(?<!Ms)(?<!Dr)[.!?。！？…]+[\"”’
 _VERBS = (
     r"(?:said|says|asked|asks|replied|cried|answered|shouted|whispered|called|added|muttered|remarked|"
     r"observed|returned|exclaimed|continued|murmured|repeated|interrupted|explained|groaned|sighed|"
-    r"laughed|answered|insisted|protested|suggested|responded|began|went on)"
+    r"laughed|insisted|protested|suggested|responded|began|went on)"
 )
 _WHO = (
     r"((?:Mr\.|Mrs\.|Miss|Dr\.)?\s?[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?|he|she|I|they|we"
@@ -114,8 +114,8 @@ class Speakers:
 
 @dataclass(frozen=True)
 class Line:
-    """One speaker turn to voice: who says it (a character of the shot; None: not named), or
-    the narration of a shot without dialogue."""
+    """One speaker turn to voice: who says it (a character of the book; None: nobody the cast
+    holds), or the narration of a shot without dialogue."""
 
     speaker: str | None
     text: str
