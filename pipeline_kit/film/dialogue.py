@@ -175,7 +175,8 @@ def attributed_turns(text: str, lang: str) -> list[Turn]:
     in English) unless it goes on with a quotation the paragraph before left open (the way a long
     speech runs over paragraphs); in Chinese so is a quote opened after a colon (张飞曰：“…”), the
     way a second speaker is brought in within one line; in English so is a quote whose narration
-    names another speaker than the quote before it ("Yes," said Tom. "No," said Mary.).
+    names another speaker than the quote before it ("Yes," said Tom. "No," said Mary.; not a
+    pronoun: "Yes," said Tom. "Go," said he. is Tom's).
     Each turn comes with a hint of who says it: the speaker's name in English narration
     (lower-case), the narration before the turn in Chinese ("" when none), GOES_ON for a speech
     going on from the paragraph before.
@@ -193,14 +194,21 @@ def attributed_turns(text: str, lang: str) -> list[Turn]:
             said = next(g for g in match.groups() if g).strip()
             speaker = None if lang == "zh" else _speaker(said, before, after)
             if turn and (
-                (lang == "zh" and _INTRODUCED.search(before)) or (speaker and last_speaker and speaker != last_speaker)
+                (lang == "zh" and _INTRODUCED.search(before))
+                or (
+                    speaker
+                    and last_speaker
+                    and speaker != last_speaker
+                    and not {speaker, last_speaker} & _PRONOUN.keys()
+                )
             ):
                 turns.append(Turn(hint, turn, lead))
                 turn, last_speaker, told = [], None, ""
             if not turn:
                 hint, lead = before, told + before
             turn.append(said)
-            last_speaker = speaker or last_speaker
+            if speaker and (last_speaker is None or last_speaker in _PRONOUN):
+                last_speaker = speaker
             if lang != "zh":
                 hint = last_speaker or ""
         if turn and left_open and not last_speaker and not paragraph[: quotes[0].start()].strip():
@@ -318,22 +326,32 @@ def _by_pronoun(
     before: Sequence[str | None],
     named: Sequence[str],
 ) -> str | None:
-    """Who a pronoun (he, she, 他, 她; I in a book without a narrator) speaking a turn is: the
-    shot's only character of its gender who is not the narrator (he says I), else the last one of
-    that gender the narration named, else the last to speak, other than the speaker of the turn
-    just before (a reply); with no genders known, the shot's only character."""
+    """Who a pronoun (he, she, 他, 她; I in a book without a narrator) speaking a turn is, never
+    the narrator (he says I) nor the speaker of the turn just before (a reply): one of its gender
+    who spoke in the two turns before that, else the shot's only character of its gender (of any,
+    with no genders known), else the last one of its gender the narration named."""
     gender = _PRONOUN.get(pronoun)
-    if gender is None or not any(speakers.genders.get(c) for c in characters):
+    if gender is None:  # I, in a book whose narrator the bible does not know
         return characters[0] if len(characters) == 1 else None
     narrator = speakers.holders.get("I" if lang == "en" else _FIRST_PERSON["zh"], ())
-    fits = [c for c in characters if speakers.genders.get(c) == gender and c not in narrator]
-    if len(fits) == 1:
-        return fits[0]
     last = before[-1] if before else None
-    for name in (*reversed(named), *reversed(before)):
-        if name and name != last and name not in narrator and speakers.genders.get(name) == gender:
-            return name
-    return None
+
+    def fits(name: str | None, known: bool = True) -> bool:
+        return (
+            bool(name)
+            and name != last
+            and name not in narrator
+            and (speakers.genders.get(name or "") == gender or not known)
+        )
+
+    replying = next((n for n in reversed(before[-3:-1]) if fits(n)), None)
+    if replying:
+        return replying
+    known = any(speakers.genders.get(c) for c in characters)
+    shot = [c for c in characters if fits(c, known)]
+    if len(shot) == 1:
+        return shot[0]
+    return next((n for n in reversed(named) if fits(n)), None)
 
 
 def _speaker(said: str, before: str, after: str) -> str | None:
