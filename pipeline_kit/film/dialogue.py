@@ -48,8 +48,11 @@ _FIRST_PERSON = {"en": "i", "zh": "我"}
 # Chinese speech tags: the words between the speaker and the quote (三藏笑道：, 行者闻言大怒，喝道：).
 _ZH_VERB = r"(?:笑道|说道|问道|答道|叫道|喝道|骂道|嚷道|哭道|叹道|道|曰|说|问|答|叫|喝|骂|云|嚷|喊|令)"
 _ZH_STILL = re.compile(rf"^[又便也却才就即乃遂只方忙急因再复接着还]*(?:大?笑|冷笑|陪笑|欢喜|叹)?{_ZH_VERB}?[:：]?$")
-_ZH_OBJECT_BEFORE = "了与和对把被叫向见跟同给请问拜随着将令教唤望朝骂打"  # 对行者道: 行者 is spoken to
-_ZH_CLAUSE = re.compile(r"[，,；;：:、]")
+# 对行者道, 站在佛祖手心: 行者 is spoken to, 佛祖 is a place; 殷丞相府上: a place; 菩萨、金刚等众: a crowd
+_ZH_OBJECT_BEFORE = "了与和对把被叫向见跟同给请问拜随着将令教唤望朝骂打在于到至"
+_ZH_OWNED_AFTER = "府家之的"
+_ZH_MANY_AFTER = "、等诸众"
+_ZH_CLAUSE = re.compile(r"[，,；;：:]")
 _ZH_SENTENCE = re.compile(r"[。！？!?…\n]")
 
 
@@ -290,7 +293,8 @@ def _tagged(hint: str, lang: str, characters: Sequence[str], speakers: Speakers)
 
 def _tagged_zh(hint: str, characters: Sequence[str], speakers: Speakers) -> tuple[str | None, str]:
     """A Chinese turn's speaker: in the sentence before the quote, the first name opening a
-    clause (not one spoken to: 对行者道), from the clause of the speech verb backwards."""
+    clause (not one spoken to, a place or an owner: 对行者道, 在佛祖手心, 丞相府), from the clause of
+    the speech verb backwards; nobody for a crowd (菩萨、金刚等众曰)."""
     if not hint:
         return None, "untagged"
     sentence = _ZH_SENTENCE.split(hint.rstrip("：:，, \u3000"))[-1]
@@ -301,10 +305,11 @@ def _tagged_zh(hint: str, characters: Sequence[str], speakers: Speakers) -> tupl
     pattern = speakers.pattern if speakers.holders else _names_pattern(characters)
     for clause in reversed(_ZH_CLAUSE.split(sentence)):
         for m in pattern.finditer(clause) if pattern else ():
-            if m.start() and clause[m.start() - 1] in _ZH_OBJECT_BEFORE:
+            lead, tail = clause[m.start() - 1 : m.start()], clause[m.end() : m.end() + 1]
+            if (lead and lead in _ZH_OBJECT_BEFORE) or (tail and tail in _ZH_OWNED_AFTER):
                 continue
-            if m.group() == _FIRST_PERSON["zh"] and m.group() not in speakers.holders:
-                continue
+            if tail and tail in _ZH_MANY_AFTER:
+                return None, "named"  # several speak at once
             return speakers.named(m.group(), characters) or (m.group() if m.group() in characters else None), "named"
         pronoun = re.match(r"^(?:那|这)?([他她])", clause)
         if pronoun:

@@ -116,6 +116,10 @@ def speakers_of(text: str, lang: str, characters: tuple[str, ...], cast: Speaker
         # 又道: the one speaking before goes on; a speaker the cast lacks is nobody, not the last one
         ("大山道：“好。”又道：“再来。”", ("王大山",), ["王大山", "王大山"]),
         ("大山道：“好。”樵夫道：“不好。”", ("王大山",), ["王大山", None]),
+        # a name that is a place, an owner or one of a crowd is nobody's line
+        ("众人站在大山身旁，叫道：“开门！”", ("王大山",), [None]),
+        ("来到大山府上，门人道：“请。”", ("王大山",), [None]),
+        ("青儿、大山等众齐道：“好！”", ("李青", "王大山"), [None]),
         # a pronoun: the shot's only character of its gender
         ("她叹道：“罢了。”", ("李青", "刘婆"), ["刘婆"]),
         # lines no narration tags answer each other in turn
@@ -124,8 +128,9 @@ def speakers_of(text: str, lang: str, characters: tuple[str, ...], cast: Speaker
 )
 def test_chinese_lines_are_attributed_to_their_speakers(text: str, characters: tuple[str, ...], expected: list) -> None:
     """A Chinese line is said by the character the narration names before its speech verb, by
-    any of its names; 又道 goes on with the one speaking; 他/她 is the shot's only fitting
-    character; untagged lines alternate between the two who talk."""
+    any of its names (not one spoken to, a place, an owner or a crowd); 又道 goes on with the one
+    speaking; 他/她 is the shot's only fitting character; untagged lines alternate between the
+    two who talk."""
     assert speakers_of(text, "zh", characters, ZH_CAST) == expected
 
 
