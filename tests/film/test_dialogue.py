@@ -235,7 +235,10 @@ def test_corpus_passages_are_attributed_as_a_reader_would(
 ) -> None:
     """Against a hand-labelled sample of each corpus book: every turn found, nine in ten said by
     the one a reader names (西游记's chapter 1 gets them all; in Holmes a visitor the cast lacks
-    is taken for Holmes or Watson)."""
+    is taken for Holmes or Watson). Measured when written, the rules only looking for canonical
+    names got 21/41 and 6/36; over whole books split with their bibles, the share of dialogue
+    lines with a speaker went from 40% to 65% (西游记 1-10) and 20% to 36% (Holmes, where many
+    speakers are people the bible does not hold)."""
     found = speakers_of(corpus_sample(*passage), lang, tuple(cast.genders), cast)
     assert len(found) == len(said)
     right = sum(a == b for a, b in zip(found, said))
