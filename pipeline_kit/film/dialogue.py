@@ -1,8 +1,12 @@
 """A shot's spoken lines and subtitles: each speaker's words when it has dialogue, else its
 narration.
 
-`spoken_lines` is what the voice tasks say, each line attributed to the shot's character who
-says it (None: the narrator, or a speaker the text does not name). A subtitle must be readable,
+`spoken_lines` is what the voice tasks say, each line attributed to the character who says it
+(None: the narrator, or a speaker the book's cast does not hold). The speaker is the one the
+narration names by any of its names (三藏道, 行者笑道：“…”; "said Holmes", "Holmes said"), a
+pronoun's fitting character (他道, "said he"), the one still speaking (又道, a speech running on
+into the next paragraph), or, for a line no narration tags, the other of two people talking in
+turn, reading the chapter's talk before the shot. A subtitle must be readable,
 so a long line is shown as several cues (`cue_texts`: at most SUBTITLE_CHARS per language each,
 broken at sentence ends, else at words or, in Chinese, characters); `shorten` still cuts a
 line to one cue where only one fits (a shot planned without a voice).
@@ -11,21 +15,45 @@ line to one cue where only one fits (a shot planned without a voice).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from pipeline_kit.ornaments import without_ornaments
 
 SUBTITLE_CHARS = {"zh": 36, "en": 84}
-_QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"|「([^」]+)」|『([^』]+)』")
+CONTEXT_CHARS = 4000  # of the chapter before a shot: its last speakers (a page or two of talk)
+_QUOTED = re.compile(r"“([^”]+)(?:”|\Z)|\"([^\"]+)\"|「([^」]+)」|『([^』]+)』")  # “ may run on
+_CLOSING = ("”", '"', "」", "』")
+GOES_ON = "+"  # the hint of a turn going on with the speech the paragraph before left open
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=[ \t\u3000])")
 _INTRODUCED = re.compile(r"[：:]\s*$")  # 张飞曰： right before a quote: someone new speaks
 _SENTENCE_END = re.compile(r"[.!?。！？…]+[\"”’」』)]*")
-# Who says a quote in English narration: "said Tom", "Tom said", "Mr. Holmes asked" (a name or a
-# pronoun, with the verb on either side).
-_VERBS = r"(?:said|says|asked|asks|replied|cried|answered|shouted|whispered|called|added|muttered)"
-_WHO = r"((?:Mr\.|Mrs\.|Miss|Dr\.)?\s?[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?|he|she|I|they|we)"
+_TAG_END = re.compile(r"(?<!Mr)(?<!Mrs)(?<!Ms)(?<!Dr)[.!?。！？…]+[\"”’」』)]*")  # "said Mr. Holmes." ends once
+# Who says a quote in English narration: "said Tom", "Tom said", "Mr. Holmes asked", "said the
+# clerk" (a name, a pronoun or a described person, with the verb on either side).
+_VERBS = (
+    r"(?:said|says|asked|asks|replied|cried|answered|shouted|whispered|called|added|muttered|remarked|"
+    r"observed|returned|exclaimed|continued|murmured|repeated|interrupted|explained|groaned|sighed|"
+    r"laughed|insisted|protested|suggested|responded|began|went on)"
+)
+_WHO = (
+    r"((?:Mr\.|Mrs\.|Miss|Dr\.)?\s?[A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?|he|she|I|they|we"
+    r"|(?:the|my|our|his|her|a|an)\s[a-z]+(?:\s[a-z]+)?)"
+)
 _SAID = re.compile(rf"\b{_VERBS}\s+{_WHO}|{_WHO}\s+{_VERBS}\b")
+_TITLE = re.compile(r"^(?:mr|mrs|miss|ms|dr|sir|lady|lord)\.?\s+")
+_PRONOUN = {"he": "male", "she": "female", "他": "male", "她": "female"}
+_FIRST_PERSON = {"en": "i", "zh": "我"}
+# Chinese speech tags: the words between the speaker and the quote (三藏笑道：, 行者闻言大怒，喝道：).
+_ZH_VERB = r"(?:笑道|说道|问道|答道|叫道|喝道|骂道|嚷道|哭道|叹道|道|曰|说|问|答|叫|喝|骂|云|嚷|喊|令)"
+_ZH_STILL = re.compile(rf"^[又便也却才就即乃遂只方忙急因再复接着还]*(?:大?笑|冷笑|陪笑|欢喜|叹)?{_ZH_VERB}?[:：]?$")
+# 对行者道, 站在佛祖手心: 行者 is spoken to, 佛祖 is a place; 殷丞相府上: a place; 菩萨、金刚等众: a crowd
+_ZH_OBJECT_BEFORE = "了与和对把被叫向见跟同给请问拜随着将令教唤望朝骂打在于到至"
+_ZH_OWNED_AFTER = "府家之的"
+_ZH_MANY_AFTER = "、等诸众"
+_ZH_CLAUSE = re.compile(r"[，,；;：:]")
+_ZH_SENTENCE = re.compile(r"[。！？!?…\n]")
 
 
 def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
@@ -38,82 +66,297 @@ def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Speakers:
+    """The book's cast as its text names them: every name and alias -> the characters going by it
+    (several for a shared title), and each character's gender (None: unknown)."""
+
+    holders: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    genders: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, cast: Iterable[tuple[str, Sequence[str], str | None]]) -> Speakers:
+        """From (name, aliases, gender) of each character in the cast."""
+        holders: dict[str, list[str]] = {}
+        genders: dict[str, str | None] = {}
+        for name, aliases, gender in cast:
+            genders[name] = gender
+            for alias in dict.fromkeys((name, *aliases)):
+                holders.setdefault(alias, []).append(name)
+        return cls({k: tuple(v) for k, v in holders.items()}, genders)
+
+    def named(self, name: str, characters: Sequence[str]) -> str | None:
+        """The character `name` is: its only holder, else the holder that is in the shot."""
+        found = self.holders.get(name, ())
+        if len(found) == 1:
+            return found[0]
+        inside = [c for c in found if c in characters]
+        return inside[0] if len(inside) == 1 else None
+
+    @cached_property
+    def folded(self) -> dict[str, str]:
+        """Each name and alias, case-folded (for English narration) -> itself."""
+        return {alias.casefold(): alias for alias in self.holders}
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str] | None:
+        """Any name or alias, longest first (for Chinese narration, written without spaces)."""
+        return _names_pattern(list(self.holders))
+
+    @cached_property
+    def _words(self) -> re.Pattern[str] | None:
+        """Any name or alias but the narrator's I, as a whole word (for English narration)."""
+        names = sorted((n for n in self.holders if n != "I"), key=len, reverse=True)
+        return re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b") if names else None
+
+    def mentioned(self, text: str, lang: str) -> list[str]:
+        """The characters `text` names, in order (a name several hold is left out)."""
+        pattern = self.pattern if lang == "zh" else self._words
+        found = [self.holders[m.group()] for m in pattern.finditer(text)] if pattern and text else []
+        return [names[0] for names in found if len(names) == 1]
+
+
+@dataclass(frozen=True)
 class Line:
-    """One speaker turn to voice: who says it (a character of the shot; None: not named), or
-    the narration of a shot without dialogue."""
+    """One speaker turn to voice: who says it (a character of the book; None: nobody the cast
+    holds), or the narration of a shot without dialogue."""
 
     speaker: str | None
     text: str
     narration: bool = False
 
 
-def spoken_lines(text: str, *, dialogue: bool, lang: str, characters: Sequence[str] = ()) -> list[Line]:
-    """What a shot says aloud: each speaker turn of a dialogue shot, attributed to the one of
-    `characters` the narration names for it; else (or with no quote found) the narration."""
+def spoken_lines(
+    text: str,
+    *,
+    dialogue: bool,
+    lang: str,
+    characters: Sequence[str] = (),
+    speakers: Speakers | None = None,
+    before: str = "",
+) -> list[Line]:
+    """What a shot says aloud: each speaker turn of a dialogue shot, attributed to its speaker
+    (see the module docstring; `characters`: the shot's, `speakers`: the book's cast, `before`:
+    the chapter up to the shot, whose last CONTEXT_CHARS tell who was talking); else (or with no
+    quote found) the narration."""
     text = without_ornaments(text)
     turns = attributed_turns(text, lang) if dialogue else []
     if turns:
-        return [Line(_character(hint, characters, lang), joined(pieces, lang)) for hint, pieces in turns]
+        earlier = attributed_turns(without_ornaments(_recent(before)), lang)
+        who = attribute([*earlier, *turns], lang, characters, speakers or Speakers())[len(earlier) :]
+        return [Line(name, joined(turn.pieces, lang)) for name, turn in zip(who, turns)]
     told = _flat(text, lang)
     return [Line(None, told, narration=True)] if told else []
 
 
+def _recent(before: str) -> str:
+    """The last CONTEXT_CHARS of `before`, from a line's start (no quote is cut in two)."""
+    if len(before) <= CONTEXT_CHARS:
+        return before
+    tail = before[-CONTEXT_CHARS:]
+    return tail[tail.find("\n") + 1 :] if "\n" in tail else ""
+
+
 def speech_turns(text: str, lang: str) -> list[list[str]]:
     """The quoted pieces of `text` grouped by speaker (see `attributed_turns`)."""
-    return [pieces for _, pieces in attributed_turns(text, lang)]
+    return [turn.pieces for turn in attributed_turns(text, lang)]
 
 
-def attributed_turns(text: str, lang: str) -> list[tuple[str, list[str]]]:
+@dataclass(frozen=True)
+class Turn:
+    """One speaker's quoted pieces, a hint of who says them (see `attributed_turns`) and the
+    narration since the turn before (whom it names may be a pronoun's speaker)."""
+
+    hint: str
+    pieces: list[str]
+    told: str = ""
+
+
+def attributed_turns(text: str, lang: str) -> list[Turn]:
     """The quoted pieces of `text` grouped by speaker.
 
     A new paragraph is a new speaker (a line in Chinese, a blank-line block or an indented line
-    in English); in Chinese so is a quote opened after a colon (张飞曰：“…”), the way a second
-    speaker is brought in within one line; in English so is a quote whose narration names another
-    speaker than the quote before it ("Yes," said Tom. "No," said Mary.).
+    in English) unless it goes on with a quotation the paragraph before left open (the way a long
+    speech runs over paragraphs); in Chinese so is a quote opened after a colon (张飞曰：“…”), the
+    way a second speaker is brought in within one line; in English so is a quote whose narration
+    names another speaker than the quote before it ("Yes," said Tom. "No," said Mary.; not a
+    pronoun: "Yes," said Tom. "Go," said he. is Tom's).
     Each turn comes with a hint of who says it: the speaker's name in English narration
-    (lower-case), the narration before the turn in Chinese ("" when none).
+    (lower-case), the narration before the turn in Chinese ("" when none), GOES_ON for a speech
+    going on from the paragraph before.
     """
     paragraphs = text.split("\n") if lang == "zh" else _PARAGRAPH.split(text)
-    turns: list[tuple[str, list[str]]] = []
+    turns: list[Turn] = []
+    told, left_open = "", False
     for paragraph in paragraphs:
         quotes = list(_QUOTED.finditer(paragraph))
         turn: list[str] = []
-        last_speaker, hint = None, ""
+        last_speaker, hint, lead = None, "", ""
         for i, match in enumerate(quotes):
             before = paragraph[quotes[i - 1].end() if i else 0 : match.start()]
             after = paragraph[match.end() : quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
             said = next(g for g in match.groups() if g).strip()
             speaker = None if lang == "zh" else _speaker(said, before, after)
             if turn and (
-                (lang == "zh" and _INTRODUCED.search(before)) or (speaker and last_speaker and speaker != last_speaker)
+                (lang == "zh" and _INTRODUCED.search(before))
+                or (
+                    speaker
+                    and last_speaker
+                    and speaker != last_speaker
+                    and not {speaker, last_speaker} & _PRONOUN.keys()
+                )
             ):
-                turns.append((hint, turn))
-                turn, last_speaker = [], None
+                turns.append(Turn(hint, turn, lead))
+                turn, last_speaker, told = [], None, ""
             if not turn:
-                hint = before
+                hint, lead = before, told + before
             turn.append(said)
-            last_speaker = speaker or last_speaker
+            if speaker and (last_speaker is None or last_speaker in _PRONOUN):
+                last_speaker = speaker
             if lang != "zh":
                 hint = last_speaker or ""
+        if turn and left_open and not last_speaker and not paragraph[: quotes[0].start()].strip():
+            hint = GOES_ON
         if turn:
-            turns.append((hint, turn))
+            turns.append(Turn(hint, turn, lead))
+            told = paragraph[quotes[-1].end() :]
+        else:
+            told += "\n" + paragraph
+        left_open = bool(quotes) and quotes[-1].end() == len(paragraph) and not quotes[-1].group().endswith(_CLOSING)
     return turns
 
 
-def _character(hint: str, characters: Sequence[str], lang: str) -> str | None:
-    """The one of `characters` a turn's hint names: in Chinese the name said last before the
-    quote, in English the name (or a word of it, "tom" for Tom Sawyer); a pronoun names the
-    shot's only character."""
-    if not hint:
+def attribute(turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers) -> list[str | None]:
+    """The speaker of each turn (see `attributed_turns`): the character its hint names (a
+    pronoun: see `_by_pronoun`); for 又道 or a speech going on the one speaking before; for a
+    turn no narration tags, the other of the two who spoke just before or just after it (people
+    talk in turn), else the other of the shot's only two characters."""
+    found = [_tagged(turn.hint, lang, characters, speakers) for turn in turns]
+    who: list[str | None] = []
+    named: list[str] = []  # the cast as the narration names them, in order
+    for turn, (name, how) in zip(turns, found):
+        named += speakers.mentioned(turn.told, lang)
+        if how == "again":
+            name = who[-1] if who else None
+        elif how == "pronoun" and name is not None:
+            name = _by_pronoun(name, lang, characters, speakers, who, named)
+        who.append(name)
+    hows = [how for _, how in found]
+    for order in (range(len(who)), range(len(who) - 1, -1, -1)):
+        step = 1 if order.step > 0 else -1
+        for k in order:
+            if who[k] is not None:
+                continue
+            if hows[k] == "untagged":
+                who[k] = _in_turn(who, hows, k, step, characters)
+            elif 0 <= k - step < len(who) and hows[max(k, k - step)] == "again":  # one speech, two turns
+                who[k] = who[k - step]
+    return who
+
+
+def _in_turn(who: list[str | None], hows: list[str], k: int, step: int, characters: Sequence[str]) -> str | None:
+    """Who answers at turn k, from the turns before it (`step` 1) or after it (-1): the one two
+    turns away when the turn next to it was someone else (a character, or a person the cast lacks
+    whom the narration named), else the other of the shot's only two characters."""
+    one, two = k - step, k - 2 * step
+    if not 0 <= one < len(who):
         return None
+    last, earlier = who[one], who[two] if 0 <= two < len(who) else None
+    if earlier is not None and earlier != last and (last is not None or hows[one] == "named"):
+        return earlier
+    others = [c for c in characters if c != last]
+    return others[0] if last is not None and len(characters) == 2 and len(others) == 1 else None
+
+
+def _tagged(hint: str, lang: str, characters: Sequence[str], speakers: Speakers) -> tuple[str | None, str]:
+    """(speaker, how the hint tells it): "named" (a character, or None when the narration names
+    someone the cast does not hold), "pronoun" (the pronoun), "again" (the one speaking before),
+    "untagged" (nothing)."""
+    if hint == GOES_ON:
+        return None, "again"
     if lang == "zh":
-        found = [(hint.rfind(name), -len(name), name) for name in characters if name and name in hint]
-        return max(found)[2] if found else None
-    for name in characters:
+        return _tagged_zh(hint.strip(), characters, speakers)
+    if not hint:
+        return None, "untagged"
+    if hint in _PRONOUN or (hint == "i" and "I" not in speakers.holders):
+        return hint, "pronoun"
+    folded = speakers.folded
+    bare = _TITLE.sub("", hint)
+    for key in (hint, bare, bare.split()[-1]):
+        if key in folded and (name := speakers.named(folded[key], characters)):
+            return name, "named"
+    for name in characters:  # a shot's character the cast has not (a book without a bible)
         words = name.casefold().split()
-        if hint == name.casefold() or hint in words or hint.split()[-1:] == words[-1:]:
-            return name
-    return characters[0] if len(characters) == 1 and hint in ("he", "she", "i") else None
+        if hint == name.casefold() or bare in words or bare.split()[-1:] == words[-1:]:
+            return name, "named"
+    return None, "named"
+
+
+def _tagged_zh(hint: str, characters: Sequence[str], speakers: Speakers) -> tuple[str | None, str]:
+    """A Chinese turn's speaker: in the sentence before the quote, the first name opening a
+    clause (not one spoken to, a place or an owner: 对行者道, 在佛祖手心, 丞相府), from the clause of
+    the speech verb backwards; nobody for a crowd (菩萨、金刚等众曰)."""
+    if not hint:
+        return None, "untagged"
+    sentence = _ZH_SENTENCE.split(hint.rstrip("：:，, \u3000"))[-1]
+    if not sentence:
+        return None, "untagged"
+    if _ZH_STILL.match(sentence):
+        return None, "again"
+    pattern = speakers.pattern if speakers.holders else _names_pattern(characters)
+    for clause in reversed(_ZH_CLAUSE.split(sentence)):
+        for m in pattern.finditer(clause) if pattern else ():
+            lead, tail = clause[m.start() - 1 : m.start()], clause[m.end() : m.end() + 1]
+            if (lead and lead in _ZH_OBJECT_BEFORE) or (tail and tail in _ZH_OWNED_AFTER):
+                continue
+            if tail and tail in _ZH_MANY_AFTER:
+                return None, "named"  # several speak at once
+            return speakers.named(m.group(), characters) or (m.group() if m.group() in characters else None), "named"
+        pronoun = re.match(r"^(?:那|这)?([他她])", clause)
+        if pronoun:
+            return pronoun.group(1), "pronoun"
+    return None, "named"
+
+
+def _names_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
+    """Any of `names`, longest first."""
+    ordered = sorted(names, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+
+def _by_pronoun(
+    pronoun: str,
+    lang: str,
+    characters: Sequence[str],
+    speakers: Speakers,
+    before: Sequence[str | None],
+    named: Sequence[str],
+) -> str | None:
+    """Who a pronoun (he, she, 他, 她; I in a book without a narrator) speaking a turn is, never
+    the narrator (he says I) nor the speaker of the turn just before (a reply): one of its gender
+    who spoke in the two turns before that, else the shot's only character of its gender (of any,
+    with no genders known), else the last one of its gender the narration named."""
+    gender = _PRONOUN.get(pronoun)
+    if gender is None:  # I, in a book whose narrator the bible does not know
+        return characters[0] if len(characters) == 1 else None
+    narrator = speakers.holders.get("I" if lang == "en" else _FIRST_PERSON["zh"], ())
+    last = before[-1] if before else None
+
+    def fits(name: str | None, known: bool = True) -> bool:
+        return (
+            bool(name)
+            and name != last
+            and name not in narrator
+            and (speakers.genders.get(name or "") == gender or not known)
+        )
+
+    replying = next((n for n in reversed(before[-3:-1]) if fits(n)), None)
+    if replying:
+        return replying
+    known = any(speakers.genders.get(c) for c in characters)
+    shot = [c for c in characters if fits(c, known)]
+    if len(shot) == 1:
+        return shot[0]
+    return next((n for n in reversed(named) if fits(n)), None)
 
 
 def _speaker(said: str, before: str, after: str) -> str | None:
@@ -124,7 +367,7 @@ def _speaker(said: str, before: str, after: str) -> str | None:
     else the narration after belongs to the next quote, and the speaker is named in the last
     sentence before this one (Tom said, "Go.").
     """
-    end = _SENTENCE_END.search(after)
+    end = _TAG_END.search(after)
     if end:
         own = after[: end.end()]
     else:

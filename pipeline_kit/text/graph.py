@@ -17,7 +17,7 @@ from typing import Any
 
 from pipeline_kit import kinds
 from pipeline_kit.engine.models import TaskSpec
-from pipeline_kit.film.dialogue import spoken_lines
+from pipeline_kit.film.dialogue import Speakers, spoken_lines
 from pipeline_kit.text.prompts import caption, frame_prompt
 from pipeline_kit.text.records import Shot
 
@@ -28,11 +28,14 @@ FRAMES = kinds.names(kinds.Role.FRAME)  # first, then last
 @dataclass(frozen=True)
 class Voices:
     """Who speaks a book: each character's (gender, chosen voice or None), the narrator's voice
-    (None: the voice backend's default for the language) and whether narration is spoken."""
+    (None: the voice backend's default for the language), whether narration is spoken, and the
+    names the text calls the cast by and the chapters' texts (to find who says a line)."""
 
     cast: Mapping[str, tuple[str | None, str | None]] = field(default_factory=dict)
     narrator: str | None = None
     narration: bool = True
+    speakers: Speakers = field(default_factory=Speakers)
+    chapters: Mapping[int, str] = field(default_factory=dict)  # texts: what comes before a shot
 
 
 def seed_for(task_id: str) -> int:
@@ -117,7 +120,15 @@ def voice_params(shot: Shot, lang: str, voices: Voices) -> dict[str, Any]:
     """The shot's voice task: each line to say, with its speaker's gender and voice (None: the
     backend's default for them), narration in the narrator's voice unless the book turned it off."""
     lines = []
-    for line in spoken_lines(shot.text, dialogue=shot.dialogue, lang=lang, characters=shot.characters):
+    said = spoken_lines(
+        shot.text,
+        dialogue=shot.dialogue,
+        lang=lang,
+        characters=shot.characters,
+        speakers=voices.speakers,
+        before=voices.chapters.get(shot.chapter, "")[: shot.span_start],
+    )
+    for line in said:
         if line.narration and not voices.narration:
             continue
         gender, voice = (None, voices.narrator) if line.narration else voices.cast.get(line.speaker or "", (None, None))

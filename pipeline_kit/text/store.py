@@ -71,7 +71,10 @@ def enqueue_tasks(
     specs = [sheet_spec(bookcode, name, prompt, kind) for (kind, bookcode, name), prompt in prompts.items()]
     selected = list(selected)
     placed = {(b, n) for k, b, n in prompts if k == "location_sheet"} | _place_sheets(conn, selected)
-    voices = {b: book_voices(conn, b) for b in {s.bookcode for s in selected}}
+    voices = {
+        b: book_voices(conn, b, {s.chapter for s in selected if s.bookcode == b})
+        for b in {s.bookcode for s in selected}
+    }
     for shot in selected:
         specs.extend(shot_specs(shot, lang, (shot.bookcode, shot.location) in placed, voices[shot.bookcode]))
     if direction is not None:

@@ -8,14 +8,16 @@ dependents, the chapter films), so the film speaks with the voice just chosen.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import books, characters, shots
+from pipeline_kit.db.schema import books, chapters, characters, shots
 from pipeline_kit.engine.planned import set_params, task_params
 from pipeline_kit.engine.operator import reset_tasks
+from pipeline_kit.film.dialogue import Speakers
 from pipeline_kit.errors import BadInput, NotFound
 from pipeline_kit.text.graph import Voices, shot_task_ids, voice_params
 from pipeline_kit.text.records import Shot, get_book
@@ -24,20 +26,31 @@ _VOICE = re.compile(r"^[\w.+:@-]{1,64}$")  # espeak `en+f3`, OpenAI `alloy`, Vol
 _CHUNK = 500
 
 
-def book_voices(conn: sa.Connection, bookcode: str) -> Voices:
-    """The book's voices as the planner reads them (the defaults for a book without any)."""
+def book_voices(conn: sa.Connection, bookcode: str, numbers: Collection[int] = ()) -> Voices:
+    """The book's voices as the planner reads them (the defaults for a book without any), with
+    the texts of the chapters `numbers` whose shots it plans."""
     row = conn.execute(sa.select(books.c.narrator, books.c.narration).where(books.c.bookcode == bookcode)).first()
-    cast = {
-        r.name: (r.gender, r.voice)
-        for r in conn.execute(
-            sa.select(characters.c.name, characters.c.gender, characters.c.voice).where(
-                characters.c.bookcode == bookcode
-            )
-        )
-    }
+    rows = conn.execute(
+        sa.select(
+            characters.c.name, characters.c.aliases, characters.c.gender, characters.c.voice, characters.c.dropped
+        ).where(characters.c.bookcode == bookcode)
+    ).all()
+    cast = {r.name: (r.gender, r.voice) for r in rows}
+    speakers = Speakers.of((r.name, r.aliases or (), r.gender) for r in rows if not r.dropped)
+    texts = chapter_texts(conn, bookcode, numbers)
     if row is None:
-        return Voices(cast)
-    return Voices(cast, row.narrator, row.narration is None or bool(row.narration))
+        return Voices(cast, speakers=speakers, chapters=texts)
+    return Voices(cast, row.narrator, row.narration is None or bool(row.narration), speakers, texts)
+
+
+def chapter_texts(conn: sa.Connection, bookcode: str, numbers: Collection[int]) -> dict[int, str]:
+    """Chapter number -> text, of the book's chapters `numbers`."""
+    if not numbers:
+        return {}
+    query = sa.select(chapters.c.number, chapters.c.text).where(
+        chapters.c.bookcode == bookcode, chapters.c.number.in_(sorted(numbers))
+    )
+    return {r.number: r.text for r in conn.execute(query)}
 
 
 def check_voice(voice: str) -> str:
@@ -104,11 +117,17 @@ def restate_voices(conn: sa.Connection, shot_ids: Sequence[str]) -> list[str]:
         chunk = shot_ids[i : i + _CHUNK]
         found = [Shot.from_row(r) for r in conn.execute(sa.select(shots).where(shots.c.shot_id.in_(chunk))).mappings()]
         stored = task_params(conn, [shot_task_ids(s)["voice"] for s in chunk])
+        texts: dict[str, dict[int, str]] = {}
         for shot in found:
             if shot.bookcode not in known:
                 known[shot.bookcode] = (get_book(conn, shot.bookcode).lang, book_voices(conn, shot.bookcode))
+            texts.setdefault(shot.bookcode, {})[shot.chapter] = ""
+        for bookcode, numbers in texts.items():
+            texts[bookcode] = chapter_texts(conn, bookcode, numbers.keys())
+        for shot in found:
+            lang, voices = known[shot.bookcode]
             task_id = shot_task_ids(shot.shot_id)["voice"]
-            wanted = voice_params(shot, *known[shot.bookcode])
+            wanted = voice_params(shot, lang, replace(voices, chapters=texts[shot.bookcode]))
             if task_id in stored and dict(stored[task_id] or {}) != wanted:
                 set_params(conn, task_id, wanted)
                 stale.append(task_id)

@@ -74,3 +74,20 @@ def test_a_rejected_voice_or_key_fails_for_good(speech: FakeSpeech, make_job: Ma
     job = make_job("voice", {"lang": "en", "lines": LINES[:1]}, suffix=".wav")
     assert_permanent(lambda: backend(speech, "sk-wrong").run(job, LocalContext()), "unauthorized")
     assert speech.billing == []
+
+
+def test_a_resumed_task_pays_each_line_once(speech: FakeSpeech, make_job: MakeJob) -> None:
+    """The first line is said and paid, the answer to the second is cut (the stand-in bills it,
+    as a service that made the audio would): the attempt fails (retryable) carrying the first
+    line's cost. Run again on this PC, only the second line is asked for again: the first line
+    is never billed twice, and the two attempts book each line once."""
+    speech.script("ok", "cut")
+    job = make_job("voice", {"lang": "en", "lines": LINES}, task_id="tale-c001-s0003/voice", suffix=".wav")
+    first = assert_transient(lambda: backend(speech).run(job, LocalContext()), "connection_error")
+    assert first.cost == pytest.approx(0.015 * len(LINES[0]["text"]) / 1000)
+    output = backend(speech).run(job, LocalContext())
+    texts = [line["text"] for line in LINES]
+    assert [b["input"] for b in speech.billing] == [texts[0], texts[1], texts[1]]
+    assert first.cost + output.cost == pytest.approx(0.015 * sum(map(len, texts)) / 1000)
+    said, _ = audio.read_lines(output.extras[audio.LINES])
+    assert [s.text for s in said] == [line["text"] for line in LINES]

@@ -12,7 +12,8 @@ mono at the sample rate asked, a tone lasting 60 ms a character. A voice the res
 grant answers the documented 45000000 "speaker permission denied" object, a bad parameter
 45000001. The documentation gives no HTTP status for refused credentials or an unknown resource:
 here they are 401 and 403 with a `{"code", "message"}` body. Billing: a line is billed once its
-answer is complete.
+whole answer is made (recorded before it is sent, so a test never reads the bill too early); a
+cut answer is not billed.
 
 Scripted specials: cut (half the audio, then the connection drops mid-stream), busy (45000000
 "quota exceeded for types: concurrency"), fail (55000000, the service's own error); 429 and 5xx
@@ -144,8 +145,9 @@ class FakeDoubao(FakeServer):
         asked = request.headers.get("X-Control-Require-Usage-Tokens-Return", "")
         if asked == "*" or "text_words" in asked.split(","):
             end["usage"] = {"text_words": len(text)}
-        self._stream(request, [*objects, end])
+        # billed before the last byte goes out: a client holding the whole answer sees its bill
         self.bill(resource=resource, speaker=req["speaker"], text=text, characters=len(text))
+        self._stream(request, [*objects, end])
 
     def _authenticated(self, headers: dict[str, str]) -> bool:
         if self.api_key and headers.get("X-Api-Key") == self.api_key:

@@ -117,3 +117,52 @@ def test_bad_voice_edits_change_nothing(
     code, out, err = run(capsys, db_url, "cast", bookcode, *argv)
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert voice_tasks(db, bookcode) == before
+
+
+# A made-up Chinese chapter: 周大年 is also called 铁算盘 (the narration says so), 阿芸 is a woman.
+ZH_CHAPTER = (
+    "第一回　渡口\n\n"
+    "周大年又名铁算盘，是镇上的账房。阿芸是渡口的船娘。\n"
+    "铁算盘笑道：“今年收成不好。”阿芸道：“只好省着。”\n"
+    "周大年道：“明年再看。”阿芸说：“也罢。”\n"
+    "铁算盘叹道：“船还没来。”阿芸问道：“你怕黑么？”\n"
+    "周大年道：“不怕。”又道：“走罢。”\n"
+)
+
+
+def test_chinese_lines_are_voiced_by_their_speakers_under_any_name(
+    db: Database, db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Split from a file, each Chinese line goes to the character who says it, also when the
+    narration calls him by another name (铁算盘道 is 周大年's line; 又道 goes on with him), so a
+    voice bound to him speaks all of them. Re-splitting the changed chapter (ingest --force)
+    keeps the voice, and `cast` still shows it."""
+    path = tmp_path / "ferry.txt"
+    path.write_text(ZH_CHAPTER, encoding="utf-8")
+    bookcode = ingest_file(db, path, "渡口", lang="zh").bookcode
+    split_book(db, bookcode)
+    said = [(line["speaker"], line["text"]) for _, lines in voice_tasks(db, bookcode).values() for line in lines]
+    with db.engine.connect() as conn:
+        cast = {r.name: set(r.aliases) for r in conn.execute(sa.select(characters.c.name, characters.c.aliases))}
+    him = next(name for name, aliases in cast.items() if {name, *aliases} == {"周大年", "铁算盘"})  # one man
+    spoken = [(who, text) for who, text in said if text.endswith(("。", "？", "！")) and len(text) <= 8]
+    assert spoken == [
+        (him, "今年收成不好。"),
+        ("阿芸", "只好省着。"),
+        (him, "明年再看。"),
+        ("阿芸", "也罢。"),
+        (him, "船还没来。"),
+        ("阿芸", "你怕黑么？"),
+        (him, "不怕。"),
+        (him, "走罢。"),
+    ]
+
+    code, _, err = run(capsys, db_url, "cast", bookcode, "voice", "周大年", "cmn+m3")
+    assert code == 0, err
+    path.write_text(ZH_CHAPTER.replace("不怕。", "不怕，不怕。"), encoding="utf-8")
+    assert ingest_file(db, path, "渡口", lang="zh", force=True).bookcode == bookcode
+    after = [line for _, lines in voice_tasks(db, bookcode).values() for line in lines if not line["narration"]]
+    assert {line["voice"] for line in after if line["speaker"] == him} == {"cmn+m3"}
+    assert any(line["text"] == "不怕，不怕。" and line["voice"] == "cmn+m3" for line in after)
+    assert {line["voice"] for line in after if line["speaker"] != him} == {None}
+    assert "voice: cmn+m3" in next(x for x in run(capsys, db_url, "cast", bookcode)[1].splitlines() if him in x)
