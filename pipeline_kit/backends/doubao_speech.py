@@ -43,6 +43,7 @@ from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.calls import CONNECT_TIMEOUT_S, Deadline, http_client, send_paid
 from pipeline_kit.backends.classify import ProviderError, classified, classify
+from pipeline_kit.backends.default_voices import Pools, default_voice
 from pipeline_kit.backends.paid_lines import say_lines
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import BadInput, GenerationError
@@ -53,24 +54,21 @@ PATH = "/api/v3/tts/unidirectional"
 DEFAULT_RESOURCE = "seed-tts-2.0"
 RATE = 24000  # asked for: the default sample rate of the service
 DONE = 20000000  # the code of the object that ends a complete answer
-# (language, gender or "narrator" or None) -> a "Doubao speech 2.0" voice (the seed-tts-2.0 list)
-DEFAULTS = {
-    ("zh", "narrator"): "zh_male_m191_uranus_bigtts",
-    ("zh", "male"): "zh_male_taocheng_uranus_bigtts",
-    ("zh", "female"): "zh_female_vv_uranus_bigtts",
-    ("zh", None): "zh_female_xiaohe_uranus_bigtts",
-    ("en", "narrator"): "en_female_stokie_uranus_bigtts",
-    ("en", "male"): "en_male_tim_uranus_bigtts",
-    ("en", "female"): "en_female_dacey_uranus_bigtts",
-    ("en", None): "en_male_tim_uranus_bigtts",
+# per language, "Doubao speech 2.0" voices (the seed-tts-2.0 list) a line nobody cast a voice for is said in
+DEFAULTS: dict[str, Pools] = {
+    "zh": {
+        "narrator": ("zh_male_m191_uranus_bigtts",),
+        "male": ("zh_male_taocheng_uranus_bigtts",),
+        "female": ("zh_female_vv_uranus_bigtts", "zh_female_cancan_uranus_bigtts"),
+        None: ("zh_female_xiaohe_uranus_bigtts",),
+    },
+    "en": {
+        "narrator": ("en_female_stokie_uranus_bigtts",),
+        "male": ("en_male_tim_uranus_bigtts",),
+        "female": ("en_female_dacey_uranus_bigtts",),
+        None: ("en_male_tim_uranus_bigtts",),
+    },
 }
-
-
-def default_voice(lang: str, line: Mapping[str, Any]) -> str:
-    """The voice of a line nobody cast a voice for: the narrator's, else one per gender."""
-    who = "narrator" if line.get("narration") else line.get("gender")
-    lang = lang if lang in ("en", "zh") else "en"
-    return DEFAULTS.get((lang, who), DEFAULTS[(lang, None)])
 
 
 def frames(body: bytes) -> Iterator[dict[str, Any]]:
@@ -178,7 +176,7 @@ class DoubaoSpeech:
             spoken = say_lines(
                 job,
                 params.voice_lines(job.params),
-                lambda line: str(line.get("voice") or default_voice(lang, line)),
+                lambda line: str(line.get("voice") or default_voice(DEFAULTS.get(lang, DEFAULTS["en"]), line)),
                 lambda text, voice: self._say(client, text, voice, deadline, ctx),
                 service=f"{self.base_url} {self.resource} {RATE}",
                 cost_of=self._cost,

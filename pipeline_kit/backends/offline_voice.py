@@ -8,34 +8,25 @@ the WAV and its lines' timing (`film/audio.py`) are the task's output.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
 
 from pipeline_kit import kinds
 from pipeline_kit.backends import espeak, params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.classify import classified
+from pipeline_kit.backends.default_voices import Pools, default_voice
 from pipeline_kit.errors import BadInput
 from pipeline_kit.film import audio
 
-# (language, gender or "narrator" or None) -> the espeak voice that says it by default
-DEFAULTS = {
-    ("en", "narrator"): "en",
-    ("en", "male"): "en+m3",
-    ("en", "female"): "en+f3",
-    ("en", None): "en+m1",
-    ("zh", "narrator"): "cmn",
-    ("zh", "male"): "cmn+m3",
-    ("zh", "female"): "cmn+f3",
-    ("zh", None): "cmn+m1",
+# per language, the espeak voices (voice+variant) a line nobody cast a voice for is said in
+DEFAULTS: dict[str, Pools] = {
+    lang: {
+        "narrator": (base,),
+        "male": tuple(f"{base}+m{n}" for n in (3, 1, 2, 4, 5, 6, 7)),
+        "female": tuple(f"{base}+f{n}" for n in (3, 1, 2, 4)),
+        None: tuple(f"{base}+m{n}" for n in (1, 2, 4, 5, 6, 7)),
+    }
+    for lang, base in (("en", "en"), ("zh", "cmn"))
 }
-
-
-def default_voice(lang: str, line: Mapping[str, Any]) -> str:
-    """The espeak voice of a line nobody cast a voice for."""
-    who = "narrator" if line.get("narration") else line.get("gender")
-    lang = lang if lang in ("en", "zh") else "en"
-    return DEFAULTS.get((lang, who), DEFAULTS[(lang, None)])
 
 
 class OfflineVoice:
@@ -57,7 +48,7 @@ class OfflineVoice:
         ctx.stage("generating_audio")
         pieces, rate, voices = [], 22050, []
         for line in lines:
-            voice = str(line.get("voice") or default_voice(lang, line))
+            voice = str(line.get("voice") or default_voice(DEFAULTS.get(lang, DEFAULTS["en"]), line))
             speech = espeak.speak(line["text"], voice)
             pieces.append((line, speech.pcm))
             rate = speech.rate

@@ -17,8 +17,6 @@ its task runs again (`paid_lines.py`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 import httpx
 
@@ -27,6 +25,7 @@ from pipeline_kit.backends import params
 from pipeline_kit.backends.base import CallContext, Job, Output
 from pipeline_kit.backends.calls import Deadline, KeyedService, http_client, send_paid
 from pipeline_kit.backends.classify import classified
+from pipeline_kit.backends.default_voices import Pools, default_voice
 from pipeline_kit.backends.paid_lines import say_lines
 from pipeline_kit.backends.ratelimit import RateLimiter
 from pipeline_kit.errors import BadInput
@@ -36,12 +35,13 @@ DEFAULT_URL = "https://api.openai.com"
 DEFAULT_MODEL = "gpt-4o-mini-tts"
 RATE = 24000  # the sample rate of `pcm` answers
 MAX_INPUT = 4096
-DEFAULTS = {"narrator": "alloy", "male": "onyx", "female": "nova", None: "echo"}
-
-
-def default_voice(line: Mapping[str, Any]) -> str:
-    """The voice of a line nobody cast a voice for: the narrator's, else one per gender."""
-    return DEFAULTS["narrator"] if line.get("narration") else DEFAULTS.get(line.get("gender"), DEFAULTS[None])
+# the built-in voices (OpenAI's speech guide) a line nobody cast a voice for is said in
+DEFAULTS: Pools = {
+    "narrator": ("alloy",),
+    "male": ("onyx", "echo", "ash", "ballad"),
+    "female": ("nova", "shimmer", "coral", "sage"),
+    None: ("fable", "verse", "echo"),
+}
 
 
 class OpenAISpeech(KeyedService):
@@ -73,7 +73,7 @@ class OpenAISpeech(KeyedService):
             spoken = say_lines(
                 job,
                 lines,
-                lambda line: str(line.get("voice") or default_voice(line)),
+                lambda line: str(line.get("voice") or default_voice(DEFAULTS, line)),
                 lambda text, voice: (self._say(client, text, voice, deadline, ctx), None),
                 service=f"{self.base_url} {self.model}",
                 cost_of=lambda characters: self.price * characters / 1000,
