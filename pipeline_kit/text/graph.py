@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pipeline_kit import kinds
@@ -40,6 +41,7 @@ def seed_for(task_id: str) -> int:
     return int.from_bytes(hashlib.sha256(task_id.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
+@lru_cache(maxsize=4096)
 def char_slug(name: str) -> str:
     """A key-safe form of a character name (Han characters kept, `/` and spaces become `-`)."""
     slug = re.sub(r"[^\w]+", "-", name.casefold()).strip("-")
@@ -156,7 +158,7 @@ def shot_specs(shot: Shot, lang: str, place_sheet: bool = False, voices: Voices 
             kind=kind,
             lane=kinds.BY_NAME[kind].lane,
             params=params[kind],
-            depends_on=tuple(frame_dependencies(shot, kind, place_sheet)),
+            depends_on=tuple(params[kind]["references"]),  # its frame_dependencies
             bookcode=shot.bookcode,
             shot_id=shot.shot_id,
         )

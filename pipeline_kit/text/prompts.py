@@ -116,6 +116,7 @@ def _orphans_out(text: str) -> str:
     return "".join(out) + text[start:]
 
 
+@lru_cache(maxsize=4096)
 def caption(text: str, lang: str) -> str:
     """The shot's text on one line, less scene-break ornaments, whitespace and italics marks
     squeezed, cut to a prompt's length."""
@@ -182,8 +183,7 @@ def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequ
     (or last) sentence shows happening with its spoken words left out; a shot that is all talk
     shows its people talking. The last frame continues the first one (drawn from it where the
     provider takes a reference). Every frame asks for a picture without lettering."""
-    flat = re.sub(r"\s+", "" if lang == "zh" else " ", unspoken(text, lang).replace("_", "")).strip()
-    sentences = [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
+    sentences = _unspoken_sentences(text, lang)
     talking = f"{' and '.join(characters[:3])} talking" if characters else "the speaker mid-sentence"
     if frame == "first_frame":
         moment, action = "the moment the shot opens", sentences[0] if sentences else talking
@@ -191,6 +191,13 @@ def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequ
         moment = "the moment the shot ends, a continuation of the first frame (same place, light and people)"
         action = sentences[-1] if sentences else talking
     return f"{prompt}\nFrame: {moment}: {caption(action, lang)}\n{NO_LETTERING}"
+
+
+@lru_cache(maxsize=1024)
+def _unspoken_sentences(text: str, lang: str) -> list[str]:
+    """The sentences of what the text shows happening (a shot's two frames ask for the same)."""
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", unspoken(text, lang).replace("_", "")).strip()
+    return [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:
