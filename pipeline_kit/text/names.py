@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pipeline_kit.text.zh_dictionary import lexicon, tokenizer
+from pipeline_kit.text.zh_dictionary import cut, frequencies, lexicon
 
 MIN_MENTIONS = 3  # a Chinese name recurs this often in a chapter (jieba confirms each)
 EN_MIN_MENTIONS = 2  # an English name this often (the bible asks more of a long book)
@@ -110,7 +110,7 @@ def _build(raw: list[tuple[int, str, bool]]) -> Mentions:
 def zh_common_word(word: str) -> bool:
     """Is `word` in jieba's dictionary as anything but a person's name (母亲, 忽然; not 孔乙己)?"""
     tagged, _ = lexicon()
-    return tokenizer().FREQ.get(word, 0) > 0 and not (word in tagged and not tagged[word])
+    return frequencies().get(word, 0) > 0 and not (word in tagged and not tagged[word])
 
 
 def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
@@ -155,9 +155,8 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
 
 def _confirmed(text: str, name: str, offsets: list[int], tries: int = 3) -> bool:
     """Does jieba cut `name` out as a word in at least one of its first few contexts?"""
-    cutter = tokenizer()
     for o in offsets[:tries]:
-        words = cutter.cut(text[max(0, o - 6) : o + len(name) + 6], HMM=False)
+        words = cut(text[max(0, o - 6) : o + len(name) + 6])
         if any(w == name or len(w) > len(name) and w.endswith(name) and w[0] in "那这" for w in words):
             return True
     return False
