@@ -11,15 +11,15 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import json_text
 from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import within
-from pipeline_kit.db.schema import lanes, tasks
+from pipeline_kit.db.schema import lanes
 from pipeline_kit.db.sqltime import sql_now
 from pipeline_kit.engine.models import EnqueueResult, TaskSpec
+from pipeline_kit.engine.queries import chunks
 from pipeline_kit.engine.states import DEAD_ENDS, Status
 from pipeline_kit.errors import BadInput
 
 DEFAULT_MAX_ATTEMPTS = 3
 MAX_KEY_LENGTH = 255
-_CHUNK = 500  # keys per IN (...) lookup
 
 
 def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
@@ -112,9 +112,9 @@ def _in_dependency_order(specs: list[TaskSpec]) -> list[TaskSpec]:
 
 
 def _statuses(conn: sa.Connection, keys: Sequence[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for i in range(0, len(keys), _CHUNK):
-        chunk = keys[i : i + _CHUNK]
-        query = sa.select(tasks.c.task_id, tasks.c.status).where(tasks.c.task_id.in_(chunk))
-        found.update({r.task_id: r.status for r in conn.execute(query)})
-    return found
+    with within(conn, conn.dialect.name) as tx:
+        return {
+            r["task_id"]: r["status"]
+            for ids in chunks(keys)
+            for r in tx.rows("SELECT task_id, status FROM tasks WHERE task_id IN :ids", {"ids": ids})
+        }
