@@ -47,19 +47,20 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
 
     rows: list[dict[str, Any]] = []
     dead_ends = {s.value for s in DEAD_ENDS}
+    completed, blocked, pending = Status.COMPLETED.value, Status.BLOCKED.value, Status.PENDING.value
     for spec in _in_dependency_order(new):
         waived = {d for d in spec.optional if dep_status.get(d) in dead_ends}  # gone for good: not waited for
-        not_done = [d for d in spec.depends_on if dep_status.get(d) != Status.COMPLETED.value and d not in waived]
+        not_done = [d for d in spec.depends_on if dep_status.get(d) != completed and d not in waived]
         dead = any(dep_status.get(d) in dead_ends for d in spec.depends_on if d not in spec.optional)
-        status = Status.BLOCKED if dead else Status.PENDING
-        dep_status[spec.task_id] = status.value
+        status = blocked if dead else pending
+        dep_status[spec.task_id] = status
         lane_max = lane_rows[spec.lane].max_attempts
         rows.append(
             {
                 "task_id": spec.task_id,
                 "kind": spec.kind,
                 "lane": spec.lane,
-                "status": status.value,
+                "status": status,
                 "priority": spec.priority,
                 "params": json_text(dict(spec.params)) if spec.params is not None else None,
                 "max_attempts": spec.max_attempts or lane_max or DEFAULT_MAX_ATTEMPTS,

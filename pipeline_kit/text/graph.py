@@ -59,7 +59,12 @@ def place_task_id(bookcode: str, name: str) -> str:
 
 def shot_task_ids(shot_id: str) -> dict[str, str]:
     """kind -> task id for the four tasks of a shot."""
-    return {kind: f"{shot_id}/{kind}" for kind in kinds.per_shot()}
+    return {kind: shot_task_id(shot_id, kind) for kind in kinds.per_shot()}
+
+
+def shot_task_id(shot_id: str, kind: str) -> str:
+    """The task id of one of a shot's tasks (`kind` one of `kinds.per_shot()`)."""
+    return f"{shot_id}/{kind}"
 
 
 def sheet_spec(bookcode: str, name: str, prompt: str, kind: str = "character_sheet") -> TaskSpec:
@@ -135,7 +140,7 @@ def reference_labels(shot: Shot, kind: str, place_sheet: bool = False) -> dict[s
     then its place's location sheet."""
     labels = {}
     if kind == "last_frame":
-        labels[shot_task_ids(shot.shot_id)["first_frame"]] = "the first frame of this shot"
+        labels[shot_task_id(shot.shot_id, "first_frame")] = "the first frame of this shot"
     labels.update({sheet_task_id(shot.bookcode, n): f"the character sheet of {n}" for n in shot.characters})
     if place_sheet and shot.location:
         labels[place_task_id(shot.bookcode, shot.location)] = f"the location sheet of {shot.location}"
