@@ -72,6 +72,7 @@ _TAG_AFTER = {
 _CLOSES = {"”": "“", "」": "「", "』": "『"}
 _OPENS = {opening: closing for closing, opening in _CLOSES.items()}
 _MISPRINTED_OPEN = re.compile(r"([：:]\s*)”")
+_MARKS = re.compile(f"[{''.join(_CLOSES)}{''.join(_OPENS)}]")
 _TAG_TAIL = 60  # a speech tag before a quotation is within this many characters of it
 _TAG_BEFORE = {
     "en": re.compile(rf"[\s,;:—-]*\b(?:{_SPEAKER}\s+(?:{_VERBS})|(?:{_VERBS})\s+{_SPEAKER})[\s,.;:—-]*$", re.I),
@@ -103,7 +104,8 @@ def _orphans_out(text: str) -> str:
     text = _MISPRINTED_OPEN.sub(r"\1“", text)
     depth = dict.fromkeys(_CLOSES, 0)
     out, start = [], 0
-    for k, ch in enumerate(text):
+    for m in _MARKS.finditer(text):  # the quotation marks alone, not every character
+        k, ch = m.start(), m.group()
         if ch in depth:
             if depth[ch]:
                 depth[ch] -= 1
