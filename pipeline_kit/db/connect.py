@@ -28,10 +28,14 @@ ENV_VAR = "PIPELINE_KIT_DB"
 CONNECT_RETRIES = (0.5, 1.0, 2.0)
 
 
+# One encoder for every value: json.dumps with options builds one per call (a split encodes 25,000 params).
+_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def json_text(value: Any) -> str:
     """JSON as every database stores it: UTF-8, not \\u-escaped, so an analyst's
     `LIKE '%曹操%'` finds the row; keys sorted, so equal values give equal text."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return _JSON.encode(value)
 
 
 @dataclass(frozen=True)

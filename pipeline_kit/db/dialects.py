@@ -8,10 +8,8 @@ INSERT skips rows whose key another writer stored first.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import sqlalchemy as sa
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 
 @dataclass(frozen=True)
@@ -23,13 +21,14 @@ class Dialect:
     finish_one_statement: bool  # finishes.statements has `finish`: one group's completion is one statement
     row_locks: bool  # FOR UPDATE [SKIP LOCKED] matters (SQLite's IMMEDIATE transaction is exclusive already)
 
-    def insert_ignoring_duplicates(self, table: sa.Table) -> sa.Insert:
-        """INSERT that skips rows whose key a concurrent writer stored first."""
-        if self.name == "postgresql":
-            return postgresql.insert(table).on_conflict_do_nothing()
-        if self.name == "sqlite":
-            return sqlite.insert(table).on_conflict_do_nothing()
-        return mysql.insert(table).prefix_with("IGNORE")
+    def insert_ignoring_duplicates(self, table: str, columns: Sequence[str], computed: Mapping[str, str] = {}) -> str:
+        """INSERT (db/driver.py's SQL, a :name per column) that skips rows whose key a concurrent
+        writer stored first; `computed`: columns whose value is SQL (the database clock)."""
+        names = ", ".join([*columns, *computed])
+        values = ", ".join([*(f":{c}" for c in columns), *computed.values()])
+        if self.name == "mysql":
+            return f"INSERT IGNORE INTO {table} ({names}) VALUES ({values})"
+        return f"INSERT INTO {table} ({names}) VALUES ({values}) ON CONFLICT DO NOTHING"
 
 
 DIALECTS = {

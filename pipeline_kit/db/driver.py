@@ -19,7 +19,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
@@ -139,6 +139,13 @@ class Tx:
             return None
         self._execute(sql, params)
         return int(self._cur.rowcount)
+
+    def many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run one statement for each of `rows` with the driver's executemany (no list parameters):
+        a bulk insert without SQLAlchemy's processing of every row."""
+        self._count()
+        self.flush()
+        self._cur.executemany(render(self.dialect, sql), rows)
 
     def flush(self, last: str | None = None) -> None:
         """Send what is held (and `last`, plain SQL such as COMMIT) now; read every result."""

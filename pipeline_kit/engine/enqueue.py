@@ -8,16 +8,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from pipeline_kit.db.connect import json_text
 from pipeline_kit.db.dialects import DIALECTS
-from pipeline_kit.db.schema import lanes, task_deps, tasks
-from pipeline_kit.db.sqltime import db_now
+from pipeline_kit.db.driver import within
+from pipeline_kit.db.schema import lanes
+from pipeline_kit.db.sqltime import sql_now
 from pipeline_kit.engine.models import EnqueueResult, TaskSpec
+from pipeline_kit.engine.queries import chunks
 from pipeline_kit.engine.states import DEAD_ENDS, Status
 from pipeline_kit.errors import BadInput
 
 DEFAULT_MAX_ATTEMPTS = 3
 MAX_KEY_LENGTH = 255
-_CHUNK = 500  # keys per IN (...) lookup
 
 
 def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
@@ -44,22 +46,23 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
         raise BadInput(f"unknown dependency {missing[0]!r}")
 
     rows: list[dict[str, Any]] = []
+    dead_ends = {s.value for s in DEAD_ENDS}
+    completed, blocked, pending = Status.COMPLETED.value, Status.BLOCKED.value, Status.PENDING.value
     for spec in _in_dependency_order(new):
-        dead_ends = {s.value for s in DEAD_ENDS}
         waived = {d for d in spec.optional if dep_status.get(d) in dead_ends}  # gone for good: not waited for
-        not_done = [d for d in spec.depends_on if dep_status.get(d) != Status.COMPLETED.value and d not in waived]
+        not_done = [d for d in spec.depends_on if dep_status.get(d) != completed and d not in waived]
         dead = any(dep_status.get(d) in dead_ends for d in spec.depends_on if d not in spec.optional)
-        status = Status.BLOCKED if dead else Status.PENDING
-        dep_status[spec.task_id] = status.value
+        status = blocked if dead else pending
+        dep_status[spec.task_id] = status
         lane_max = lane_rows[spec.lane].max_attempts
         rows.append(
             {
                 "task_id": spec.task_id,
                 "kind": spec.kind,
                 "lane": spec.lane,
-                "status": status.value,
+                "status": status,
                 "priority": spec.priority,
-                "params": dict(spec.params) if spec.params is not None else None,
+                "params": json_text(dict(spec.params)) if spec.params is not None else None,
                 "max_attempts": spec.max_attempts or lane_max or DEFAULT_MAX_ATTEMPTS,
                 "deps_remaining": len(not_done),
                 "bookcode": spec.bookcode,
@@ -70,13 +73,15 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
                 "cost": 0.0,
             }
         )
-    if rows:
-        dialect = DIALECTS[conn.dialect.name]
-        stmt = dialect.insert_ignoring_duplicates(tasks).values(run_after=db_now(), created_at=db_now())
-        conn.execute(stmt, rows)
+    if rows:  # through the driver: SQLAlchemy's handling of each row cost more than the insert
+        name = conn.dialect.name
+        dialect, now = DIALECTS[name], sql_now(name)
         deps = [{"task_id": s.task_id, "depends_on": d, "optional": d in s.optional} for s in new for d in s.depends_on]
-        if deps:
-            conn.execute(dialect.insert_ignoring_duplicates(task_deps), deps)
+        clock = {"run_after": now, "created_at": now}
+        with within(conn, name) as tx:
+            tx.many(dialect.insert_ignoring_duplicates("tasks", list(rows[0]), clock), rows)
+            if deps:
+                tx.many(dialect.insert_ignoring_duplicates("task_deps", list(deps[0])), deps)
     return EnqueueResult(created=len(rows), existing=len(batch) - len(rows))
 
 
@@ -108,9 +113,9 @@ def _in_dependency_order(specs: list[TaskSpec]) -> list[TaskSpec]:
 
 
 def _statuses(conn: sa.Connection, keys: Sequence[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for i in range(0, len(keys), _CHUNK):
-        chunk = keys[i : i + _CHUNK]
-        query = sa.select(tasks.c.task_id, tasks.c.status).where(tasks.c.task_id.in_(chunk))
-        found.update({r.task_id: r.status for r in conn.execute(query)})
-    return found
+    with within(conn, conn.dialect.name) as tx:
+        return {
+            r["task_id"]: r["status"]
+            for ids in chunks(keys)
+            for r in tx.rows("SELECT task_id, status FROM tasks WHERE task_id IN :ids", {"ids": ids})
+        }

@@ -13,17 +13,20 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from pipeline_kit.db.driver import within
 from pipeline_kit.db.schema import task_deps, tasks
 from pipeline_kit.engine.queries import chunks
 
 
 def task_shots(conn: sa.Connection, task_ids: Collection[str]) -> dict[str, str | None]:
-    """task id -> its shot (None: a book's task), for those of `task_ids` that exist."""
-    return {
-        r.task_id: r.shot_id
-        for ids in chunks(task_ids)
-        for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.shot_id).where(tasks.c.task_id.in_(ids)))
-    }
+    """task id -> its shot (None: a book's task), for those of `task_ids` that exist (through the
+    driver: a split asks this of every shot's tasks, and SQLAlchemy's IN lists cost more than the query)."""
+    with within(conn, conn.dialect.name) as tx:
+        return {
+            r["task_id"]: r["shot_id"]
+            for ids in chunks(task_ids)
+            for r in tx.rows("SELECT task_id, shot_id FROM tasks WHERE task_id IN :ids", {"ids": ids})
+        }
 
 
 def task_params(conn: sa.Connection, task_ids: Collection[str]) -> dict[str, dict[str, Any]]:

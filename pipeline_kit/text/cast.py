@@ -14,7 +14,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.looks import looks_of
@@ -120,18 +120,9 @@ class Bible:
         body = "|".join(map(re.escape, names))
         return re.compile(rf"\b(?:{body})\b" if self.lang != "zh" else body)
 
-    @cached_property
-    def _found(self) -> dict[str, list[tuple[int, str]]]:
-        return {}  # chapter text -> its matches: people, places and looks read each chapter once
-
     def _matches(self, text: str) -> list[tuple[int, str]]:
         """(offset, matched name) of every name of a character or place in `text`, longest first."""
-        if text not in self._found:
-            found = [(m.start(), m.group()) for m in self._pattern.finditer(text)] if self._pattern else []
-            if self.narrator is not None:
-                found = sorted(found + [(o, FIRST_PERSON[self.lang]) for o in narrator_offsets(text, self.lang)])
-            self._found[text] = found
-        return self._found[text]
+        return _matches(self._pattern, self.lang if self.narrator is not None else None, text)
 
     def mentions(self, text: str) -> list[tuple[int, str]]:
         """(offset, canonical name) of each mention of a character in `text` (see `spans`)."""
@@ -164,6 +155,17 @@ class Bible:
     def place_mentions(self, text: str) -> list[tuple[int, str]]:
         """(offset, place name) of each mention of a place in `text`."""
         return [(o, self.place_names[m]) for o, m in self._matches(text) if m in self.place_names]
+
+
+@lru_cache(maxsize=128)  # a book's chapters, as long as it has no more
+def _matches(pattern: re.Pattern[str] | None, narrated: str | None, text: str) -> list[tuple[int, str]]:
+    """A bible's matches in one chapter (`narrated`: the language whose I is the narrator's), read
+    once for every bible naming the same people and places: people, places and looks read each
+    chapter, and a book's bible is drafted, then described, then split with."""
+    found = [(m.start(), m.group()) for m in pattern.finditer(text)] if pattern else []
+    if narrated is not None:
+        found = sorted(found + [(o, FIRST_PERSON[narrated]) for o in narrator_offsets(text, narrated)])
+    return found
 
 
 def min_mentions(texts: Sequence[str], lang: str) -> int:

@@ -97,11 +97,13 @@ def refresh_appearances(conn: sa.Connection, bookcode: str) -> None:
         for name in names or ():
             first.setdefault(name, shot_id)
             last[name] = shot_id
-    for name in conn.execute(sa.select(characters.c.name).where(characters.c.bookcode == bookcode)).scalars():
+    names = conn.execute(sa.select(characters.c.name).where(characters.c.bookcode == bookcode)).scalars().all()
+    if names:  # one statement for all of them
         conn.execute(
             sa.update(characters)
-            .where(characters.c.bookcode == bookcode, characters.c.name == name)
-            .values(first_shot=first.get(name), last_shot=last.get(name))
+            .where(characters.c.bookcode == bookcode, characters.c.name == sa.bindparam("who"))
+            .values(first_shot=sa.bindparam("first"), last_shot=sa.bindparam("last")),
+            [{"who": n, "first": first.get(n), "last": last.get(n)} for n in names],
         )
 
 

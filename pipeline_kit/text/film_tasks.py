@@ -39,7 +39,7 @@ from pipeline_kit.film.names import (
 )
 from pipeline_kit.film.profile import FilmProfile, parse_profile
 from pipeline_kit.film.timeline import TITLE_CARD_S, card_frames, frames_for
-from pipeline_kit.text.graph import shot_task_ids
+from pipeline_kit.text.graph import shot_task_id
 from pipeline_kit.text.records import lock_book
 
 _CHUNK = 500  # ids per IN (...) lookup
@@ -103,7 +103,7 @@ class Look:
 
 def _shots_with(conn: sa.Connection, shot_ids: list[str], kind: str) -> set[str]:
     """The shots (of `shot_ids`) that have their `kind` task (books planned before voices have no voice)."""
-    keys = [shot_task_ids(s)[kind] for s in shot_ids]
+    keys = [shot_task_id(s, kind) for s in shot_ids]
     found: set[str] = set()
     for i in range(0, len(keys), _CHUNK):
         found.update(shot for shot in task_shots(conn, keys[i : i + _CHUNK]).values() if shot)
@@ -126,10 +126,10 @@ def _chapter_spec(
     shot_params = [
         {
             "shot_id": r["shot_id"],
-            "video_task": shot_task_ids(r["shot_id"])["video"],
+            "video_task": shot_task_id(r["shot_id"], "video"),
             "duration_s": float(r["duration_s"]),
             "subtitles": subtitles(r["text"], dialogue=bool(r["dialogue"]), lang=lang) if subtitled else [],
-            **({"voice_task": shot_task_ids(r["shot_id"])["voice"]} if r["shot_id"] in voiced else {}),
+            **({"voice_task": shot_task_id(r["shot_id"], "voice")} if r["shot_id"] in voiced else {}),
         }
         for r in rows
     ]

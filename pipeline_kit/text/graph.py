@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pipeline_kit import kinds
@@ -43,6 +44,7 @@ def seed_for(task_id: str) -> int:
     return int.from_bytes(hashlib.sha256(task_id.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
+@lru_cache(maxsize=4096)
 def char_slug(name: str) -> str:
     """A key-safe form of a character name (Han characters kept, `/` and spaces become `-`)."""
     slug = re.sub(r"[^\w]+", "-", name.casefold()).strip("-")
@@ -60,7 +62,12 @@ def place_task_id(bookcode: str, name: str) -> str:
 
 def shot_task_ids(shot_id: str) -> dict[str, str]:
     """kind -> task id for the four tasks of a shot."""
-    return {kind: f"{shot_id}/{kind}" for kind in kinds.per_shot()}
+    return {kind: shot_task_id(shot_id, kind) for kind in kinds.per_shot()}
+
+
+def shot_task_id(shot_id: str, kind: str) -> str:
+    """The task id of one of a shot's tasks (`kind` one of `kinds.per_shot()`)."""
+    return f"{shot_id}/{kind}"
 
 
 def sheet_spec(bookcode: str, name: str, prompt: str, kind: str = "character_sheet") -> TaskSpec:
@@ -144,7 +151,7 @@ def reference_labels(shot: Shot, kind: str, place_sheet: bool = False) -> dict[s
     then its place's location sheet."""
     labels = {}
     if kind == "last_frame":
-        labels[shot_task_ids(shot.shot_id)["first_frame"]] = "the first frame of this shot"
+        labels[shot_task_id(shot.shot_id, "first_frame")] = "the first frame of this shot"
     labels.update({sheet_task_id(shot.bookcode, n): f"the character sheet of {n}" for n in shot.characters})
     if place_sheet and shot.location:
         labels[place_task_id(shot.bookcode, shot.location)] = f"the location sheet of {shot.location}"
@@ -167,7 +174,7 @@ def shot_specs(shot: Shot, lang: str, place_sheet: bool = False, voices: Voices 
             kind=kind,
             lane=kinds.BY_NAME[kind].lane,
             params=params[kind],
-            depends_on=tuple(frame_dependencies(shot, kind, place_sheet)),
+            depends_on=tuple(params[kind]["references"]),  # its frame_dependencies
             bookcode=shot.bookcode,
             shot_id=shot.shot_id,
         )

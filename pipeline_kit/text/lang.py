@@ -14,6 +14,7 @@ LANGS = ("zh", "en")
 LANG_NAMES = {"zh": "Chinese", "en": "English"}
 SUPPORTED = "Chinese (zh) and English (en)"
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+_HAN_RUN = re.compile(_HAN.pattern + "+")
 _KANA = re.compile(r"[\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fd-\u30ff\u31f0-\u31ff\uff66-\uff9d]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3131-\u318e]")
 _LATIN = re.compile(r"[A-Za-z]")
@@ -76,5 +77,5 @@ def check_lang(code: str) -> str:
 
 
 def han_count(text: str) -> int:
-    """Number of Han characters: the unit of Chinese shot length."""
-    return len(_HAN.findall(text))
+    """Number of Han characters: the unit of Chinese shot length (counted by runs: fewer matches)."""
+    return sum(map(len, _HAN_RUN.findall(text)))

@@ -12,16 +12,12 @@ Street/Road/..., is a place; a first name mostly followed by one surname merges 
 from __future__ import annotations
 
 import bisect
-import hashlib
-import os
-import pickle
 import re
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
+
+from pipeline_kit.text.zh_dictionary import cut, frequencies, lexicon
 
 MIN_MENTIONS = 3  # a Chinese name recurs this often in a chapter (jieba confirms each)
 EN_MIN_MENTIONS = 2  # an English name this often (the bible asks more of a long book)
@@ -111,50 +107,10 @@ def _build(raw: list[tuple[int, str, bool]]) -> Mentions:
     )
 
 
-@lru_cache(maxsize=1)
-def _zh_lexicon() -> tuple[dict[str, bool], frozenset[str]]:
-    """jieba's dictionary words tagged `nr*`/`ns` (2-4 characters) -> tagged ns; and their 2-char prefixes.
-
-    Parsing jieba's dictionary takes ~0.4 s, so the result is cached (pickle in the temp
-    directory, keyed by the dictionary's path, size and mtime).
-    """
-    import jieba
-
-    dict_path = Path(jieba.dt.dictionary or Path(jieba.__file__).with_name("dict.txt"))
-    stat = dict_path.stat()
-    key = hashlib.sha256(f"{dict_path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    cache = Path(tempfile.gettempdir()) / f"pipeline_kit_zh_names_{key}.pickle"
-    try:
-        lexicon: dict[str, bool] = pickle.loads(cache.read_bytes())
-    except (OSError, pickle.UnpicklingError, EOFError):
-        lexicon = {}
-        with dict_path.open("rb") as handle:
-            for raw in handle:
-                parts = raw.decode("utf-8").split()
-                if len(parts) == 3 and 2 <= len(parts[0]) <= 4 and (parts[2].startswith("nr") or parts[2] == "ns"):
-                    lexicon[parts[0]] = parts[2] == "ns"
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(lexicon))
-        os.replace(tmp, cache)
-    return lexicon, frozenset(w[:2] for w in lexicon)
-
-
 def zh_common_word(word: str) -> bool:
     """Is `word` in jieba's dictionary as anything but a person's name (母亲, 忽然; not 孔乙己)?"""
-    lexicon, _ = _zh_lexicon()
-    return _jieba().FREQ.get(word, 0) > 0 and not (word in lexicon and not lexicon[word])
-
-
-@lru_cache(maxsize=1)
-def _jieba() -> Any:
-    """jieba's tokenizer, loaded once per process."""
-    import logging
-
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba.dt
+    tagged, _ = lexicon()
+    return frequencies().get(word, 0) > 0 and not (word in tagged and not tagged[word])
 
 
 def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
@@ -163,17 +119,17 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
     Scanning is ~10x faster than cutting the whole text; jieba then cuts a few short contexts
     per candidate and keeps the name only if it comes out as a word there (`王道` in `大王道` does not).
     """
-    lexicon, prefixes = _zh_lexicon()
+    tagged, prefixes = lexicon()
     found: list[tuple[int, str, bool]] = []
     i, n = 0, len(text)
     while i < n:
         if text[i : i + 2] in prefixes:
             for size in (4, 3, 2):
                 word = text[i : i + size]
-                if word in lexicon:
+                if word in tagged:
                     lead = 1 if word[0] in "那这" and size >= 3 else 0  # 那长老 is 那 + 长老
                     name = word[lead:]
-                    if name[-1] in _ZH_SPEECH and name[:-1] in lexicon:  # 太宗闻 is 太宗 + 闻
+                    if name[-1] in _ZH_SPEECH and name[:-1] in tagged:  # 太宗闻 is 太宗 + 闻
                         name = name[:-1]
                     if name not in _ZH_STOP:
                         found.append((i + lead, name, name.endswith(_ZH_PLACE_END)))
@@ -184,7 +140,7 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
         name for o, name, _ in found if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH
     )
     # An `ns` word without a place ending is a person if it speaks (三藏道), else it is dropped.
-    found = [f for f in found if f[2] or not lexicon.get(f[1], False) or speaks[f[1]] >= 2]
+    found = [f for f in found if f[2] or not tagged.get(f[1], False) or speaks[f[1]] >= 2]
     where: dict[str, list[int]] = defaultdict(list)
     for o, name, _ in found:
         where[name].append(o)
@@ -199,9 +155,8 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
 
 def _confirmed(text: str, name: str, offsets: list[int], tries: int = 3) -> bool:
     """Does jieba cut `name` out as a word in at least one of its first few contexts?"""
-    tokenizer = _jieba()
     for o in offsets[:tries]:
-        words = tokenizer.cut(text[max(0, o - 6) : o + len(name) + 6], HMM=False)
+        words = cut(text[max(0, o - 6) : o + len(name) + 6])
         if any(w == name or len(w) > len(name) and w.endswith(name) and w[0] in "那这" for w in words):
             return True
     return False

@@ -72,6 +72,7 @@ _TAG_AFTER = {
 _CLOSES = {"”": "“", "」": "「", "』": "『"}
 _OPENS = {opening: closing for closing, opening in _CLOSES.items()}
 _MISPRINTED_OPEN = re.compile(r"([：:]\s*)”")
+_MARKS = re.compile(f"[{''.join(_CLOSES)}{''.join(_OPENS)}]")
 _TAG_TAIL = 60  # a speech tag before a quotation is within this many characters of it
 _TAG_BEFORE = {
     "en": re.compile(rf"[\s,;:—-]*\b(?:{_SPEAKER}\s+(?:{_VERBS})|(?:{_VERBS})\s+{_SPEAKER})[\s,.;:—-]*$", re.I),
@@ -103,7 +104,8 @@ def _orphans_out(text: str) -> str:
     text = _MISPRINTED_OPEN.sub(r"\1“", text)
     depth = dict.fromkeys(_CLOSES, 0)
     out, start = [], 0
-    for k, ch in enumerate(text):
+    for m in _MARKS.finditer(text):  # the quotation marks alone, not every character
+        k, ch = m.start(), m.group()
         if ch in depth:
             if depth[ch]:
                 depth[ch] -= 1
@@ -116,6 +118,7 @@ def _orphans_out(text: str) -> str:
     return "".join(out) + text[start:]
 
 
+@lru_cache(maxsize=4096)
 def caption(text: str, lang: str) -> str:
     """The shot's text on one line, less scene-break ornaments, whitespace and italics marks
     squeezed, cut to a prompt's length."""
@@ -182,8 +185,7 @@ def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequ
     (or last) sentence shows happening with its spoken words left out; a shot that is all talk
     shows its people talking. The last frame continues the first one (drawn from it where the
     provider takes a reference). Every frame asks for a picture without lettering."""
-    flat = re.sub(r"\s+", "" if lang == "zh" else " ", unspoken(text, lang).replace("_", "")).strip()
-    sentences = [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
+    sentences = _unspoken_sentences(text, lang)
     talking = f"{' and '.join(characters[:3])} talking" if characters else "the speaker mid-sentence"
     if frame == "first_frame":
         moment, action = "the moment the shot opens", sentences[0] if sentences else talking
@@ -191,6 +193,13 @@ def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequ
         moment = "the moment the shot ends, a continuation of the first frame (same place, light and people)"
         action = sentences[-1] if sentences else talking
     return f"{prompt}\nFrame: {moment}: {caption(action, lang)}\n{NO_LETTERING}"
+
+
+@lru_cache(maxsize=1024)
+def _unspoken_sentences(text: str, lang: str) -> list[str]:
+    """The sentences of what the text shows happening (a shot's two frames ask for the same)."""
+    flat = re.sub(r"\s+", "" if lang == "zh" else " ", unspoken(text, lang).replace("_", "")).strip()
+    return [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:

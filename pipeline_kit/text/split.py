@@ -10,6 +10,9 @@ a split (and after films were made) is filmed and joins the book's film.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +51,21 @@ class SplitReport:
     recast: tuple[str, ...] = ()  # tasks of earlier shots made again because the re-folded bible re-cast them
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a split: the hundreds of thousands of objects a
+    book's shots and tasks are built from live until it ends, and scanning them again and again
+    cost 8% of 西游记's split (its peak memory is the same without)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@_collector_paused()
 def split_book(
     db: Database,
     bookcode: str,

@@ -39,7 +39,9 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
     dictionary's words that are no names (母亲 or 忽然 is never taken)."""
     joined = "\n".join(texts)
     runs = _CLAUSE_RUN.findall(joined)
-    opens: Counter[str] = Counter(run[:size] for run in runs for size in range(2, len(run) + 1))
+    opens: Counter[str] = Counter(runs)  # each run's openings, then those of its shorter prefixes
+    for size in range(2, max(map(len, runs), default=0)):
+        opens.update([run[:size] for run in runs if len(run) > size])
     ahead: Counter[str] = Counter()  # the most openings of a run one character longer
     for run, n in opens.items():
         if n >= 2 and len(run) >= 3 and n > ahead[run[:-1]]:  # one opening never outweighs a name's three
@@ -50,8 +52,8 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
         if n >= MIN_OPENINGS
         and len(run) <= 4
         and ahead[run] * 5 < n * 3  # 七斤嫂 goes on as 七斤嫂说, 七斤嫂道, 七斤嫂有: she ends here
-        and not common(run)
         and (_built_like_a_name(run) or len(run) <= 3 and _speaks(opens, run))
+        and not common(run)  # last: it looks the run up in the dictionary
     }
     found = {run for run in found if not any(run[:k] in found for k in range(2, len(run)))}  # not 阿Ｑ很 of 阿Ｑ
     objects = met_as_objects(joined, (run for run in found if not (_PERSON_END.search(run) and len(run) > 2)))
