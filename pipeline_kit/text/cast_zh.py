@@ -19,6 +19,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from pipeline_kit.text.cast_roles import zh_role_names, zh_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_subjects import clause_subjects, met_as_objects
@@ -138,7 +139,9 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for n in clause_subjects(texts, zh_common_word)
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
-    names = _appellations(joined, names)
+    named = _appellations(joined, names)
+    roles = {r for r in zh_roles(texts, speaks, opens, names - named) if _zh_name_ok(r)} - named
+    names = named | roles
     for m in _ZH_NAMING_FULL.finditer(joined):
         full = m.group(1) + m.group(2)
         if len(full) >= 2:
@@ -208,7 +211,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     _fold_suffixes(sets, names)
     _fold_titles(sets, names, counts)
     _join_claims(sets, claims, _conversations(quotes, names))
-    shared = _shared_suffixes(sets, names)
+    shared = _shared_suffixes(sets, names) | _join_roles(sets, zh_role_names(joined, roles & names, names - roles))
     groups = [g & names - set(shared) for g in sets.groups()]
     titled = frozenset(n for n in names if _is_titled(n))
     return NameGroups([g for g in groups if g], formal, counts, shared, titled)
@@ -238,6 +241,21 @@ def _self_named(quote: str, names: set[str]) -> list[tuple[str, bool]]:
         if name and "的" not in clause and (naming or len(name) >= 3):
             out.append((name, naming))
     return out
+
+
+def _join_roles(sets: NameSets, pairs: list[tuple[str, str]]) -> dict[str, set[str]]:
+    """Join each role to the one person the text names it as (那樵夫名唤李定); a role named as several
+    people is shared by them -> their names."""
+    given: dict[str, set[str]] = defaultdict(set)
+    for role, name in pairs:
+        given[role].add(name)
+    shared = {}
+    for role, named in given.items():
+        if len({sets.find(n) for n in named}) == 1:
+            sets.join(next(iter(named)), role)
+        else:
+            shared[role] = named
+    return shared
 
 
 def _conversations(quotes: list[tuple[int, str, str]], names: set[str]) -> Counter[tuple[str, str]]:
