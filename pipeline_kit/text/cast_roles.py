@@ -100,20 +100,34 @@ def zh_roles(
     return {w for w in found if not any(w[k:] in found for k in range(1, len(w) - 1))}  # 樵夫 of 老樵夫
 
 
+def counted_as_one(text: str, words: Collection[str]) -> set[str]:
+    """The `words` the text counts as one (一个石猴, 一名童子: a common noun for one being) and never
+    as several (四健将, 众猴: a group); a reduplicated syllable (呵呵) is no noun."""
+    words = {w for w in words if len(set(w)) > 1}
+    if not words:
+        return set()
+    body = "|".join(map(re.escape, sorted(words, key=lambda w: (-len(w), w))))
+    one, many = Counter(), Counter()
+    for m in re.finditer(rf"(一[个只名位]?|[两二三四五六七八九十几数众诸群][个只名位]?|这些|那些)({body})", text):
+        (one if m.group(1).startswith("一") else many)[m.group(2)] += 1
+    return {w for w in one if not many[w]}
+
+
 def zh_role_names(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
-    """(role, name) where the narration gives a role a known name: 那樵夫名唤李定 or a role opening a
-    sentence that ends 遂称美猴王 (nobody else named between), or set beside it (渔翁张稍)."""
-    if not roles or not names:
+    """(role, name) where the narration gives a role a name: a known one in the sentence the role
+    opens (石猴…遂称美猴王, nobody else named between) or set beside it (渔翁张稍), or any name
+    after 名唤/名叫/唤做/叫做 (一个是渔翁，名唤张稍)."""
+    if not roles:
         return []
     role_body = "|".join(map(re.escape, sorted(roles, key=lambda r: (-len(r), r))))
-    name_body = "|".join(map(re.escape, sorted(names, key=lambda n: (-len(n), n))))
+    name_body = "|".join(map(re.escape, sorted(names, key=lambda n: (-len(n), n)))) or "(?!)"
     out = []
     for m in re.finditer(rf"({role_body})(?:{_ZH_NAMED})?({name_body})", text):
         between = m.group()[len(m.group(1)) : -len(m.group(2))]
-        if between and (re.search(name_body, between) or re.search(role_body, between)):
-            continue  # someone else is named in between: 石猴…众猴…称
-        out.append((m.group(1), m.group(2)))
-    return out
+        if not (between and (re.search(name_body, between) or re.search(role_body, between))):
+            out.append((m.group(1), m.group(2)))  # else someone else is named in between: 石猴…众猴…称
+    given = rf"({role_body})[^。！？!?“”]{{0,6}}?(?:名唤|名叫|唤做|叫做)([\u4e00-\u9fff]{{2,3}}?)(?=[，,。；;！？!?、])"
+    return out + [(m.group(1), m.group(2)) for m in re.finditer(given, text)]
 
 
 def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:

@@ -19,7 +19,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from pipeline_kit.text.cast_roles import zh_role_names, zh_roles
+from pipeline_kit.text.cast_roles import counted_as_one, zh_role_names, zh_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_subjects import clause_subjects, met_as_objects
@@ -140,8 +140,11 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
     named = _appellations(joined, names)
-    roles = {r for r in zh_roles(texts, speaks, opens, names - named) if _zh_name_ok(r)} - named
+    heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
+    roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named
     names = named | roles
+    role_names = [(r, n) for r, n in zh_role_names(joined, roles, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
+    names |= {n for _, n in role_names}
     for m in _ZH_NAMING_FULL.finditer(joined):
         full = m.group(1) + m.group(2)
         if len(full) >= 2:
@@ -211,7 +214,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     _fold_suffixes(sets, names)
     _fold_titles(sets, names, counts)
     _join_claims(sets, claims, _conversations(quotes, names))
-    shared = _shared_suffixes(sets, names) | _join_roles(sets, zh_role_names(joined, roles & names, names - roles))
+    shared = _shared_suffixes(sets, names) | _join_roles(sets, [(r, n) for r, n in role_names if {r, n} <= names])
     groups = [g & names - set(shared) for g in sets.groups()]
     titled = frozenset(n for n in names if _is_titled(n))
     return NameGroups([g for g in groups if g], formal, counts, shared, titled)
