@@ -342,7 +342,9 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
         text = ("，" if zh else "; ").join(looks)
         limit = DESCRIPTION_CHARS[bible.lang]
         text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-        gender = role_gender(c.name, bible.lang) or told or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+        gender = (
+            role_gender(c.names, bible.lang) or told or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+        )
         out.append(replace(c, description=text, gender=gender))
     return Bible(bible.lang, tuple(out), bible.places)
 

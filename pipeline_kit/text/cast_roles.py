@@ -27,6 +27,7 @@ _ZH_HEAD = (
     "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
 )
 _ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD})|[老小少][者翁叟妪妇汉婆童])$")
+_ZH_COUNTING = "一二两三四五六七八九十几数个只名位众诸群各每"  # 群猴, 个心: a count, no noun
 _ZH_FEMALE = re.compile(r"[女妇婆娘妪姑姐妹嫂母妻]|丫鬟")
 _ZH_MALE = re.compile(r"[夫翁叟汉童男僧]|公子|书生|秀才|老者|少年|后生")
 # A role the narration names: 那樵夫名唤李定, 石猴…遂称美猴王 (in one sentence, nobody else between).
@@ -54,9 +55,7 @@ _EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
 _EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?:{_EN_NOUN})"
-_EN_SPEECH = (
-    "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
-)
+_EN_SPEECH = "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
 _EN_SPOKE = re.compile(
     rf"\b(?:{_EN_SPEECH}) ([Tt]he|[Oo]ur) ({_EN_PHRASE})\b(?! of\b)|\b([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:{_EN_SPEECH})\b"
 )
@@ -73,9 +72,16 @@ def zh_role(word: str) -> bool:
     return bool(_ZH_ROLE.match(word))
 
 
-def role_gender(name: str, lang: str) -> str | None:
-    """The gender a role's word says (童子 and 樵夫 are male, 老妇 and the old woman female), else None."""
+def role_gender(names: Sequence[str], lang: str) -> str | None:
+    """The gender the first role word among a character's `names` says (童子 and 樵夫 are male, 老妇
+    and the old woman female; 张稍, whom the text calls 渔翁, a man), else None."""
+    return next((g for g in (_word_gender(n, lang) for n in names) if g), None)
+
+
+def _word_gender(name: str, lang: str) -> str | None:
     if lang == "zh":
+        if not zh_role(name):
+            return None
         female, male = bool(_ZH_FEMALE.search(name)), bool(_ZH_MALE.search(name))
     else:
         noun = name.split()[-1] if name.startswith(("the ", "our ")) else ""
@@ -83,9 +89,7 @@ def role_gender(name: str, lang: str) -> str | None:
     return "female" if female and not male else "male" if male and not female else None
 
 
-def zh_roles(
-    texts: Sequence[str], speaks: Counter[str], opens: Counter[str], counted: Collection[str]
-) -> set[str]:
+def zh_roles(texts: Sequence[str], speaks: Counter[str], opens: Counter[str], counted: Collection[str]) -> set[str]:
     """Chinese roles that are somebody: role words, or speakers the text counts as common nouns
     (`counted`: 一个石猴), speaking MIN_SPEECHES times opening their clause (那樵夫道, not 扯住樵夫道),
     or role words opening MIN_ACTIONS clauses of one chapter after 那/这 (那樵夫…, a particular one)."""
@@ -97,23 +101,46 @@ def zh_roles(
             for size in (2, 3)
         )
         found |= {w for w, n in starts.items() if n >= MIN_ACTIONS and zh_role(w)}
+    found = {w for w in found if w[0] not in _ZH_COUNTING}
     return {w for w in found if not any(w[k:] in found for k in range(1, len(w) - 1))}  # 樵夫 of 老樵夫
 
 
 def counted_as_one(text: str, words: Collection[str]) -> set[str]:
     """The `words` the text counts as one (一个石猴, 一名童子: a common noun for one being) and never
     as several (四健将, 众猴: a group); a reduplicated syllable (呵呵) is no noun."""
-    words = {w for w in words if len(set(w)) > 1}
+    words = {w for w in words if len(set(w)) > 1 and w[0] not in _ZH_COUNTING}
     if not words:
         return set()
     body = "|".join(map(re.escape, sorted(words, key=lambda w: (-len(w), w))))
     one, many = Counter(), Counter()
-    for m in re.finditer(rf"(一[个只名位]?|[两二三四五六七八九十几数众诸群][个只名位]?|这些|那些)({body})", text):
+    counts = r"一[个只名位]|[两二三四五六七八九十几数][个只名位]?|[众诸群各每]|这些|那些"
+    for m in re.finditer(rf"({counts})({body})", text):
         (one if m.group(1).startswith("一") else many)[m.group(2)] += 1
     return {w for w in one if not many[w]}
 
 
-def zh_role_names(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
+def zh_role_names(texts: Sequence[str], roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
+    """(role, name) where the narration gives a role a name (see `_zh_given`), in chapters that
+    hold at least half the role's mentions: a role met all over a book (老者) is many people."""
+    return held(texts, [_zh_given(text, roles, names) for text in texts])
+
+
+def held(texts: Sequence[str], found: Sequence[list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """The (role, name) pairs `found` in each chapter, kept when the chapters giving the role that
+    name hold at least half of the role's mentions in the book."""
+    where: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for k, pairs in enumerate(found):
+        for pair in pairs:
+            where[pair].add(k)
+    out = []
+    for (role, name), chapters in where.items():
+        counts = [text.count(role) for text in texts]
+        if 2 * sum(counts[k] for k in chapters) >= sum(counts):
+            out.append((role, name))
+    return out
+
+
+def _zh_given(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
     """(role, name) where the narration gives a role a name: a known one in the sentence the role
     opens (石猴…遂称美猴王, nobody else named between) or set beside it (渔翁张稍), or any name
     after 名唤/名叫/唤做/叫做 (一个是渔翁，名唤张稍)."""
@@ -157,13 +184,15 @@ def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:
     return out
 
 
-def en_role_names(text: str, roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
-    """(role, name) where the text sets a known name beside a role: "the inspector, Lestrade,"."""
-    out = []
-    for role, forms in roles.items():
-        body = "|".join(map(re.escape, sorted(forms)))
-        for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text):
-            name = re.sub(r"^(?:Mr|Mrs|Miss|Dr)\.? ", "", m.group(1))
-            if name in names:
-                out.append((role, name))
-    return out
+def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
+    """(role, name) where the text sets a known name beside a role ("the inspector, Lestrade,"), in
+    chapters holding at least half the role's mentions (`held`)."""
+    found: list[list[tuple[str, str]]] = [[] for _ in texts]
+    for k, text in enumerate(texts):
+        for role, forms in roles.items():
+            body = "|".join(map(re.escape, sorted(forms)))
+            for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text):
+                name = re.sub(r"^(?:Mr|Mrs|Miss|Dr)\.? ", "", m.group(1))
+                if name in names:
+                    found[k].append((role, name))
+    return held(texts, found)

@@ -19,7 +19,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from pipeline_kit.text.cast_roles import counted_as_one, zh_role_names, zh_roles
+from pipeline_kit.text.cast_roles import counted_as_one, held, zh_role_names, zh_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_subjects import clause_subjects, met_as_objects
@@ -143,7 +143,8 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
     roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named
     names = named | roles
-    role_names = [(r, n) for r, n in zh_role_names(joined, roles, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
+    role_names = [(r, n) for r, n in zh_role_names(texts, roles, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
+    formal |= {n for _, n in role_names} - named  # a name given to a role is its formal name
     names |= {n for _, n in role_names}
     for m in _ZH_NAMING_FULL.finditer(joined):
         full = m.group(1) + m.group(2)
@@ -167,6 +168,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     # A speaker and a name he gives himself: one he is called by (叫做), or one that has not spoken
     # yet (saying 我乃X of an X who already spoke is a disguise or a lie).
     claims: list[tuple[str, str]] = []
+    role_claims: list[list[tuple[str, str]]] = [[] for _ in texts]
     spoken: set[str] = set()
     for k, (chapter, before, quote) in enumerate(quotes):
         speaker = _speaker(before, names)
@@ -181,9 +183,14 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
             if addressee and _zh_name_ok(m.group(1)):
                 names.add(m.group(1))
                 sets.join(addressee, m.group(1))
-        claims += [(speaker, n) for n, naming in _self_named(quote, names) if naming or n not in spoken]  # 我乃…孙悟空
+        said = [(speaker, n) for n, naming in _self_named(quote, names) if naming or n not in spoken]  # 我乃…孙悟空
+        if speaker in roles:  # 老者道：我号十八公, in its chapter only
+            role_claims[chapter] += said
+        else:
+            claims += said
         spoken.add(speaker)
-    for first, second in _epithets(joined, names):  # 李四又名铁拐, 人称
+    role_names += held(texts, role_claims)
+    for first, second in _epithets(joined, names - roles):  # 李四又名铁拐, 人称 (老者又叫掌灯 shouts)
         names |= {first, second}
         sets.join(first, second)
     names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal}
