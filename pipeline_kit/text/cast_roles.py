@@ -106,7 +106,7 @@ def zh_roles(texts: Sequence[str], speaks: Counter[str], opens: Counter[str], co
 
 
 def counted_as_one(text: str, words: Collection[str]) -> set[str]:
-    """The `words` the text counts as one (一个石猴, 一名童子: a common noun for one being) and never
+    """The `words` the text counts as one twice (一个石猴, 一名石猴: a common noun for one being) and never
     as several (四健将, 众猴: a group); a reduplicated syllable (呵呵) is no noun."""
     words = {w for w in words if len(set(w)) > 1 and w[0] not in _ZH_COUNTING}
     if not words:
@@ -116,7 +116,7 @@ def counted_as_one(text: str, words: Collection[str]) -> set[str]:
     counts = r"一[个只名位]|[两二三四五六七八九十几数][个只名位]?|[众诸群各每]|这些|那些"
     for m in re.finditer(rf"({counts})({body})", text):
         (one if m.group(1).startswith("一") else many)[m.group(2)] += 1
-    return {w for w in one if not many[w]}
+    return {w for w, n in one.items() if n >= 2 and not many[w]}
 
 
 def zh_role_names(texts: Sequence[str], roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
