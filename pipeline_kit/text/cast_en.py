@@ -128,14 +128,16 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     for name, epithet in _epithets(joined, names):  # Tom Reed, known as the Grey Fox
         names |= {name, epithet}
         sets.join(name, epithet, *(p for p in name.split() if p in names and p not in shared))
-    shared |= _roles(texts, sets, names)  # the inspector, our visitor
+    roles = en_roles(texts)
+    shared |= _roles(texts, roles, sets, names)  # the inspector, our visitor
     names |= set(sets.parent)
     freq = Counter({n: c for n, c in people.items() if n in names}) + fulls
     groups = [g & names - set(shared) for g in sets.groups()]
-    return NameGroups([g for g in groups if g], full_names, freq, shared)
+    forms = frozenset(form for role in roles.values() for form in role)
+    return NameGroups([g for g in groups if g], full_names, freq, shared, roles=forms)
 
 
-def _roles(texts: Sequence[str], sets: NameSets, names: set[str]) -> dict[str, set[str]]:
+def _roles(texts: Sequence[str], roles: dict[str, set[str]], sets: NameSets, names: set[str]) -> dict[str, set[str]]:
     """Roles that speak or act (the inspector) as a group of their forms, joined to the one person
     the text sets beside them ("the inspector, Lestrade,"); a role set beside several people is
     shared by them: its forms -> their names."""
