@@ -6,6 +6,8 @@ households (the Bennets), contractions and stop words. A surname or first
 name of exactly one full name joins it; a first name of several full names (John of John Clay
 and John Turner) is shared: each bare mention goes to the one the text last named. Epithets join
 the person they name by apposition or a naming statement (`Tom Reed, known as the Grey Fox`).
+Roles that speak or act ("said the inspector") are people named by the role (`cast_roles`), and
+join the person set beside them ("the inspector, Lestrade,").
 """
 
 from __future__ import annotations

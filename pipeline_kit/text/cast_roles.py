@@ -4,10 +4,13 @@ inspector", "the old woman rose") is a character named by the role, with the gen
 A role word is a common noun for a person, told by the language's morphology and common nouns
 (an occupation, a kinship or an age-sex noun; no name of any book): 樵夫 ends in 夫, 老妇 is 老 and
 a word for a woman; "the old woman" is an age-sex noun with an adjective, "the inspector" an
-occupation. A role mentioned in passing is none: it must speak twice, or open clauses
+occupation; a Chinese speaker the text counts as one being (一个石猴, 一名石猴), never as several,
+is a common noun too. A role mentioned in passing is none: it must speak twice, or open clauses
 (be the subject of actions) three times in one chapter. The text may join a role to a named
-person (那樵夫名唤李定; "the inspector, Lestrade,"): then the role is that person's alias, shared
-when the text joins it to several (each mention goes to the one named last).
+person (那樵夫名唤李定, 石猴…遂称美猴王; "the inspector, Lestrade,"): then the role is that
+person's alias, shared when the text joins it to several (each mention goes to the one named
+last), provided the chapters saying so hold most of the role's mentions (老者 all over a book is
+many old men: it stays a character of its own).
 """
 
 from __future__ import annotations

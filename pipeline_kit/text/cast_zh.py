@@ -10,7 +10,9 @@ or 自今就叫做孙悟空), by epithet statements in the narration (X又名Y, 
 (齐天大圣孙悟空), by a surname with a title when one character holds that surname (孙大圣, 唐僧),
 and by a short name ending the names of exactly one other person (悟空 -> 孙悟空). A short name
 ending the names of several people (菩萨 of 观音菩萨 and 文殊菩萨) is shared: each mention goes to
-the one of them the text last named (`cast.Bible.mentions`).
+the one of them the text last named (`cast.Bible.mentions`). Roles that speak or act (樵夫, a
+石猴 counted as one) are names too (`cast_roles`), joined to a person only by the name the text
+gives them (石猴…遂称美猴王, 渔翁，名唤张稍), in the chapters holding most of their mentions.
 """
 
 from __future__ import annotations
