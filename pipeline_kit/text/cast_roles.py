@@ -25,7 +25,7 @@ MIN_ACTIONS = 3  # ... or opening this many clauses in one chapter
 # Chinese: a person noun's head (樵夫, 铁匠, 渔翁, 童子, 妇人, 道士, 掌柜), or 老/小/少 and a word for
 # an age or sex (老者, 老妇, 小童); one or two characters may come before the head (打鱼的渔翁 is 渔翁).
 _ZH_HEAD = (
-    "夫|匠|翁|叟|妪|童子?|童儿|妇人?|婆子?|汉子?|女子|男子|娘子|丫鬟|侍女|宫女|使女|书童|小厮|家童|仙童|道童|"
+    "夫|匠|郎|翁|叟|妪|童子?|童儿|妇人?|婆子?|汉子?|女子|男子|娘子|丫鬟|侍女|宫女|使女|书童|小厮|家童|仙童|道童|"
     "道士|道人|秀才|书生|公子|掌柜|伙计|店家|店主|船家|艄公|梢公|稍公|郎中|使者|差人|公差|衙役|狱卒|军士|兵士|"
     "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
 )

@@ -10,12 +10,12 @@ from pipeline_kit.text.cast import Bible, build_bible
 ZH_WOODS = (
     "林冲走到山下，见一个樵夫坐在石上。林冲道：“老哥，山上有路么？”\n"
     "那樵夫道：“有路，只是难走。”林冲道：“多谢指点。”樵夫道：“你往东去便是。”\n"
-    "林冲上山，路边有个货郎挑着担子过去了。林冲又走了半日，见一个老妇在门前晒谷。\n"
+    "林冲上山，那货郎挑着担子过去了。林冲又走了半日，见一个老妇在门前晒谷。\n"
     "老妇道：“客官从哪里来？”林冲道：“从山下来。”老妇道：“天晚了，进来歇歇。”林冲道：“也好。”\n"
 )
 EN_STATION = "\n\n".join(
     [
-        "Tom Harker came into the station at noon. A porter was asleep on a bench.",
+        "Tom Harker came into the station at noon. The porter was asleep on a bench.",
         "“Where is the book?” said the inspector. “I have not seen it,” Tom Harker answered.",
         "“Then you will look for it,” said the inspector. Tom Harker looked at the floor.",
         "“Sit down, both of you,” said the old woman from the stove. “The kettle is on.”",
@@ -85,3 +85,17 @@ def test_en_role_joins_a_name_set_beside_it_and_stays_apart_otherwise() -> None:
     assert bible.canonical["the inspector"] == "Gregson"
     apart = build_bible([EN_STATION], "en")
     assert apart.canonical["the inspector"] == "the inspector"
+
+
+def test_a_role_that_acts_in_a_stretch_is_a_character() -> None:
+    """A role that never speaks but is the subject of three actions in a chapter (那货郎…, "The
+    clerk looked up.") is a character; the same word acting once is none."""
+    zh = "林冲进了镇子。那货郎放下担子。那货郎摇着鼓。那货郎看着林冲。林冲道：“好热闹。”林冲走了。\n"
+    assert "货郎" in build_bible([zh], "zh").by_name
+    assert "货郎" not in build_bible([ZH_WOODS], "zh").canonical
+    en = (
+        "Tom Harker came to the bank. The clerk looked up. The clerk turned a page. "
+        "The clerk stood and went to the safe. Tom Harker waited, and Tom Harker left."
+    )
+    assert "the clerk" in build_bible([en], "en").by_name
+    assert "the clerk" not in build_bible([en.replace("The clerk turned", "He turned")], "en").canonical
