@@ -99,3 +99,24 @@ def test_a_role_that_acts_in_a_stretch_is_a_character() -> None:
     )
     assert "the clerk" in build_bible([en], "en").by_name
     assert "the clerk" not in build_bible([en.replace("The clerk turned", "He turned")], "en").canonical
+
+
+def test_a_role_the_text_joins_to_two_people_is_shared_by_them() -> None:
+    """The inspector is Gregson in one chapter and Lestrade in the next: both hold the role, and
+    each chapter's "said the inspector" is the inspector that chapter named."""
+
+    def chapter(name: str) -> str:
+        return "\n\n".join(
+            [
+                f"Tom Harker came in. “Where is it?” said the inspector, {name}, at the door.",
+                f"“I do not know,” said Tom Harker. “Then find it,” said the inspector. {name} sat down.",
+                f"{name} waited. {name} smoked.",
+            ]
+        )
+
+    texts = [chapter("Gregson"), chapter("Lestrade")]
+    bible = build_bible(texts, "en")
+    assert bible.holders["the inspector"] == ("Gregson", "Lestrade")
+    for text, name in zip(texts, ("Gregson", "Lestrade")):
+        said = text.index("said the inspector.") + len("said ")
+        assert dict(bible.mentions(text))[said] == name
