@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_names import people
+from pipeline_kit.text.cast_roles import role_gender
 from pipeline_kit.text.looks import looks_of
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
@@ -343,7 +344,9 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
         text = ("，" if zh else "; ").join(looks)
         limit = DESCRIPTION_CHARS[bible.lang]
         text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-        gender = told or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+        gender = (
+            role_gender(c.names, bible.lang) or told or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+        )
         out.append(replace(c, description=text, gender=gender))
     return Bible(bible.lang, tuple(out), bible.places)
 

@@ -6,6 +6,8 @@ households (the Bennets), contractions and stop words. A surname or first
 name of exactly one full name joins it; a first name of several full names (John of John Clay
 and John Turner) is shared: each bare mention goes to the one the text last named. Epithets join
 the person they name by apposition or a naming statement (`Tom Reed, known as the Grey Fox`).
+Roles that speak or act ("said the inspector") are people named by the role (`cast_roles`), and
+join the person set beside them ("the inspector, Lestrade,").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from pipeline_kit.text.cast_roles import en_role_names, en_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions
 
@@ -127,9 +130,31 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     for name, epithet in _epithets(joined, names):  # Tom Reed, known as the Grey Fox
         names |= {name, epithet}
         sets.join(name, epithet, *(p for p in name.split() if p in names and p not in shared))
+    roles = en_roles(texts)
+    shared |= _roles(texts, roles, sets, names)  # the inspector, our visitor
+    names |= set(sets.parent)
     freq = Counter({n: c for n, c in people.items() if n in names}) + fulls
     groups = [g & names - set(shared) for g in sets.groups()]
-    return NameGroups([g for g in groups if g], full_names, freq, shared)
+    forms = frozenset(form for role in roles.values() for form in role)
+    return NameGroups([g for g in groups if g], full_names, freq, shared, roles=forms)
+
+
+def _roles(texts: Sequence[str], roles: dict[str, set[str]], sets: NameSets, names: set[str]) -> dict[str, set[str]]:
+    """Roles that speak or act (the inspector) as a group of their forms, joined to the one person
+    the text sets beside them ("the inspector, Lestrade,"); a role set beside several people is
+    shared by them: its forms -> their names."""
+    roles = en_roles(texts)
+    given: dict[str, set[str]] = {}
+    for role, name in en_role_names(texts, roles, names):
+        given.setdefault(role, set()).add(name)
+    shared = {}
+    for role, forms in roles.items():
+        named = given.get(role, set())
+        if len({sets.find(n) for n in named}) > 1:
+            shared |= {form: named for form in forms}
+            continue
+        sets.join(role, *forms, *named)
+    return shared
 
 
 def _name_parts(full_names: set[str]) -> dict[str, set[str]]:

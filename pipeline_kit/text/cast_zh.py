@@ -10,7 +10,9 @@ or 自今就叫做孙悟空), by epithet statements in the narration (X又名Y, 
 (齐天大圣孙悟空), by a surname with a title when one character holds that surname (孙大圣, 唐僧),
 and by a short name ending the names of exactly one other person (悟空 -> 孙悟空). A short name
 ending the names of several people (菩萨 of 观音菩萨 and 文殊菩萨) is shared: each mention goes to
-the one of them the text last named (`cast.Bible.mentions`).
+the one of them the text last named (`cast.Bible.mentions`). Roles that speak or act (樵夫, a
+石猴 counted as one) are names too (`cast_roles`), joined to a person only by the name the text
+gives them (石猴…遂称美猴王, 渔翁，名唤张稍), in the chapters holding most of their mentions.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from pipeline_kit.text.cast_roles import counted_as_one, held, zh_role_names, zh_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_subjects import clause_subjects, met_as_objects
@@ -138,7 +141,13 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for n in clause_subjects(texts, zh_common_word)
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
-    names = _appellations(joined, names)
+    named = _appellations(joined, names)
+    heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
+    roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named
+    names = named | roles
+    role_names = [(r, n) for r, n in zh_role_names(texts, roles, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
+    formal |= {n for _, n in role_names} - named  # a name given to a role is its formal name
+    names |= {n for _, n in role_names}
     for m in _ZH_NAMING_FULL.finditer(joined):
         full = m.group(1) + m.group(2)
         if len(full) >= 2:
@@ -161,6 +170,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     # A speaker and a name he gives himself: one he is called by (叫做), or one that has not spoken
     # yet (saying 我乃X of an X who already spoke is a disguise or a lie).
     claims: list[tuple[str, str]] = []
+    role_claims: list[list[tuple[str, str]]] = [[] for _ in texts]
     spoken: set[str] = set()
     for k, (chapter, before, quote) in enumerate(quotes):
         speaker = _speaker(before, names)
@@ -175,9 +185,14 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
             if addressee and _zh_name_ok(m.group(1)):
                 names.add(m.group(1))
                 sets.join(addressee, m.group(1))
-        claims += [(speaker, n) for n, naming in _self_named(quote, names) if naming or n not in spoken]  # 我乃…孙悟空
+        said = [(speaker, n) for n, naming in _self_named(quote, names) if naming or n not in spoken]  # 我乃…孙悟空
+        if speaker in roles:  # 老者道：我号十八公, in its chapter only
+            role_claims[chapter] += said
+        else:
+            claims += said
         spoken.add(speaker)
-    for first, second in _epithets(joined, names):  # 李四又名铁拐, 人称
+    role_names += held(texts, role_claims)
+    for first, second in _epithets(joined, names - roles):  # 李四又名铁拐, 人称 (老者又叫掌灯 shouts)
         names |= {first, second}
         sets.join(first, second)
     names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal}
@@ -208,10 +223,10 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     _fold_suffixes(sets, names)
     _fold_titles(sets, names, counts)
     _join_claims(sets, claims, _conversations(quotes, names))
-    shared = _shared_suffixes(sets, names)
+    shared = _shared_suffixes(sets, names) | _join_roles(sets, [(r, n) for r, n in role_names if {r, n} <= names])
     groups = [g & names - set(shared) for g in sets.groups()]
     titled = frozenset(n for n in names if _is_titled(n))
-    return NameGroups([g for g in groups if g], formal, counts, shared, titled)
+    return NameGroups([g for g in groups if g], formal, counts, shared, titled, frozenset(roles))
 
 
 _SELF = re.compile(
@@ -238,6 +253,21 @@ def _self_named(quote: str, names: set[str]) -> list[tuple[str, bool]]:
         if name and "的" not in clause and (naming or len(name) >= 3):
             out.append((name, naming))
     return out
+
+
+def _join_roles(sets: NameSets, pairs: list[tuple[str, str]]) -> dict[str, set[str]]:
+    """Join each role to the one person the text names it as (那樵夫名唤李定); a role named as several
+    people is shared by them -> their names."""
+    given: dict[str, set[str]] = defaultdict(set)
+    for role, name in pairs:
+        given[role].add(name)
+    shared = {}
+    for role, named in given.items():
+        if len({sets.find(n) for n in named}) == 1:
+            sets.join(next(iter(named)), role)
+        else:
+            shared[role] = named
+    return shared
 
 
 def _conversations(quotes: list[tuple[int, str, str]], names: set[str]) -> Counter[tuple[str, str]]:

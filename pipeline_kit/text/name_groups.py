@@ -17,6 +17,7 @@ class NameGroups:
     freq: Counter[str]
     shared: dict[str, set[str]] = field(default_factory=dict)
     titled: frozenset[str] = frozenset()  # surname + title (孙大圣): never the canonical name
+    roles: frozenset[str] = frozenset()  # 樵夫, the inspector: the canonical name only of a group with no name
 
 
 class NameSets:

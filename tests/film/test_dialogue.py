@@ -184,13 +184,20 @@ def corpus_sample(book: str, first: str, last: str) -> str:
 
 # Hand-labelled: every turn of two corpus passages with who says it (None: nobody the cast holds).
 XIYOUJI = ("zh_xiyouji.txt", "猴王近前叫道：“老神仙！", "自今就叫做孙悟空也！”")
-XIYOUJI_CAST = Speakers.of([("孙悟空", ("大圣", "悟空", "猴王", "美猴王", "齐天大圣"), "male"), ("祖师", (), "male")])
+XIYOUJI_CAST = Speakers.of(
+    [
+        ("孙悟空", ("大圣", "悟空", "猴王", "石猴", "美猴王", "齐天大圣"), "male"),
+        ("祖师", (), "male"),
+        ("樵夫", (), "male"),  # the woodcutter and the boy: characters by their role, as the bible has them
+        ("童子", (), "male"),
+    ]
+)
 XIYOUJI_SAID = [
-    *["孙悟空", None] * 6,  # 猴王 and the woodcutter (樵夫), who is no character
+    *["孙悟空", "樵夫"] * 6,  # 猴王 and the woodcutter
     None,  # the words on the stone tablet
     "孙悟空",
-    *[None, "孙悟空"] * 3,  # the boy at the gate (童子)
-    None,
+    *["童子", "孙悟空"] * 3,  # the boy at the gate
+    "童子",
     "孙悟空",
     *["祖师", "孙悟空"] * 6,
     "祖师",
@@ -234,7 +241,9 @@ def test_corpus_passages_are_attributed_as_a_reader_would(
     passage: tuple[str, str, str], lang: str, cast: Speakers, said: list
 ) -> None:
     """Against a hand-labelled sample of each corpus book: every turn found, nine in ten said by
-    the one a reader names (西游记's chapter 1 gets them all; in Holmes a visitor the cast lacks
+    the one a reader names (西游记's chapter 1 gets all but two: its woodcutter and boy are
+    characters by their role since the bible holds such roles, and two of their tags call them
+    樵汉 and 仙童; before that, their 10 turns went to nobody. In Holmes a visitor the cast lacks
     is taken for Holmes or Watson). Measured when written, the rules only looking for canonical
     names got 21/41 and 6/36; over whole books split with their bibles, the share of dialogue
     lines with a speaker went from 40% to 65% (西游记 1-10) and 20% to 36% (Holmes, where many
@@ -243,5 +252,5 @@ def test_corpus_passages_are_attributed_as_a_reader_would(
     assert len(found) == len(said)
     right = sum(a == b for a, b in zip(found, said))
     assert right >= 0.9 * len(said), list(zip(found, said))
-    if lang == "zh":
-        assert found == said
+    if lang == "zh":  # all but the two turns whose tag calls the speaker by another word (樵汉, 仙童)
+        assert [k for k, (a, b) in enumerate(zip(found, said)) if a != b] == [1, 16], list(zip(found, said))

@@ -1,0 +1,201 @@
+"""Unnamed people as characters: a role word that speaks or acts (樵夫道, 童子道; "said the
+inspector", "the old woman rose") is a character named by the role, with the gender the word says.
+
+A role word is a common noun for a person, told by the language's morphology and common nouns
+(an occupation, a kinship or an age-sex noun; no name of any book): 樵夫 ends in 夫, 老妇 is 老 and
+a word for a woman; "the old woman" is an age-sex noun with an adjective, "the inspector" an
+occupation; a Chinese speaker the text counts as one being (一个石猴, 一名石猴), never as several,
+is a common noun too. A role mentioned in passing is none: it must speak twice, or open clauses
+(be the subject of actions) three times in one chapter. The text may join a role to a named
+person (那樵夫名唤李定, 石猴…遂称美猴王; "the inspector, Lestrade,"): then the role is that
+person's alias, shared when the text joins it to several (each mention goes to the one named
+last), provided the chapters saying so hold most of the role's mentions (老者 all over a book is
+many old men: it stays a character of its own).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Collection, Sequence
+
+MIN_SPEECHES = 2  # a role speaking this often in the book is somebody
+MIN_ACTIONS = 3  # ... or opening this many clauses in one chapter
+
+# Chinese: a person noun's head (樵夫, 铁匠, 渔翁, 童子, 妇人, 道士, 掌柜), or 老/小/少 and a word for
+# an age or sex (老者, 老妇, 小童); one or two characters may come before the head (打鱼的渔翁 is 渔翁).
+_ZH_HEAD = (
+    "夫|匠|郎|翁|叟|妪|童子?|童儿|妇人?|婆子?|汉子?|女子|男子|娘子|丫鬟|侍女|宫女|使女|书童|小厮|家童|仙童|道童|"
+    "道士|道人|秀才|书生|公子|掌柜|伙计|店家|店主|船家|艄公|梢公|稍公|郎中|使者|差人|公差|衙役|狱卒|军士|兵士|"
+    "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
+)
+_ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD})|[老小少][者翁叟妪妇汉婆童])$")
+_ZH_COUNTING = "一二两三四五六七八九十几数个只名位众诸群各每"  # 群猴, 个心: a count, no noun
+_ZH_FEMALE = re.compile(r"[女妇婆娘妪姑姐妹嫂母妻]|丫鬟")
+_ZH_MALE = re.compile(r"[夫翁叟汉童男僧]|公子|书生|秀才|老者|少年|后生")
+# A role the narration names: 那樵夫名唤李定, 石猴…遂称美猴王 (in one sentence, nobody else between).
+_ZH_NAMED = r"[^。！？!?]{0,24}?(?:名唤|名叫|唤做|叫做|称为|称做|遂称|自称|号为|尊为|号称|姓[\u4e00-\u9fff]名)"
+
+# English: occupations, kinship and age-sex nouns (an age-sex noun alone, "the man", is anyone:
+# it needs an adjective, "the old man"); the determiner is "the" or "our" ("our visitor").
+_EN_MALE = frozenset(
+    """boy lad gentleman fellow youth husband father son brother uncle nephew butler footman groom coachman
+    cabman waiter landlord policeman constable sailor monk priest clergyman woodcutter fisherman farmer
+    huntsman shepherd boatman ferryman watchman shopman salesman""".split()
+)
+_EN_FEMALE = frozenset(
+    """woman lady girl lass wife mother daughter sister aunt niece maid housekeeper landlady governess
+    widow waitress hostess nun""".split()
+)
+_EN_ANY = frozenset(
+    """inspector clerk sergeant officer detective doctor servant driver porter manager banker lawyer
+    solicitor magistrate judge captain cook stranger visitor lodger tenant client guard warder jailer
+    gaoler keeper gardener soldier colonel major agent secretary messenger child official guide traveller
+    pilot host owner proprietor attendant coroner surgeon professor teacher student nurse innkeeper
+    stationmaster engineer""".split()
+)
+_EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
+_EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
+_EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
+_EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?:{_EN_NOUN})"
+_EN_SPEECH = "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
+_EN_SPOKE = re.compile(
+    rf"\b(?:{_EN_SPEECH}) ([Tt]he|[Oo]ur) ({_EN_PHRASE})\b(?! of\b)|\b([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:{_EN_SPEECH})\b"
+)
+_EN_ACTS = re.compile(
+    rf"(?:^|(?<=[.!?;”\"] )|(?<=\n))([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:[a-z]+ed|was|had|took|came|went|rose|sat|stood|"
+    r"looked|turned|gave|made|shook|ran|fell|saw|knew|held|began|led|put|threw|drew|struck|spoke|got|left)\b",
+    re.M,
+)
+_EN_APPOSITION = r",? ((?:(?:Mr|Mrs|Miss|Dr)\.? )?[A-Z][\w’']+(?: [A-Z][\w’']+)?)[,.;]"
+
+
+def zh_role(word: str) -> bool:
+    """Is `word` a Chinese common noun for a person (an occupation, an age or a sex)?"""
+    return bool(_ZH_ROLE.match(word))
+
+
+def role_gender(names: Sequence[str], lang: str) -> str | None:
+    """The gender the first role word among a character's `names` says (童子 and 樵夫 are male, 老妇
+    and the old woman female; 张稍, whom the text calls 渔翁, a man), else None."""
+    return next((g for g in (_word_gender(n, lang) for n in names) if g), None)
+
+
+def _word_gender(name: str, lang: str) -> str | None:
+    if lang == "zh":
+        if not zh_role(name):
+            return None
+        female, male = bool(_ZH_FEMALE.search(name)), bool(_ZH_MALE.search(name))
+    else:
+        noun = name.split()[-1] if name.startswith(("the ", "our ")) else ""
+        female, male = noun in _EN_FEMALE, noun in _EN_MALE or noun == "man"
+    return "female" if female and not male else "male" if male and not female else None
+
+
+def zh_roles(texts: Sequence[str], speaks: Counter[str], opens: Counter[str], counted: Collection[str]) -> set[str]:
+    """Chinese roles that are somebody: role words, or speakers the text counts as common nouns
+    (`counted`: 一个石猴), speaking MIN_SPEECHES times opening their clause (那樵夫道, not 扯住樵夫道),
+    or role words opening MIN_ACTIONS clauses of one chapter after 那/这 (那樵夫…, a particular one)."""
+    found = {w for w, n in speaks.items() if n >= MIN_SPEECHES and opens[w] * 2 >= n and (zh_role(w) or w in counted)}
+    for text in texts:
+        starts = Counter(
+            run[:size]
+            for run in re.findall(r"(?:^|(?<=[，。！？；：”」\n]))(?:那|这)([\u4e00-\u9fff]{2,3})", text, re.M)
+            for size in (2, 3)
+        )
+        found |= {w for w, n in starts.items() if n >= MIN_ACTIONS and zh_role(w)}
+    found = {w for w in found if w[0] not in _ZH_COUNTING}
+    return {w for w in found if not any(w[k:] in found for k in range(1, len(w) - 1))}  # 樵夫 of 老樵夫
+
+
+def counted_as_one(text: str, words: Collection[str]) -> set[str]:
+    """The `words` the text counts as one twice (一个石猴, 一名石猴: a common noun for one being) and never
+    as several (四健将, 众猴: a group); a reduplicated syllable (呵呵) is no noun."""
+    words = {w for w in words if len(set(w)) > 1 and w[0] not in _ZH_COUNTING}
+    if not words:
+        return set()
+    body = "|".join(map(re.escape, sorted(words, key=lambda w: (-len(w), w))))
+    one, many = Counter(), Counter()
+    counts = r"一[个只名位]|[两二三四五六七八九十几数][个只名位]?|[众诸群各每]|这些|那些"
+    for m in re.finditer(rf"({counts})({body})", text):
+        (one if m.group(1).startswith("一") else many)[m.group(2)] += 1
+    return {w for w, n in one.items() if n >= 2 and not many[w]}
+
+
+def zh_role_names(texts: Sequence[str], roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
+    """(role, name) where the narration gives a role a name (see `_zh_given`), in chapters that
+    hold at least half the role's mentions: a role met all over a book (老者) is many people."""
+    return held(texts, [_zh_given(text, roles, names) for text in texts])
+
+
+def held(texts: Sequence[str], found: Sequence[list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """The (role, name) pairs `found` in each chapter, kept when the chapters giving the role that
+    name hold at least half of the role's mentions in the book."""
+    where: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for k, pairs in enumerate(found):
+        for pair in pairs:
+            where[pair].add(k)
+    out = []
+    for (role, name), chapters in where.items():
+        counts = [text.count(role) for text in texts]
+        if 2 * sum(counts[k] for k in chapters) >= sum(counts):
+            out.append((role, name))
+    return out
+
+
+def _zh_given(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
+    """(role, name) where the narration gives a role a name: a known one in the sentence the role
+    opens (石猴…遂称美猴王, nobody else named between) or set beside it (渔翁张稍), or any name
+    after 名唤/名叫/唤做/叫做 (一个是渔翁，名唤张稍)."""
+    if not roles:
+        return []
+    role_body = "|".join(map(re.escape, sorted(roles, key=lambda r: (-len(r), r))))
+    name_body = "|".join(map(re.escape, sorted(names, key=lambda n: (-len(n), n)))) or "(?!)"
+    out = []
+    for m in re.finditer(rf"({role_body})(?:{_ZH_NAMED})?({name_body})", text):
+        between = m.group()[len(m.group(1)) : -len(m.group(2))]
+        if not (between and (re.search(name_body, between) or re.search(role_body, between))):
+            out.append((m.group(1), m.group(2)))  # else someone else is named in between: 石猴…众猴…称
+    given = rf"({role_body})[^。！？!?“”]{{0,6}}?(?:名唤|名叫|唤做|叫做)([\u4e00-\u9fff]{{2,3}}?)(?=[，,。；;！？!?、])"
+    return out + [(m.group(1), m.group(2)) for m in re.finditer(given, text)]
+
+
+def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:
+    """English roles that are somebody -> the forms the text writes them in (the inspector, The
+    inspector): speaking MIN_SPEECHES times in the book or acting MIN_ACTIONS times in a chapter."""
+    spoke: Counter[str] = Counter()
+    forms: dict[str, set[str]] = defaultdict(set)
+    acted: set[str] = set()
+    for text in texts:
+        for m in _EN_SPOKE.finditer(text):
+            det, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            spoke[noun] += 1
+            forms[noun].add(det.lower())
+        acts: Counter[str] = Counter()
+        for m in _EN_ACTS.finditer(text):
+            acts[m.group(2)] += 1
+            forms[m.group(2)].add(m.group(1).lower())
+        acted |= {noun for noun, n in acts.items() if n >= MIN_ACTIONS}
+    out = {}
+    for noun in {n for n, k in spoke.items() if k >= MIN_SPEECHES} | acted:
+        if noun in _EN_BARE or noun == "man":
+            continue  # "the man" is anyone
+        for det in sorted(forms[noun]):
+            out.setdefault(f"{'the' if 'the' in forms[noun] else det} {noun}", set()).update(
+                (f"{det} {noun}", f"{det.capitalize()} {noun}")
+            )
+    return out
+
+
+def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
+    """(role, name) where the text sets a known name beside a role ("the inspector, Lestrade,"), in
+    chapters holding at least half the role's mentions (`held`)."""
+    found: list[list[tuple[str, str]]] = [[] for _ in texts]
+    for k, text in enumerate(texts):
+        for role, forms in roles.items():
+            body = "|".join(map(re.escape, sorted(forms)))
+            for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text):
+                name = re.sub(r"^(?:Mr|Mrs|Miss|Dr)\.? ", "", m.group(1))
+                if name in names:
+                    found[k].append((role, name))
+    return held(texts, found)
