@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.driver import Tx
 from pipeline_kit.db.sqltime import sql_now
 
+REVIEW_LANES = frozenset({"image"})  # lanes whose outputs wait for a person when their book reviews
 _FLOAT = {"sqlite": "REAL", "postgresql": "DOUBLE PRECISION", "mysql": "DOUBLE"}
 
 
@@ -110,10 +112,15 @@ def statements(dialect: str, review_lanes: frozenset[str]) -> dict[str, str]:
     return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE)}
 
 
-def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: frozenset[str]) -> list[str] | None:
-    """Accept what is still held among `ids`; the accepted ids (None: MariaDB could not tell)."""
-    sql = statements(tx.dialect, review_lanes)
+def finish(
+    tx: Tx, ids: Sequence[str], how: Finish, review_lanes: frozenset[str], *, routine: bool = False
+) -> list[str] | None:
+    """Accept what is still held among `ids`; the accepted ids (None: MariaDB could not tell).
+    `routine`: through the worker account's routine (the same statements, db/routines.py)."""
     params = how.params(ids)
+    if routine:
+        return tx.values(routines.call_sql(tx.dialect, "pk_finish"), routines.arguments(tx.dialect, params))
+    sql = statements(tx.dialect, review_lanes)
     if "finish" in sql:
         return tx.values(sql["finish"], params)
     if tx.dialect == "sqlite":

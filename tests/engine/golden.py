@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from pipeline_kit.db import claims, finishes
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import render
-from pipeline_kit.engine.review import REVIEW_LANES
+from pipeline_kit.db.finishes import REVIEW_LANES
 
 HERE = Path(__file__).resolve().parent / "golden"
 FOLDER = {"sqlite": "sqlite", "postgresql": "postgresql", "mysql": "mariadb"}  # by SQLAlchemy's dialect name
