@@ -95,6 +95,8 @@ def _mariadb(role: str, password: str, database: str) -> list[str]:
         # an account serves one pipeline database: give each its own.
         f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {user}",
         *(f"GRANT {', '.join(privileges)} ON `{database}`.`{table}` TO {user}" for table, privileges in GRANTS.items()),
+        *routines.create_statements("mysql"),  # see _postgresql
+        *routines.grant_statements("mysql", role, database),
     ]
 
 

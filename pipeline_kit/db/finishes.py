@@ -71,7 +71,7 @@ _CLOSE = (
     "WHERE task_id IN :ids AND lease_token = :token AND outcome IS NULL"
 )
 # Each dependent loses one per dependency completed now; review-held tasks do not count yet.
-_COUNT_OFF = (
+COUNT_OFF = (
     "UPDATE tasks SET deps_remaining = deps_remaining - (SELECT COUNT(*) FROM task_deps d JOIN tasks s "
     "ON s.task_id = d.depends_on WHERE d.task_id = tasks.task_id AND d.depends_on IN :ids "
     "AND s.status = 'completed') WHERE task_id IN (SELECT task_id FROM task_deps WHERE depends_on IN :ids)"
@@ -140,4 +140,4 @@ def finish(
 
 def count_off(tx: Tx, ids: Sequence[str], *, defer: bool = False) -> None:
     """Count tasks that are now `completed` off their dependents' deps_remaining (once each)."""
-    tx.run(_COUNT_OFF, {"ids": list(ids)}, defer=defer)
+    tx.run(COUNT_OFF, {"ids": list(ids)}, defer=defer)

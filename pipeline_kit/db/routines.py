@@ -32,44 +32,41 @@ _LIST = re.compile(r"\b(NOT )?IN :(\w+)")
 _NAME = re.compile(r"(?<![:\w]):(\w+)")
 # A list parameter inside a routine: PostgreSQL takes an array, MariaDB a JSON array of strings.
 _ROUTINE_IN = {
-    "postgresql": ("= ANY(p_{n})", "<> ALL(p_{n})"),
-    "mysql": (
-        "IN (SELECT v FROM JSON_TABLE(p_{n}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j_{n})",
-        "NOT IN (SELECT v FROM JSON_TABLE(p_{n}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j_{n})",
-    ),
+    "postgresql": "{not_}= ANY(p_{n})",
+    "mysql": "{not_}IN (SELECT v FROM JSON_TABLE(p_{n}, '$[*]' COLUMNS (v {item} PATH '$')) AS j_{n})",
 }
+_JSON_ITEM = {"rows": "BIGINT"}  # a list's item type on MariaDB, when not a task id (or a lane, book, kind)
 
 
 def body(dialect: str, sql: str) -> str:
-    """A neutral statement (db/driver.py's form) inside a routine: :name is the parameter p_name."""
-    sql = _LIST.sub(lambda m: _ROUTINE_IN[dialect][bool(m.group(1))].format(n=m.group(2)), sql)
-    return _NAME.sub(r"p_\1", sql)
+    """A neutral statement (db/driver.py's form) inside a routine: :name is the parameter p_name
+    (a list: PostgreSQL's array, MariaDB's JSON array read by JSON_TABLE)."""
+
+    def listed(m: re.Match[str]) -> str:
+        negated, name = bool(m.group(1)), m.group(2)
+        if dialect == "postgresql":
+            return f"<> ALL(p_{name})" if negated else f"= ANY(p_{name})"
+        item = _JSON_ITEM.get(name, "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+        return _ROUTINE_IN["mysql"].format(not_="NOT " if negated else "", n=name, item=item)
+
+    return _NAME.sub(r"p_\1", _LIST.sub(listed, sql))
 
 
 @dataclass(frozen=True)
 class Routine:
-    """One routine: its parameters (name, PostgreSQL type, MariaDB type) in call order, what
-    it returns (PostgreSQL), and its body per dialect."""
+    """One routine of one database: its parameters (name, PostgreSQL type; MariaDB's follows
+    from it) in call order, what it returns (PostgreSQL) and its body."""
 
     name: str
-    params: tuple[tuple[str, str, str], ...]
+    params: tuple[tuple[str, str], ...]
     returns: str
-    bodies: Mapping[str, str]
+    body: str
 
 
-def _p(*specs: str) -> tuple[tuple[str, str, str], ...]:
-    """'name pgtype|mytype' specs as (name, pgtype, mytype)."""
-    out = []
-    for spec in specs:
-        name, types = spec.split(" ", 1)
-        pg, _, my = types.partition("|")
-        out.append((name, pg, my or pg))
-    return tuple(out)
+def _p(*specs: str) -> tuple[tuple[str, str], ...]:
+    """'name type' specs as (name, type)."""
+    return tuple(tuple(spec.split(" ", 1)) for spec in specs)  # type: ignore[misc]
 
-
-_TEXT, _ID, _TOKEN = "text|TEXT", "text|VARCHAR(255)", "text|VARCHAR(32)"
-_LIST_T = "text[]|LONGTEXT"  # a list of strings: an array, a JSON array on MariaDB
-_FLOAT = "double precision|DOUBLE"
 
 # Whether the caller holds the task under this token right now.
 HELD = "EXISTS (SELECT 1 FROM tasks WHERE task_id = :task_id AND lease_token = :token AND status = 'processing')"
@@ -143,7 +140,7 @@ WORKER_TOUCH = (
     "state = CASE WHEN :paused IS NULL THEN :state ELSE 'paused' END WHERE worker_id = :worker_id"
 )
 ANSWER = (
-    "INSERT INTO llm_answers (key, model, answer, tokens_in, tokens_out, cost, created_at) "
+    "INSERT INTO llm_answers ({key}, model, answer, tokens_in, tokens_out, cost, created_at) "
     "VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, {now})"
 )
 CHUNK = "INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data)"
@@ -164,17 +161,72 @@ WAIVE = (
 )
 
 
-def _pg(dialect_sql: str) -> str:
-    """A statement with the PostgreSQL clock, rendered for a routine's body."""
-    return body(
-        "postgresql",
-        dialect_sql.format(
-            now=sql_now("postgresql"),
-            expires=sql_now_plus("postgresql", ":lease_s"),
-            after=sql_now_plus("postgresql", "LEAST(:delay_s, 86400.0)"),  # a retry waits a day at most
-            hold=sql_now_plus("postgresql", "LEAST(:hold_s, 86400.0)"),
-        ),
-    )
+@dataclass(frozen=True)
+class _Spell:
+    """How one database spells what the routines' bodies need, side by side."""
+
+    dialect: str
+    found: str  # the last statement changed a row
+    obj: str  # a JSON object from key, value pairs
+    key: str  # llm_answers.key, quoted where the word is reserved
+
+    def __call__(self, sql: str) -> str:
+        """A neutral statement with this database's clock, rendered for a routine's body."""
+        d = self.dialect
+        return body(
+            d,
+            sql.format(
+                now=sql_now(d),
+                expires=sql_now_plus(d, ":lease_s"),
+                after=sql_now_plus(d, "LEAST(:delay_s, 86400.0)"),  # a retry waits a day at most
+                hold=sql_now_plus(d, "LEAST(:hold_s, 86400.0)"),
+                obj=self.obj,
+                key=self.key,
+            ),
+        )
+
+    def ret(self, value: str) -> str:
+        """Return `value` and stop (a MariaDB procedure returns a one-row result set)."""
+        return f"RETURN {value};" if self.dialect == "postgresql" else f"SELECT {value}; LEAVE proc;"
+
+    def unless_found(self, then: str) -> str:
+        return f"IF NOT {self.found} THEN {then} END IF;"
+
+    def refuse_unless(self, guard: str) -> str:
+        """Refused like a missing privilege (PostgreSQL's 42501, MariaDB's 1370), so callers
+        see one kind of refusal."""
+        message = "permission denied: the caller holds no lease for this"
+        if self.dialect == "postgresql":
+            return f"IF NOT {self(guard)} THEN RAISE EXCEPTION '{message}' USING ERRCODE = '42501'; END IF;"
+        return (
+            f"IF NOT {self(guard)} THEN SIGNAL SQLSTATE '42000' SET MYSQL_ERRNO = 1370, "
+            f"MESSAGE_TEXT = '{message}'; END IF;"
+        )
+
+    def insert_once(self, sql: str) -> str:
+        """An INSERT that leaves a row already there alone."""
+        if self.dialect == "postgresql":
+            return f"{self(sql)} ON CONFLICT DO NOTHING;"
+        return self(sql).replace("INSERT INTO", "INSERT IGNORE INTO", 1) + ";"
+
+
+_SPELL = {
+    "postgresql": _Spell("postgresql", "FOUND", "json_build_object", "key"),
+    "mysql": _Spell("mysql", "ROW_COUNT() > 0", "JSON_OBJECT", "`key`"),
+}
+
+# Types of the routines' parameters: PostgreSQL's, and MariaDB's for each (a list is JSON text).
+_UTF8 = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+_MY_TYPES = {
+    "text": f"LONGTEXT {_UTF8}",
+    "text[]": f"LONGTEXT {_UTF8}",
+    "json": f"LONGTEXT {_UTF8}",
+    "float8": "DOUBLE",
+    "boolean": "BOOLEAN",
+    "bytea": "LONGBLOB",
+    "bigint": "BIGINT",
+    "integer": "INT",
+}
 
 
 def _claim_columns() -> str:
@@ -182,224 +234,354 @@ def _claim_columns() -> str:
     return ", ".join(f"{name} {types[name]}" for name in claims.COLUMNS.split(", "))
 
 
-def _postgresql() -> list[Routine]:
-    claim = {free: claims.statements("postgresql", ":limit", books=True, free=free, kinds=True) for free in (1, 0)}
-    finish = finishes.statements("postgresql", finishes.REVIEW_LANES)["finish"]
+# What a claim and a completion do that the plain path does in Python between statements.
+HELD_IDS = (
+    "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
+    "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing' FOR UPDATE"
+)
+ROW_TASK_IDS = "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks WHERE id IN :rows"
+LIST_OUT = "SELECT v AS task_id FROM JSON_TABLE(:{name}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j"
+
+
+def _claim(s: _Spell) -> str:
+    if s.dialect == "postgresql":
+        free, locked = (
+            body(
+                "postgresql",
+                claims.statements("postgresql", ":limit", books=True, free=f, kinds=True)["claim_and_open"],
+            )
+            for f in (True, False)
+        )
+        return f"IF p_free THEN RETURN QUERY {free};\nELSE RETURN QUERY {locked}; END IF;"
+    sql = {f: claims.statements("mysql", ":limit", books=True, free=f, kinds=True) for f in (True, False)}
+    pick = "SELECT COALESCE(JSON_ARRAYAGG(id), '[]') INTO p_rows FROM ({}) AS c"
+    by_row = sql[True]["update"].replace(":ids", ":rows"), sql[True]["read_back"].replace(":ids", ":rows")
+    return (
+        f"IF p_free THEN {pick.format(body('mysql', sql[True]['lock']))};\n"
+        f"ELSE {pick.format(body('mysql', sql[False]['lock']))}; END IF;\n"
+        f"{body('mysql', by_row[0])};\n{body('mysql', ROW_TASK_IDS)};\n{body('mysql', sql[True]['open'])};\n"
+        f"{body('mysql', by_row[1])};"
+    )
+
+
+def _finish(s: _Spell) -> str:
+    if s.dialect == "postgresql":
+        return f"RETURN QUERY {body('postgresql', finishes.statements('postgresql', finishes.REVIEW_LANES)['finish'])};"
+    sql = finishes.statements("mysql", finishes.REVIEW_LANES)
+    steps = (HELD_IDS, sql["accept"], sql["close"], finishes.COUNT_OFF, LIST_OUT.format(name="ids"))
+    return "\n".join(f"{body('mysql', step)};" for step in steps)
+
+
+def _heartbeat(s: _Spell) -> str:
+    if s.dialect == "postgresql":
+        return (
+            "FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP\n"
+            "  p_task_id := p_ids[i]; p_token := p_tokens[i]; p_stage := p_stages[i];\n"
+            f"  {s(HEARTBEAT)};\n  IF FOUND THEN RETURN NEXT p_task_id; END IF;\nEND LOOP;"
+        )
+    item = "JSON_VALUE(p_{}, CONCAT('$[', i, ']'))"
+    return (
+        "WHILE i < JSON_LENGTH(p_ids) DO\n"
+        f"  SET p_task_id = {item.format('ids')}, p_token = {item.format('tokens')}, "
+        f"p_stage = {item.format('stages')};\n"
+        f"  {s(HEARTBEAT)};\n"
+        "  IF ROW_COUNT() > 0 THEN SET p_done = JSON_ARRAY_APPEND(p_done, '$', p_task_id); END IF;\n"
+        "  SET i = i + 1;\nEND WHILE;\n"
+        f"{body('mysql', LIST_OUT.format(name='done'))};"
+    )
+
+
+def _block_call(s: _Spell, ids: str) -> str:
+    if s.dialect == "postgresql":
+        return f"PERFORM pk_block(ARRAY[{ids}]);"
+    return f"CALL pk_block(JSON_ARRAY({ids}));"
+
+
+def _fail(s: _Spell) -> str:
+    return (
+        f"{s(FAIL_TASK)};\n{s.unless_found(s.ret('false'))}\n{s(FAIL_ATTEMPT)};\n{s(BOOK_COST)};\n"
+        f"IF NOT p_retry THEN {s(ALERT)}; {_block_call(s, 'p_task_id')} END IF;\n{s.ret('true')}"
+    )
+
+
+# Reclaim: expired leases, each guarded by its expired token (racing watchdogs reclaim once).
+EXPIRED = (
+    "SELECT t.task_id, t.lease_token, t.worker_id, t.attempts, t.retry_base, t.max_attempts, l.on_expire "
+    "FROM tasks t JOIN lanes l ON l.lane = t.lane WHERE t.status = 'processing' AND t.lease_expires_at < {now} "
+    "ORDER BY t.lease_expires_at LIMIT :limit FOR UPDATE{of} SKIP LOCKED"
+)
+RECLAIM_TASK = (
+    "UPDATE tasks SET status = CASE WHEN :give_up THEN 'failed' ELSE 'pending' END, lease_expires_at = NULL, "
+    "stage = NULL, last_error = CONCAT('lease expired (held by ', COALESCE(:r_worker, 'None'), ')'), "
+    "finished_at = CASE WHEN :give_up THEN {now} ELSE finished_at END, "
+    "run_after = CASE WHEN :give_up THEN run_after ELSE {now} END "
+    "WHERE task_id = :r_task AND lease_token = :r_token AND status = 'processing'"
+)
+RECLAIM_ATTEMPT = (
+    "UPDATE attempts SET outcome = 'lost', finished_at = {now}, error_kind = 'lease_expired', "
+    "error = 'lease expired before the worker finished' "
+    "WHERE task_id = :r_task AND lease_token = :r_token AND outcome IS NULL"
+)
+RECLAIM_EVENTS = (
+    "INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail) VALUES ({now}, 'reclaim', :r_task, "
+    ":r_worker, :r_token, {obj}('by', :by, 'status', CASE WHEN :give_up THEN 'failed' ELSE 'pending' END))",
+    "INSERT INTO events (at, kind, task_id, worker_id, detail) SELECT {now}, 'alert', :r_task, :r_worker, "
+    "{obj}('message', CONCAT('lease expired: ', CASE WHEN :r_on_expire = 'fail' THEN 'lane fails on expiry' "
+    "ELSE CONCAT('lease lost on the last of ', :r_max, ' attempts') END)) WHERE :give_up",
+)
+
+
+def _reclaim(s: _Spell) -> str:
+    steps = (
+        "p_give_up := p_r_on_expire = 'fail' OR p_r_attempts - p_r_base >= p_r_max;\n"
+        if s.dialect == "postgresql"
+        else "SET p_give_up = p_r_on_expire = 'fail' OR p_r_attempts - p_r_base >= p_r_max;\n"
+    )
+    steps += f"{s(RECLAIM_TASK)};\n"
+    then = (
+        f"{s(RECLAIM_ATTEMPT)}; {s(RECLAIM_EVENTS[0])}; {s(RECLAIM_EVENTS[1])};\n"
+        f"  IF p_give_up THEN {_block_call(s, 'p_r_task')} END IF;\n"
+    )
+    status = "CASE WHEN p_give_up THEN 'failed' ELSE 'pending' END"
+    fetch = "p_r_task, p_r_token, p_r_worker, p_r_attempts, p_r_base, p_r_max, p_r_on_expire"
+    if s.dialect == "postgresql":
+        return (
+            f"FOR {fetch} IN {s(EXPIRED.replace('{of}', ' OF t'))} LOOP\n  {steps}"
+            f"  CONTINUE WHEN NOT FOUND;\n  {then}"
+            f"  task_id := p_r_task; worker_id := p_r_worker; status := {status}; RETURN NEXT;\nEND LOOP;"
+        )
+    return (
+        "OPEN expired;\nfetching: LOOP\n"
+        f"  FETCH expired INTO {fetch};\n  IF p_end THEN LEAVE fetching; END IF;\n  {steps}"
+        f"  IF ROW_COUNT() > 0 THEN {then}"
+        f"  SET p_out = JSON_ARRAY_APPEND(p_out, '$', JSON_ARRAY(p_r_task, p_r_worker, {status})); END IF;\n"
+        "END LOOP;\nCLOSE expired;\n"
+        "SELECT task_id, worker_id, status FROM JSON_TABLE(p_out, '$[*]' COLUMNS (task_id VARCHAR(255) PATH '$[0]', "
+        "worker_id VARCHAR(128) PATH '$[1]', status VARCHAR(16) PATH '$[2]')) AS j;"
+    )
+
+
+# Blocking what waits on a dead task (internal: never granted): through required dependencies;
+# the optional dependents of the roots and of the newly blocked go ahead without them.
+NEWLY_BLOCKED = "SELECT task_id FROM tasks WHERE task_id IN :waiting AND status = 'pending'"
+BLOCK = "UPDATE tasks SET status = 'blocked' WHERE task_id IN :newly"
+WENT_AHEAD = (
+    "INSERT INTO events (at, kind, task_id, detail) SELECT {now}, 'went_ahead', d.depends_on, "
+    "{obj}('without', d.depends_on, 'tasks', COUNT(*), 'first', MIN(d.task_id)) "
+    "FROM task_deps d JOIN tasks t ON t.task_id = d.task_id "
+    "WHERE d.optional AND d.depends_on IN :dead AND t.status IN ('pending', 'blocked') GROUP BY d.depends_on"
+)
+
+
+def _block(s: _Spell) -> str:
+    if s.dialect == "postgresql":
+        return (
+            f"p_waiting := ARRAY({s(WAITING)});\np_newly := ARRAY({s(NEWLY_BLOCKED)});\n{s(BLOCK)};\n"
+            f"p_dead := p_roots || p_newly;\n{s(WENT_AHEAD)};\n{s(WAIVE)};"
+        )
+    into = "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO p_{} FROM"
+    waiting = s(WAITING).replace("SELECT task_id FROM waiting", f"{into.format('waiting')} waiting")
+    newly = s(NEWLY_BLOCKED).replace("SELECT task_id FROM", into.format("newly"), 1)
+    return (
+        f"{waiting};\n{newly};\n{s(BLOCK)};\nSET p_dead = JSON_MERGE_PRESERVE(p_roots, p_newly);\n"
+        f"{s(WENT_AHEAD)};\n{s(WAIVE)};"
+    )
+
+
+def _verify(s: _Spell) -> str:
+    """The chunks hash to the blob's checksum and add up to its size, or nothing is stored."""
+    if s.dialect == "postgresql":
+        digest = "encode(sha256(COALESCE(string_agg(data, ''::bytea ORDER BY seq), ''::bytea)), 'hex')"
+        fail = "RAISE EXCEPTION 'blob % does not match its checksum', left(p_sha256, 12) USING ERRCODE = '22000';"
+        before = after = ""
+    else:  # GROUP_CONCAT stops at group_concat_max_len: lifted for this statement only
+        digest = "SHA2(COALESCE(GROUP_CONCAT(data ORDER BY seq SEPARATOR ''), ''), 256)"
+        fail = "SIGNAL SQLSTATE '22000' SET MESSAGE_TEXT = 'blob does not match its checksum';"
+        before = "SET p_limit = @@SESSION.group_concat_max_len; SET SESSION group_concat_max_len = 4294967295;\n"
+        after = "\nSET SESSION group_concat_max_len = p_limit;"
+    check = (
+        f"NOT EXISTS (SELECT 1 FROM (SELECT {digest} AS sha, COALESCE(SUM(LENGTH(data)), 0) AS size, "
+        "COUNT(*) AS n FROM store_chunks WHERE sha256 = p_sha256) AS c "
+        "WHERE c.sha = p_sha256 AND c.size = p_size AND c.n = p_chunks)"
+    )
+    if s.dialect == "postgresql":
+        return f"IF {check} THEN {fail} END IF;"
+    return f"{before}SET p_bad = {check};{after}\nIF p_bad THEN {fail} END IF;"
+
+
+def _routines(dialect: str) -> list[Routine]:
+    s = _SPELL[dialect]
+    found = "FOUND" if dialect == "postgresql" else "ROW_COUNT() > 0"
     return [
         Routine(
             "pk_claim",
             _p("worker_id text", "token text", "lease_s float8", "lanes text[]", "limit integer", "spent text[]")
             + _p("skip text[]", "free boolean"),
             f"TABLE ({_claim_columns()})",
-            {
-                "postgresql": f"IF p_free THEN RETURN QUERY {body('postgresql', claim[1]['claim_and_open'])};\n"
-                f"ELSE RETURN QUERY {body('postgresql', claim[0]['claim_and_open'])}; END IF;"
-            },
+            _claim(s),
         ),
         Routine(
             "pk_finish",
             _p("ids text[]", "token text", "result json", "path text", "cost float8", "bytes bigint", "model text")
             + _p("settings json"),
             "SETOF varchar",
-            {"postgresql": f"RETURN QUERY {body('postgresql', finish)};"},
+            _finish(s),
         ),
         Routine(
             "pk_heartbeat",
             _p("worker_id text", "ids text[]", "tokens text[]", "stages text[]", "progress float8", "lease_s float8"),
             "SETOF text",
-            {
-                "postgresql": "FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP\n"
-                "  p_task_id := p_ids[i]; p_token := p_tokens[i]; p_stage := p_stages[i];\n"
-                f"  {_pg(HEARTBEAT)};\n"
-                "  IF FOUND THEN RETURN NEXT p_task_id; END IF;\nEND LOOP;"
-            },
-            # p_task_id, p_token, p_stage: loop variables (see _create)
+            _heartbeat(s),
         ),
         Routine(
             "pk_note_attempt",
             _p("task_id text", "token text", "cost float8", "model text", "remote_job_id text", "output_blobs text")
             + _p("keep_cost boolean"),
             "void",
-            {"postgresql": f"{_pg(NOTE_ATTEMPT)};"},
+            f"{s(NOTE_ATTEMPT)};",
         ),
         Routine(
             "pk_event",
             _p("kind text", "task_id text", "worker_id text", "token text", "detail json"),
             "void",
-            {"postgresql": f"{_pg(EVENT)};"},
+            f"{s(EVENT)};",
         ),
         Routine(
             "pk_fail",
             _p("task_id text", "token text", "worker_id text", "retry boolean", "delay_s float8", "error_kind text")
             + _p("error text", "last_error text", "cost float8", "alert json"),
             "boolean",
-            {
-                "postgresql": f"{_pg(FAIL_TASK)};\nIF NOT FOUND THEN RETURN false; END IF;\n"
-                f"{_pg(FAIL_ATTEMPT)};\n{_pg(BOOK_COST)};\n"
-                "IF NOT p_retry THEN\n"
-                f"  {_pg(ALERT)};\n"
-                "  PERFORM pk_block(ARRAY[p_task_id]);\nEND IF;\nRETURN true;"
-            },
+            _fail(s),
         ),
         Routine(
             "pk_release",
             _p("task_id text", "token text", "error text"),
             "boolean",
-            {
-                "postgresql": f"{_pg(RELEASE_TASK)};\nIF NOT FOUND THEN RETURN false; END IF;\n"
-                f"{_pg(RELEASE_ATTEMPT)};\nRETURN true;"
-            },
+            f"{s(RELEASE_TASK)};\n{s.unless_found(s.ret('false'))}\n{s(RELEASE_ATTEMPT)};\n{s.ret('true')}",
         ),
         Routine(
             "pk_reclaim",
             _p("by text", "limit integer"),
             "TABLE (task_id text, worker_id text, status text)",
-            {"postgresql": _PG_RECLAIM},
+            _reclaim(s),
         ),
         Routine(
             "pk_vote",
             _p("provider text", "worker_id text", "reason text", "hold_s float8"),
             "void",
-            {
-                "postgresql": f"{_pg(VOTE_RENEW)};\nIF NOT FOUND THEN {_pg(VOTE_NEW)}; END IF;",
-            },
+            f"{s(VOTE_RENEW)};\nIF NOT {found} THEN {s(VOTE_NEW)}; END IF;",
         ),
         Routine(
             "pk_register_worker",
             _p("worker_id text", "uid text", "host text", "version text", "lanes text", "backend text")
             + _p("lease_s float8"),
             "void",
-            {"postgresql": f"{_pg(WORKER_UPDATE)};\nIF NOT FOUND THEN {_pg(WORKER_INSERT)}; END IF;"},
+            f"{s(WORKER_UPDATE)};\nIF NOT {found} THEN {s(WORKER_INSERT)}; END IF;",
         ),
-        Routine(
-            "pk_touch_worker",
-            _p("worker_id text", "state text", "paused text"),
-            "void",
-            {"postgresql": f"{_pg(WORKER_TOUCH)};"},
-        ),
+        Routine("pk_touch_worker", _p("worker_id text", "state text", "paused text"), "void", f"{s(WORKER_TOUCH)};"),
         Routine(
             "pk_remember_answer",
             _p("task_id text", "token text", "key text", "model text", "answer text", "tokens_in integer")
             + _p("tokens_out integer", "cost float8"),
             "boolean",
-            {
-                "postgresql": f"{_PG_REFUSE.format(guard=_pg(HELD))}\n{_pg(ANSWER)} ON CONFLICT DO NOTHING;\n"
-                "RETURN FOUND;"
-            },
+            f"{s.refuse_unless(HELD)}\n{s.insert_once(ANSWER)}\n{s.ret(found)}",
         ),
         Routine(
             "pk_put_chunk",
             _p("task_id text", "token text", "sha256 text", "seq integer", "data bytea"),
             "void",
-            {"postgresql": f"{_PG_REFUSE.format(guard=_pg(NAMED_BLOB))}\n{_pg(CHUNK)};"},
+            f"{s.refuse_unless(NAMED_BLOB)}\n{s(CHUNK)};",
         ),
         Routine(
             "pk_put_blob",
             _p("task_id text", "token text", "sha256 text", "size bigint", "chunks integer"),
             "void",
-            {"postgresql": f"{_PG_REFUSE.format(guard=_pg(NAMED_BLOB))}\n{_PG_VERIFY}\n{_pg(BLOB)};"},
+            f"{s.refuse_unless(NAMED_BLOB)}\n{_verify(s)}\n{s(BLOB)};",
         ),
         Routine(
             "pk_blob_seen",
             _p("task_id text", "token text", "sha256 text"),
             "boolean",
-            {"postgresql": f"{_PG_REFUSE.format(guard=_pg(NAMED_BLOB))}\n{_pg(BLOB_SEEN)};\nRETURN FOUND;"},
+            f"{s.refuse_unless(NAMED_BLOB)}\n{s(BLOB_SEEN)};\n{s.ret(found)}",
         ),
     ]
 
 
-# Refused like a missing privilege (SQLSTATE 42501), so callers see one kind of refusal.
-_PG_REFUSE = (
-    "IF NOT {guard} THEN RAISE EXCEPTION 'permission denied: the caller holds no lease for this' "
-    "USING ERRCODE = '42501'; END IF;"
-)
-# The chunks hash to the blob's checksum and add up to its size, or nothing is stored.
-_PG_VERIFY = (
-    "IF NOT EXISTS (SELECT 1 FROM (SELECT encode(sha256(COALESCE(string_agg(data, ''::bytea ORDER BY seq), "
-    "''::bytea)), 'hex') AS sha, COALESCE(SUM(length(data)), 0) AS size, COUNT(*) AS n FROM store_chunks "
-    "WHERE sha256 = p_sha256) c WHERE c.sha = p_sha256 AND c.size = p_size AND c.n = p_chunks) THEN "
-    "RAISE EXCEPTION 'blob % does not match its checksum', left(p_sha256, 12) USING ERRCODE = '22000'; END IF;"
-)
-# Reclaim: expired leases, each guarded by its expired token (racing watchdogs reclaim once).
-_PG_RECLAIM = """FOR r IN SELECT t.task_id, t.lease_token, t.worker_id, t.attempts, t.retry_base, t.max_attempts,
-    l.on_expire FROM tasks t JOIN lanes l ON l.lane = t.lane
-    WHERE t.status = 'processing' AND t.lease_expires_at < {now}
-    ORDER BY t.lease_expires_at LIMIT p_limit FOR UPDATE OF t SKIP LOCKED LOOP
-  give_up := r.on_expire = 'fail' OR r.attempts - r.retry_base >= r.max_attempts;
-  UPDATE tasks SET status = CASE WHEN give_up THEN 'failed' ELSE 'pending' END, lease_expires_at = NULL,
-    stage = NULL, last_error = 'lease expired (held by ' || coalesce(r.worker_id, 'None') || ')',
-    finished_at = CASE WHEN give_up THEN {now} ELSE finished_at END,
-    run_after = CASE WHEN give_up THEN run_after ELSE {now} END
-    WHERE tasks.task_id = r.task_id AND lease_token = r.lease_token AND tasks.status = 'processing';
-  CONTINUE WHEN NOT FOUND;
-  UPDATE attempts SET outcome = 'lost', finished_at = {now}, error_kind = 'lease_expired',
-    error = 'lease expired before the worker finished'
-    WHERE attempts.task_id = r.task_id AND lease_token = r.lease_token AND outcome IS NULL;
-  INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail) VALUES ({now}, 'reclaim', r.task_id,
-    r.worker_id, r.lease_token, json_build_object('by', p_by, 'status',
-    CASE WHEN give_up THEN 'failed' ELSE 'pending' END));
-  IF give_up THEN
-    INSERT INTO events (at, kind, task_id, worker_id, detail) VALUES ({now}, 'alert', r.task_id, r.worker_id,
-      json_build_object('message', 'lease expired: ' || CASE WHEN r.on_expire = 'fail'
-      THEN 'lane fails on expiry' ELSE 'lease lost on the last of ' || r.max_attempts || ' attempts' END));
-    PERFORM pk_block(ARRAY[r.task_id]);
-  END IF;
-  task_id := r.task_id; worker_id := r.worker_id;
-  status := CASE WHEN give_up THEN 'failed' ELSE 'pending' END;
-  RETURN NEXT;
-END LOOP;""".format(now=sql_now("postgresql"))
-# Internal (never granted): block what waits on `roots` through required dependencies; the
-# optional dependents of the roots and of the newly blocked go ahead without them.
-_PG_BLOCK = f"""CREATE OR REPLACE FUNCTION pk_block(p_roots text[]) RETURNS void LANGUAGE plpgsql
-SECURITY DEFINER SET search_path = public, pg_temp AS $$
-DECLARE
-  p_waiting text[]; p_newly text[]; p_dead text[];
-BEGIN
-  p_waiting := ARRAY({body("postgresql", WAITING)});
-  p_newly := ARRAY(SELECT task_id FROM tasks WHERE task_id = ANY(p_waiting) AND status = 'pending');
-  UPDATE tasks SET status = 'blocked' WHERE task_id = ANY(p_newly);
-  p_dead := p_roots || p_newly;
-  INSERT INTO events (at, kind, task_id, detail)
-    SELECT {sql_now("postgresql")}, 'went_ahead', d.depends_on,
-      json_build_object('without', d.depends_on, 'tasks', COUNT(*), 'first', MIN(d.task_id))
-    FROM task_deps d JOIN tasks t ON t.task_id = d.task_id
-    WHERE d.optional AND d.depends_on = ANY(p_dead) AND t.status IN ('pending', 'blocked') GROUP BY d.depends_on;
-  {body("postgresql", WAIVE)};
-END $$"""
-
-
 @functools.cache
 def routines(dialect: str) -> tuple[Routine, ...]:
-    """Every routine a worker account may call."""
-    return tuple(_postgresql()) if dialect == "postgresql" else ()
+    """Every routine a worker account may call, as `dialect` writes it."""
+    return tuple(_routines(dialect)) if dialect in _SPELL else ()
 
 
-_LOOP_VARS = {"pk_heartbeat": "p_task_id text; p_token text; p_stage text;", "pk_reclaim": "r record; give_up boolean;"}
+# Each routine's local variables (a PostgreSQL DECLARE section; MariaDB declares them one by one).
+_LOCALS: dict[str, tuple[tuple[str, str], ...]] = {
+    "pk_claim": (("rows", "text[]"), ("ids", "text[]")),
+    "pk_block": (("waiting", "text[]"), ("newly", "text[]"), ("dead", "text[]")),
+    "pk_heartbeat": (("task_id", "text"), ("token", "text"), ("stage", "text"), ("done", "text[]")),
+    "pk_reclaim": (
+        ("r_task", "text"),
+        ("r_token", "text"),
+        ("r_worker", "text"),
+        ("r_attempts", "integer"),
+        ("r_base", "integer"),
+        ("r_max", "integer"),
+        ("r_on_expire", "text"),
+        ("give_up", "boolean"),
+        ("out", "text[]"),
+    ),
+    "pk_put_blob": (("limit", "bigint"), ("bad", "boolean")),
+}
+_MY_EXTRA = {  # MariaDB: counters, defaults, the reclaim's cursor and its end
+    "pk_heartbeat": "DECLARE i INT DEFAULT 0; SET p_done = '[]';",
+    "pk_reclaim": "DECLARE p_end BOOLEAN DEFAULT FALSE;\n"
+    "DECLARE expired CURSOR FOR {expired};\nDECLARE CONTINUE HANDLER FOR NOT FOUND SET p_end = TRUE;\n"
+    "SET p_out = '[]';",
+}
+
+
+def _create(dialect: str, name: str, params: tuple[tuple[str, str], ...], returns: str, text: str) -> str:
+    local = _LOCALS.get(name, ())
+    if dialect == "postgresql":
+        args = ", ".join(f"p_{n} {t}" for n, t in params)
+        declare = f"DECLARE {' '.join(f'p_{n} {t};' for n, t in local)}\n" if local else ""
+        return (
+            f"CREATE OR REPLACE FUNCTION {name}({args}) RETURNS {returns} LANGUAGE plpgsql "
+            "SECURITY DEFINER SET search_path = public, pg_temp AS $$\n#variable_conflict use_column\n"
+            f"{declare}BEGIN\n{text}\nEND $$"
+        )
+    args = ", ".join(f"IN p_{n} {_MY_TYPES[t]}" for n, t in params)
+    declare = "".join(f"DECLARE p_{n} {_MY_TYPES[t]};\n" for n, t in local)
+    extra = _MY_EXTRA.get(name, "").format(expired=_SPELL["mysql"](EXPIRED.replace("{of}", "")))
+    return (
+        f"CREATE OR REPLACE DEFINER = CURRENT_USER PROCEDURE {name}({args}) SQL SECURITY DEFINER "
+        f"MODIFIES SQL DATA\nproc: BEGIN\n{declare}{extra}\n{text}\nEND"
+    )
 
 
 def create_statements(dialect: str) -> list[str]:
-    """CREATE OR REPLACE of every routine (run by the tables' owner: they run as it)."""
-    out = [_PG_BLOCK, "REVOKE ALL ON FUNCTION pk_block(text[]) FROM PUBLIC"]
+    """CREATE OR REPLACE of every routine (run by the tables' owner: they run as it), with
+    EXECUTE taken from everyone (PostgreSQL gives it to PUBLIC by default)."""
+    out = [_create(dialect, "pk_block", _BLOCK.params, "void", _block(_SPELL[dialect]))]
     for r in routines(dialect):
-        args = ", ".join(f"p_{name} {pg}" for name, pg, _ in r.params)
-        declare = f"DECLARE {_LOOP_VARS[r.name]}\n" if r.name in _LOOP_VARS else ""
-        out.append(
-            f"CREATE OR REPLACE FUNCTION {r.name}({args}) RETURNS {r.returns} LANGUAGE plpgsql "
-            "SECURITY DEFINER SET search_path = public, pg_temp AS $$\n#variable_conflict use_column\n"
-            f"{declare}BEGIN\n{r.bodies[dialect]}\nEND $$"
-        )
-        out.append(f"REVOKE ALL ON FUNCTION {signature(r)} FROM PUBLIC")
+        out.append(_create(dialect, r.name, r.params, r.returns, r.body))
+    if dialect == "postgresql":
+        out += [f"REVOKE ALL ON FUNCTION {signature(r)} FROM PUBLIC" for r in (_BLOCK, *routines(dialect))]
     return out
 
 
 def signature(r: Routine) -> str:
     """The routine's name and parameter types (PostgreSQL names a function by both)."""
-    return f"{r.name}({', '.join(pg for _, pg, _ in r.params)})"
+    return f"{r.name}({', '.join(t for _, t in r.params)})"
 
 
-def grant_statements(dialect: str, role: str) -> list[str]:
-    """EXECUTE on every routine for `role`."""
-    return [f"GRANT EXECUTE ON FUNCTION {signature(r)} TO {role}" for r in routines(dialect)]
+_BLOCK = Routine("pk_block", _p("roots text[]"), "void", "")
+
+
+def grant_statements(dialect: str, role: str, database: str | None = None) -> list[str]:
+    """EXECUTE on every routine for `role` (never on the internal pk_block)."""
+    if dialect == "postgresql":
+        return [f"GRANT EXECUTE ON FUNCTION {signature(r)} TO {role}" for r in routines(dialect)]
+    return [f"GRANT EXECUTE ON PROCEDURE `{database}`.`{r.name}` TO '{role}'@'%'" for r in routines(dialect)]
 
 
 @functools.cache
@@ -407,7 +589,7 @@ def call_sql(dialect: str, name: str) -> str:
     """The SQL that calls a routine, its arguments bound by name (:name; a list as one value,
     see `arguments`)."""
     (r,) = (r for r in routines(dialect) if r.name == name)
-    args = ", ".join(f":{n}" for n, _, _ in r.params)
+    args = ", ".join(f":{n}" for n, _ in r.params)
     return f"SELECT * FROM {name}({args})" if dialect == "postgresql" else f"CALL {name}({args})"
 
 

@@ -215,7 +215,7 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     routine = routines.enabled(db)
-    one = (DIALECTS[db.dialect].finish_one_statement or routine) and len(groups) == 1
+    one = DIALECTS[db.dialect].finish_one_statement and len(groups) == 1  # MariaDB: a CALL needs its transaction
     try:
         with transaction(db, single=one) as tx:
             for how, ids in groups.items():

@@ -83,7 +83,7 @@ def hot_path(dialect: str) -> dict[str, dict[str, str]]:
     for name in ("LANE_SETTINGS", "RUNNING", "SPENT_BOOKS", "REMOTE_JOBS"):
         claim[name.lower()] = render(dialect, getattr(claims, name), lengths)
     finish = {name: render(dialect, sql, lengths) for name, sql in finishes.statements(dialect, REVIEW_LANES).items()}
-    finish["count_off"] = render(dialect, finishes._COUNT_OFF, lengths)
+    finish["count_off"] = render(dialect, finishes.COUNT_OFF, lengths)
     return {"claim": claim, "complete": finish}
 
 

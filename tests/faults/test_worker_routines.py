@@ -49,8 +49,7 @@ FORGED = (
     "INSERT INTO store_blobs (sha256, size, chunks, stored_at) VALUES ('" + "e" * 64 + "', 1, 1, '2000-01-01')",
     "UPDATE store_blobs SET stored_at = '2000-01-01 00:00:00'",
     "INSERT INTO store_chunks (sha256, seq, data) VALUES ('" + "e" * 64 + "', 0, 'x')",
-    "INSERT INTO llm_answers (key, model, answer, cost, created_at) "
-    "VALUES ('" + "f" * 64 + "', 'm', 'forged', 0, '2000-01-01 00:00:00')",
+    "INSERT INTO llm_answers (model, answer, cost, created_at) VALUES ('m', 'forged', 0, '2000-01-01 00:00:00')",
     "UPDATE provider_outages SET until = '2099-01-01 00:00:00'",
     "INSERT INTO workers (worker_id, state) VALUES ('ghost', 'working')",
     "DELETE FROM store_blobs",
