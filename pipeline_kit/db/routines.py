@@ -30,26 +30,67 @@ from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
 _LIST = re.compile(r"\b(NOT )?IN :(\w+)")
 _NAME = re.compile(r"(?<![:\w]):(\w+)")
-# A list parameter inside a routine: PostgreSQL takes an array, MariaDB a JSON array of strings.
-_ROUTINE_IN = {
-    "postgresql": "{not_}= ANY(p_{n})",
-    "mysql": "{not_}IN (SELECT v FROM JSON_TABLE(p_{n}, '$[*]' COLUMNS (v {item} PATH '$')) AS j_{n})",
-}
 _JSON_ITEM = {"rows": "BIGINT"}  # a list's item type on MariaDB, when not a task id (or a lane, book, kind)
+_MY_TEXT = "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+
+
+def _json_list(name: str) -> str:
+    item = _JSON_ITEM.get(name, _MY_TEXT)
+    return f"JSON_TABLE(p_{name}, '$[*]' COLUMNS (v {item} PATH '$')) AS j_{name}"
 
 
 def body(dialect: str, sql: str) -> str:
-    """A neutral statement (db/driver.py's form) inside a routine: :name is the parameter p_name
-    (a list: PostgreSQL's array, MariaDB's JSON array read by JSON_TABLE)."""
+    """A neutral statement (db/driver.py's form) inside a routine: :name is the parameter p_name.
+
+    A list is PostgreSQL's array, MariaDB's JSON array. MariaDB (10.11) runs a single-table
+    UPDATE's IN-subquery once per row of the table, and plans a SELECT's over a JSON_TABLE as a
+    scan of the whole index, so a statement that names a list runs there as the plain path
+    sends it: prepared from its text with the list written out (`_inlined`)."""
+    if dialect == "mysql" and _LIST.search(sql):
+        return _inlined(sql)
 
     def listed(m: re.Match[str]) -> str:
         negated, name = bool(m.group(1)), m.group(2)
         if dialect == "postgresql":
             return f"<> ALL(p_{name})" if negated else f"= ANY(p_{name})"
-        item = _JSON_ITEM.get(name, "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-        return _ROUTINE_IN["mysql"].format(not_="NOT " if negated else "", n=name, item=item)
+        return f"{'NOT ' if negated else ''}IN (SELECT v FROM {_json_list(name)})"
 
     return _NAME.sub(r"p_\1", _LIST.sub(listed, sql))
+
+
+_TOKEN = re.compile(r"\b(?:NOT )?IN :\w+|\bINTO :\w+|(?<![:\w]):\w+")
+
+
+def _inlined(sql: str) -> str:
+    """MariaDB: run `sql` as a prepared statement built from its text, each value written in
+    as a quoted literal (QUOTE) and each list as its quoted items (an empty one as an empty
+    subquery, so IN finds nothing and NOT IN everything)."""
+    pieces, at, into = [], 0, []
+    for m in _TOKEN.finditer(sql):
+        pieces.append("'" + sql[at : m.start()].replace("'", "''") + "'")
+        token = m.group(0)
+        if token.startswith("INTO"):  # a prepared statement sets a session variable, copied after
+            into.append(token.rsplit(":", 1)[1])
+            pieces.append(f"'INTO @pk_{into[-1]}'")
+        elif token.startswith(":") and sql[: m.start()].endswith("LIMIT "):
+            pieces.append(f"p_{token[1:]}")  # an integer, written as digits
+        elif token.startswith(":"):
+            pieces.append(f"QUOTE(p_{token[1:]})")
+        else:
+            name = token.rsplit(":", 1)[1]
+            item = "v" if name in _JSON_ITEM else "QUOTE(v)"
+            negated = "NOT " if token.startswith("NOT") else ""
+            pieces.append(
+                f"'{negated}IN (', (SELECT COALESCE(GROUP_CONCAT({item}), 'SELECT NULL FROM DUAL WHERE FALSE') "
+                f"FROM {_json_list(name)}), ')'"
+            )
+        at = m.end()
+    pieces.append("'" + sql[at:].replace("'", "''") + "'")
+    copy = "".join(f"; SET p_{name} = @pk_{name}" for name in into)
+    return (
+        f"SET @pk_sql = CONCAT({', '.join(pieces)});\n"
+        f"PREPARE pk_stmt FROM @pk_sql; EXECUTE pk_stmt; DEALLOCATE PREPARE pk_stmt{copy}"
+    )
 
 
 @dataclass(frozen=True)
@@ -239,7 +280,6 @@ HELD_IDS = (
     "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
     "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing' FOR UPDATE"
 )
-ROW_TASK_IDS = "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks WHERE id IN :rows"
 LIST_OUT = "SELECT v AS task_id FROM JSON_TABLE(:{name}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j"
 
 
@@ -254,12 +294,17 @@ def _claim(s: _Spell) -> str:
         )
         return f"IF p_free THEN RETURN QUERY {free};\nELSE RETURN QUERY {locked}; END IF;"
     sql = {f: claims.statements("mysql", ":limit", books=True, free=f, kinds=True) for f in (True, False)}
-    pick = "SELECT COALESCE(JSON_ARRAYAGG(id), '[]') INTO p_rows FROM ({}) AS c"
-    by_row = sql[True]["update"].replace(":ids", ":rows"), sql[True]["read_back"].replace(":ids", ":rows")
+    pick = "SELECT COALESCE(JSON_ARRAYAGG(id), '[]') INTO :rows FROM ({}) AS c"
+    # the plain path names the claimed rows by id, then by task id; here all by the locked ids
+    by_row = (
+        sql[True]["update"].replace("id IN :ids", "id IN :rows"),
+        sql[True]["read_back"].replace("id IN :ids", "id IN :rows"),
+        sql[True]["open"].replace("task_id IN :ids", "id IN :rows"),
+    )
     return (
-        f"IF p_free THEN {pick.format(body('mysql', sql[True]['lock']))};\n"
-        f"ELSE {pick.format(body('mysql', sql[False]['lock']))}; END IF;\n"
-        f"{body('mysql', by_row[0])};\n{body('mysql', ROW_TASK_IDS)};\n{body('mysql', sql[True]['open'])};\n"
+        f"IF p_free THEN {body('mysql', pick.format(sql[True]['lock']))};\n"
+        f"ELSE {body('mysql', pick.format(sql[False]['lock']))}; END IF;\n"
+        f"{body('mysql', by_row[0])};\n{body('mysql', by_row[2])};\n"
         f"{body('mysql', by_row[1])};"
     )
 
@@ -379,9 +424,9 @@ def _block(s: _Spell) -> str:
             f"p_waiting := ARRAY({s(WAITING)});\np_newly := ARRAY({s(NEWLY_BLOCKED)});\n{s(BLOCK)};\n"
             f"p_dead := p_roots || p_newly;\n{s(WENT_AHEAD)};\n{s(WAIVE)};"
         )
-    into = "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO p_{} FROM"
-    waiting = s(WAITING).replace("SELECT task_id FROM waiting", f"{into.format('waiting')} waiting")
-    newly = s(NEWLY_BLOCKED).replace("SELECT task_id FROM", into.format("newly"), 1)
+    into = "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :{} FROM"
+    waiting = s(WAITING.replace("SELECT task_id FROM waiting", f"{into.format('waiting')} waiting"))
+    newly = s(NEWLY_BLOCKED.replace("SELECT task_id FROM", into.format("newly"), 1))
     return (
         f"{waiting};\n{newly};\n{s(BLOCK)};\nSET p_dead = JSON_MERGE_PRESERVE(p_roots, p_newly);\n"
         f"{s(WENT_AHEAD)};\n{s(WAIVE)};"
@@ -515,7 +560,7 @@ def routines(dialect: str) -> tuple[Routine, ...]:
 
 # Each routine's local variables (a PostgreSQL DECLARE section; MariaDB declares them one by one).
 _LOCALS: dict[str, tuple[tuple[str, str], ...]] = {
-    "pk_claim": (("rows", "text[]"), ("ids", "text[]")),
+    "pk_claim": (("rows", "text[]"),),
     "pk_block": (("waiting", "text[]"), ("newly", "text[]"), ("dead", "text[]")),
     "pk_heartbeat": (("task_id", "text"), ("token", "text"), ("stage", "text"), ("done", "text[]")),
     "pk_reclaim": (
