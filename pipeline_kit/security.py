@@ -19,15 +19,23 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.schema import attempts, events, tasks
 from pipeline_kit.errors import BadInput, PermissionDenied
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
+
+def _readable(table: sa.Table) -> str:
+    """SELECT on every column but the lease token: a token is what a lease-checked routine asks
+    for, so no account may read another lease's (its own comes back from its claim)."""
+    return f"SELECT ({', '.join(c.name for c in table.c if c.name != 'lease_token')})"
+
+
 # What a worker reads, the same on both servers; it writes nothing itself.
 GRANTS: dict[str, tuple[str, ...]] = {
-    "tasks": ("SELECT",),
-    "attempts": ("SELECT",),
-    "events": ("SELECT",),  # `status` reads a run's pace, which a worker's PC runs too
+    "tasks": (_readable(tasks),),
+    "attempts": (_readable(attempts),),
+    "events": (_readable(events),),  # `status` reads a run's pace, which a worker's PC runs too
     "workers": ("SELECT",),
     "lanes": ("SELECT",),  # a limited lane's claim locks it without a write (db/claims.py)
     "task_deps": ("SELECT",),

@@ -14,6 +14,7 @@ taken from PUBLIC and given to the worker role only; the internal helper is neve
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 import threading
@@ -284,29 +285,31 @@ LIST_OUT = "SELECT v AS task_id FROM JSON_TABLE(:{name}, '$[*]' COLUMNS (v VARCH
 
 
 def _claim(s: _Spell) -> str:
-    if s.dialect == "postgresql":
-        free, locked = (
-            body(
-                "postgresql",
-                claims.statements("postgresql", ":limit", books=True, free=f, kinds=True)["claim_and_open"],
-            )
-            for f in (True, False)
+    """One branch per variant of the plain path's claim (gate or not, spent books, paused kinds),
+    so the statement a routine runs is the one the owner's worker would send."""
+    d = s.dialect
+    has = "cardinality(p_{}) > 0" if d == "postgresql" else "JSON_LENGTH(p_{}) > 0"
+    branches = []
+    for free, books, kinds in itertools.product((True, False), repeat=3):
+        test = " AND ".join(
+            ("p_free" if free else "NOT p_free", has.format("spent") if books else f"NOT {has.format('spent')}")
+            + (has.format("skip") if kinds else f"NOT {has.format('skip')}",)
         )
-        return f"IF p_free THEN RETURN QUERY {free};\nELSE RETURN QUERY {locked}; END IF;"
-    sql = {f: claims.statements("mysql", ":limit", books=True, free=f, kinds=True) for f in (True, False)}
-    pick = "SELECT COALESCE(JSON_ARRAYAGG(id), '[]') INTO :rows FROM ({}) AS c"
+        sql = claims.statements(d, ":limit", books=books, free=free, kinds=kinds)
+        if d == "postgresql":
+            branches.append((test, f"RETURN QUERY {body(d, sql['claim_and_open'])};"))
+        else:
+            pick = "SELECT COALESCE(JSON_ARRAYAGG(id), '[]') INTO :rows FROM ({}) AS c"
+            branches.append((test, f"{body(d, pick.format(sql['lock']))};"))
+    chain = "IF " + "\nELSEIF ".join(f"{test} THEN {then}" for test, then in branches[:-1])
+    chain += f"\nELSE {branches[-1][1]} END IF;"
+    if d == "postgresql":
+        return chain.replace("ELSEIF", "ELSIF")
+    sql = claims.statements(d, ":limit")
     # the plain path names the claimed rows by id, then by task id; here all by the locked ids
-    by_row = (
-        sql[True]["update"].replace("id IN :ids", "id IN :rows"),
-        sql[True]["read_back"].replace("id IN :ids", "id IN :rows"),
-        sql[True]["open"].replace("task_id IN :ids", "id IN :rows"),
-    )
-    return (
-        f"IF p_free THEN {body('mysql', pick.format(sql[True]['lock']))};\n"
-        f"ELSE {body('mysql', pick.format(sql[False]['lock']))}; END IF;\n"
-        f"{body('mysql', by_row[0])};\n{body('mysql', by_row[2])};\n"
-        f"{body('mysql', by_row[1])};"
-    )
+    update, read_back = (sql[k].replace("id IN :ids", "id IN :rows") for k in ("update", "read_back"))
+    open_ = sql["open"].replace("task_id IN :ids", "id IN :rows")
+    return f"{chain}\n{body(d, update)};\n{body(d, open_)};\n{body(d, read_back)};"
 
 
 def _finish(s: _Spell) -> str:
@@ -333,6 +336,29 @@ def _heartbeat(s: _Spell) -> str:
         "  IF ROW_COUNT() > 0 THEN SET p_done = JSON_ARRAY_APPEND(p_done, '$', p_task_id); END IF;\n"
         "  SET i = i + 1;\nEND WHILE;\n"
         f"{body('mysql', LIST_OUT.format(name='done'))};"
+    )
+
+
+# Each task's status and whether the caller's token is its current one (a worker account reads
+# no token: this is how it tells a repeated completion from a late one).
+LEASE_STATE = "SELECT task_id, status, lease_token = :token AS mine FROM tasks WHERE task_id = :task_id"
+
+
+def _lease_state(s: _Spell) -> str:
+    if s.dialect == "postgresql":
+        return (
+            "FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP\n"
+            "  p_task_id := p_ids[i]; p_token := p_tokens[i];\n"
+            f"  RETURN QUERY {s(LEASE_STATE)};\nEND LOOP;"
+        )
+    item = "JSON_VALUE(p_{}, CONCAT('$[', i, ']'))"
+    pair = f"JSON_OBJECT('task_id', {item.format('ids')}, 'token', {item.format('tokens')})"
+    return (
+        f"WHILE i < JSON_LENGTH(p_ids) DO SET p_done = JSON_ARRAY_APPEND(p_done, '$', {pair});\n"
+        "  SET i = i + 1;\nEND WHILE;\n"
+        "SELECT t.task_id, t.status, t.lease_token = j.token AS mine FROM tasks t JOIN JSON_TABLE(p_done, '$[*]' "
+        f"COLUMNS (task_id {_MY_TEXT} PATH '$.task_id', token {_MY_TEXT} PATH '$.token')) AS j "
+        "ON t.task_id = j.task_id;"
     )
 
 
@@ -479,6 +505,12 @@ def _routines(dialect: str) -> list[Routine]:
             _heartbeat(s),
         ),
         Routine(
+            "pk_lease_state",
+            _p("ids text[]", "tokens text[]"),
+            "TABLE (task_id varchar, status varchar, mine boolean)",
+            _lease_state(s),
+        ),
+        Routine(
             "pk_note_attempt",
             _p("task_id text", "token text", "cost float8", "model text", "remote_job_id text", "output_blobs text")
             + _p("keep_cost boolean"),
@@ -563,6 +595,7 @@ _LOCALS: dict[str, tuple[tuple[str, str], ...]] = {
     "pk_claim": (("rows", "text[]"),),
     "pk_block": (("waiting", "text[]"), ("newly", "text[]"), ("dead", "text[]")),
     "pk_heartbeat": (("task_id", "text"), ("token", "text"), ("stage", "text"), ("done", "text[]")),
+    "pk_lease_state": (("task_id", "text"), ("token", "text"), ("done", "text[]")),
     "pk_reclaim": (
         ("r_task", "text"),
         ("r_token", "text"),
@@ -578,6 +611,7 @@ _LOCALS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 _MY_EXTRA = {  # MariaDB: counters, defaults, the reclaim's cursor and its end
     "pk_heartbeat": "DECLARE i INT DEFAULT 0; SET p_done = '[]';",
+    "pk_lease_state": "DECLARE i INT DEFAULT 0; SET p_done = '[]';",
     "pk_reclaim": "DECLARE p_end BOOLEAN DEFAULT FALSE;\n"
     "DECLARE expired CURSOR FOR {expired};\nDECLARE CONTINUE HANDLER FOR NOT FOUND SET p_end = TRUE;\n"
     "SET p_out = '[]';",

@@ -230,7 +230,8 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     acks = dict.fromkeys(accepted, Ack.ACCEPTED)
     with db.engine.begin() as conn:
         rest = [t for t in by_id if t not in accepted]
-        acks.update(_refuse(conn, [by_id[t] for t in rest], _current_tokens(conn, rest), worker_id))
+        current = _lease_states(conn, {t: by_id[t].token for t in rest}) if routine else _current_tokens(conn, rest)
+        acks.update(_refuse(conn, [by_id[t] for t in rest], current, worker_id))
     return {t: acks[t] for t in by_id}
 
 
@@ -307,11 +308,15 @@ def fail(
     """
     routine = routines.enabled(db)
     with db.engine.begin() as conn:
+        # a worker account may neither lock rows (PostgreSQL asks UPDATE for FOR UPDATE) nor read
+        # tokens: its routine checks the token under the row's lock instead
         query = sa.select(
-            tasks.c.lease_token, tasks.c.status, tasks.c.attempts, tasks.c.retry_base, tasks.c.max_attempts
+            tasks.c.status,
+            tasks.c.attempts,
+            tasks.c.retry_base,
+            tasks.c.max_attempts,
+            (sa.literal(token) if routine else tasks.c.lease_token).label("lease_token"),
         ).where(tasks.c.task_id == task_id)
-        # a worker account may not lock rows (PostgreSQL asks UPDATE for FOR UPDATE): its routine
-        # re-checks the token under the row's lock instead
         row = conn.execute(query if routine else query.with_for_update()).first()
         if row is None or row.lease_token != token or row.status != Status.PROCESSING.value:
             _stale(conn, task_id, token, worker_id, "fail")
@@ -467,6 +472,14 @@ def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
 
 
 _DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
+
+
+def _lease_states(conn: sa.Connection, leases: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
+    """`_current_tokens` for a worker account, which may not read tokens: a task's token is
+    given back only where it is the caller's own (the routine compares them)."""
+    ids = list(leases)
+    rows = routines.call(conn, "pk_lease_state", ids=ids, tokens=[leases[t] for t in ids])
+    return {r.task_id: (leases[r.task_id] if r.mine else None, r.status) for r in rows}
 
 
 def _current_tokens(conn: sa.Connection, task_ids: list[str], *, lock: bool = False) -> dict[str, tuple[str, str]]:

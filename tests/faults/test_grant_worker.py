@@ -410,10 +410,17 @@ def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
 
 
 def test_a_worker_account_reads_and_writes_no_table() -> None:
-    """A worker account is granted SELECT only, on tables that exist: every write it makes goes
-    through the owner's lease-checked routines."""
-    assert set(security.GRANTS) <= {t.name for t in metadata.sorted_tables}
-    assert {p for privileges in security.GRANTS.values() for p in privileges} == {"SELECT"}
+    """A worker account is granted SELECT only, on tables and columns that exist, never of a
+    lease token: every write it makes goes through the owner's lease-checked routines, which
+    ask for a token it can only have from its own claim."""
+    tables = {t.name: t for t in metadata.sorted_tables}
+    for table, privileges in security.GRANTS.items():
+        for privilege in privileges:
+            assert privilege == "SELECT" or privilege.startswith("SELECT ("), privilege
+            columns = privilege.removeprefix("SELECT").strip(" ()").split(", ") if "(" in privilege else []
+            assert set(columns) <= set(tables[table].c.keys()) and "lease_token" not in columns
+        if "lease_token" in tables[table].c:
+            assert privileges != ("SELECT",), table
 
 
 @SERVERS

@@ -4,8 +4,8 @@ Invariant protected (invariant 9): a stolen worker password can change only the 
 attempt its lease names. Every forged write the issue found possible with column grants (a
 queued task marked completed or failed, dependencies waived, a task pushed to 2099, a completed
 task put back to pending, a result or output rewritten, other workers' attempts rewritten, a
-worker marked stopped, a lease token stolen, blob and answer rows planted or back-dated) is
-refused and changes no row; the routines themselves do nothing for a token the caller does not
+worker marked stopped, a lease token stolen or read, blob and answer rows planted or
+back-dated) is refused and changes no row; the routines themselves do nothing for a token the caller does not
 hold (a publish for such a task is refused; a blob whose chunks do not hash to its checksum is
 refused); and a worker under the account still makes a small book from start to finish.
 """
@@ -43,6 +43,10 @@ FORGED = (
     "UPDATE attempts SET outcome = 'failed', error = 'forged', cost = 99",
     "UPDATE workers SET state = 'stopped'",
     "UPDATE tasks SET lease_token = 'stolen', worker_id = 'thief'",
+    "SELECT lease_token FROM tasks WHERE status = 'processing'",  # reading one is stealing it
+    "SELECT lease_token FROM attempts",
+    "SELECT lease_token FROM events",
+    "SELECT * FROM tasks",
     "INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at) "
     "VALUES ('t-queued', 9, 'thief', 'stolen', '2000-01-01 00:00:00')",
     "INSERT INTO events (at, kind) VALUES ('2000-01-01 00:00:00', 'forged')",
