@@ -166,20 +166,26 @@ VOTE_NEW = (
     "INSERT INTO provider_outages (provider, worker_id, since, until, reason) "
     "VALUES (:provider, :worker_id, {now}, {hold}, :reason)"
 )
+# A workers row belongs to the account that registered it ({caller}: the routine's caller, not
+# the owner it runs as); a row the owner's path wrote (account NULL) may be taken over.
 WORKER_UPDATE = (
     "UPDATE workers SET uid = :uid, host = :host, version = :version, lanes = :lanes, backend = :backend, "
     "started_at = {now}, last_seen_at = {now}, state = 'working', lease_s = :lease_s, paused_reason = NULL, "
-    "paused_since = NULL WHERE worker_id = :worker_id"
+    "paused_since = NULL, account = {caller} WHERE worker_id = :worker_id AND (account IS NULL OR account = {caller})"
 )
+NO_WORKER = "NOT EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id)"
 WORKER_INSERT = (
-    "INSERT INTO workers (worker_id, uid, host, version, lanes, backend, started_at, last_seen_at, state, lease_s) "
-    "VALUES (:worker_id, :uid, :host, :version, :lanes, :backend, {now}, {now}, 'working', :lease_s)"
+    "INSERT INTO workers (worker_id, uid, host, version, lanes, backend, started_at, last_seen_at, state, lease_s, "
+    "account) VALUES (:worker_id, :uid, :host, :version, :lanes, :backend, {now}, {now}, 'working', :lease_s, "
+    "{caller})"
 )
+MY_WORKER = "EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id AND account = {caller})"
 # paused_since first: MariaDB evaluates SET left to right, so it must read the old reason
 WORKER_TOUCH = (
     "UPDATE workers SET paused_since = CASE WHEN :paused IS NULL THEN NULL WHEN paused_reason = :paused "
     "THEN paused_since ELSE {now} END, paused_reason = :paused, last_seen_at = {now}, "
-    "state = CASE WHEN :paused IS NULL THEN :state ELSE 'paused' END WHERE worker_id = :worker_id"
+    "state = CASE WHEN :paused IS NULL THEN :state ELSE 'paused' END WHERE worker_id = :worker_id "
+    "AND account = {caller}"
 )
 ANSWER = (
     "INSERT INTO llm_answers ({key}, model, answer, tokens_in, tokens_out, cost, created_at) "
@@ -211,6 +217,7 @@ class _Spell:
     found: str  # the last statement changed a row
     obj: str  # a JSON object from key, value pairs
     key: str  # llm_answers.key, quoted where the word is reserved
+    caller: str  # the database account that called the routine (not the owner it runs as)
 
     def __call__(self, sql: str) -> str:
         """A neutral statement with this database's clock, rendered for a routine's body."""
@@ -224,6 +231,7 @@ class _Spell:
                 hold=sql_now_plus(d, "LEAST(:hold_s, 86400.0)"),
                 obj=self.obj,
                 key=self.key,
+                caller=self.caller,
             ),
         )
 
@@ -234,10 +242,9 @@ class _Spell:
     def unless_found(self, then: str) -> str:
         return f"IF NOT {self.found} THEN {then} END IF;"
 
-    def refuse_unless(self, guard: str) -> str:
+    def refuse_unless(self, guard: str, message: str = "permission denied: the caller holds no lease for this") -> str:
         """Refused like a missing privilege (PostgreSQL's 42501, MariaDB's 1370), so callers
         see one kind of refusal."""
-        message = "permission denied: the caller holds no lease for this"
         if self.dialect == "postgresql":
             return f"IF NOT {self(guard)} THEN RAISE EXCEPTION '{message}' USING ERRCODE = '42501'; END IF;"
         return (
@@ -253,8 +260,8 @@ class _Spell:
 
 
 _SPELL = {
-    "postgresql": _Spell("postgresql", "FOUND", "json_build_object", "key"),
-    "mysql": _Spell("mysql", "ROW_COUNT() > 0", "JSON_OBJECT", "`key`"),
+    "postgresql": _Spell("postgresql", "FOUND", "json_build_object", "key", "session_user"),
+    "mysql": _Spell("mysql", "ROW_COUNT() > 0", "JSON_OBJECT", "`key`", "SUBSTRING_INDEX(USER(), '@', 1)"),
 }
 
 # Types of the routines' parameters: PostgreSQL's, and MariaDB's for each (a list is JSON text).
@@ -282,6 +289,9 @@ HELD_IDS = (
     "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing' FOR UPDATE"
 )
 LIST_OUT = "SELECT v AS task_id FROM JSON_TABLE(:{name}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j"
+
+
+TAKEN = "permission denied: that worker id belongs to another database account"
 
 
 def _claim(s: _Spell) -> str:
@@ -546,14 +556,14 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_vote",
             _p("provider text", "worker_id text", "reason text", "hold_s float8"),
             "void",
-            f"{s(VOTE_RENEW)};\nIF NOT {found} THEN {s(VOTE_NEW)}; END IF;",
+            f"{s.refuse_unless(MY_WORKER, TAKEN)}\n{s(VOTE_RENEW)};\nIF NOT {found} THEN {s(VOTE_NEW)}; END IF;",
         ),
         Routine(
             "pk_register_worker",
             _p("worker_id text", "uid text", "host text", "version text", "lanes text", "backend text")
             + _p("lease_s float8"),
             "void",
-            f"{s(WORKER_UPDATE)};\nIF NOT {found} THEN {s(WORKER_INSERT)}; END IF;",
+            f"{s(WORKER_UPDATE)};\nIF NOT {found} THEN {s.refuse_unless(NO_WORKER, TAKEN)} {s(WORKER_INSERT)}; END IF;",
         ),
         Routine("pk_touch_worker", _p("worker_id text", "state text", "paused text"), "void", f"{s(WORKER_TOUCH)};"),
         Routine(

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from pipeline_kit import engine, security
 from pipeline_kit.db import create, routines
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import store_blobs, tasks
+from pipeline_kit.db.schema import store_blobs, tasks, workers
 from pipeline_kit.engine import Completion, TaskSpec
 from pipeline_kit.store.database import DatabaseStore
 from pipeline_kit.text.ingest import ingest_text
@@ -72,6 +72,8 @@ def _fill(db: Database, owner_tmp: Path) -> dict[str, engine.Lease]:
             ],
         )
     engine.register_worker(db, "pc-other", lanes=["default"])
+    with db.engine.begin() as conn:  # as if another PC's account had registered it
+        conn.execute(sa.update(workers).values(account="pk_w_another_pc"))
     (done,) = engine.claim(db, "pc-other", ["default"], limit=1, lease_s=600)
     assert (
         engine.complete(db, Completion(task_id=done.task_id, token=done.token, result={"ok": 1})) is engine.Ack.ACCEPTED
@@ -114,7 +116,8 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
     """Called with another worker's task and a guessed (or its expired) token, every routine
     changes no row: no completion, failure, release, heartbeat or attempt note of a task the
     caller does not hold; no chat answer or blob without a held lease; a reclaim takes nothing
-    that has not expired."""
+    that has not expired; another account's worker row is neither marked stopped, nor taken over,
+    nor made to vote that a provider is down."""
     leases = _fill(db, tmp_path)
     run, done = leases["run"], leases["done"]
     before = contents(db)
@@ -136,6 +139,10 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
         "pk_put_chunk": dict(task_id="t-run", token="guess", sha256="e" * 64, seq=0, data=b"x"),
         "pk_put_blob": dict(task_id="t-run", token="guess", sha256="e" * 64, size=1, chunks=1),
         "pk_blob_seen": dict(task_id="t-done", token=done.token, sha256=hashlib.sha256(b"a frame").hexdigest()),
+        "pk_touch_worker": dict(worker_id="pc-other", state="stopped", paused=None),
+        "pk_register_worker": dict(worker_id="pc-other", uid=None, host="thief", version="0", lanes="default")
+        | dict(backend=None, lease_s=1.0),
+        "pk_vote": dict(provider="comfyui", worker_id="pc-other", reason="forged", hold_s=86_400.0),
     }
     try:
         for name, params in calls.items():
@@ -148,7 +155,14 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
                 refused.append(name)
     finally:
         worker.dispose()
-    assert set(refused) == {"pk_remember_answer", "pk_put_chunk", "pk_put_blob", "pk_blob_seen"}
+    assert set(refused) == {
+        "pk_remember_answer",
+        "pk_put_chunk",
+        "pk_put_blob",
+        "pk_blob_seen",
+        "pk_register_worker",
+        "pk_vote",
+    }
     assert contents(db) == before
     assert run.task_id == "t-run"
 
