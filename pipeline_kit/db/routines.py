@@ -90,7 +90,8 @@ def _inlined(sql: str) -> str:
     copy = "".join(f"; SET p_{name} = @pk_{name}" for name in into)
     return (
         f"SET @pk_sql = CONCAT({', '.join(pieces)});\n"
-        f"PREPARE pk_stmt FROM @pk_sql; EXECUTE pk_stmt; DEALLOCATE PREPARE pk_stmt{copy}"
+        "PREPARE pk_stmt FROM @pk_sql; EXECUTE pk_stmt; SET @pk_changed = ROW_COUNT(); "
+        f"DEALLOCATE PREPARE pk_stmt{copy}"
     )
 
 
@@ -121,6 +122,10 @@ NAMED_BLOB = (
 # A task's cost is the sum of its attempts' (paid calls of lost attempts included).
 TASK_COST = "(SELECT COALESCE(SUM(a.cost), 0.0) FROM attempts a WHERE a.task_id = tasks.task_id)"
 
+# The events a worker records itself (a reclaim's, a failure's and a blocked dependent's are
+# recorded by their routines): a worker account cannot write an operator's retry or cancel.
+WORKER_EVENTS = ("alert", "heartbeat", "stale", "provider_back")
+EVENT_KIND = f"(:kind IN ({', '.join(repr(k) for k in WORKER_EVENTS)}))"
 EVENT = (
     "INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail) "
     "VALUES ({now}, :kind, :task_id, :worker_id, :token, :detail)"
@@ -284,9 +289,16 @@ def _claim_columns() -> str:
 
 
 # What a claim and a completion do that the plain path does in Python between statements.
+# MariaDB's completion: which of the given tasks the caller holds (read without locking: a lock
+# taken here, before the accept's, deadlocked completing workers), and, only when the accept
+# changed fewer rows (a lease lost meanwhile), which of those it accepted.
 HELD_IDS = (
     "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
-    "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing' FOR UPDATE"
+    "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing'"
+)
+ACCEPTED_IDS = (
+    "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
+    "WHERE task_id IN :ids AND lease_token = :token AND status IN ('completed', 'awaiting_review')"
 )
 LIST_OUT = "SELECT v AS task_id FROM JSON_TABLE(:{name}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j"
 
@@ -326,8 +338,13 @@ def _finish(s: _Spell) -> str:
     if s.dialect == "postgresql":
         return f"RETURN QUERY {body('postgresql', finishes.statements('postgresql', finishes.REVIEW_LANES)['finish'])};"
     sql = finishes.statements("mysql", finishes.REVIEW_LANES)
-    steps = (HELD_IDS, sql["accept"], sql["close"], finishes.COUNT_OFF, LIST_OUT.format(name="ids"))
-    return "\n".join(f"{body('mysql', step)};" for step in steps)
+    return (
+        f"{body('mysql', HELD_IDS)};\n{body('mysql', sql['accept'])};\n"
+        f"IF @pk_changed < JSON_LENGTH(p_ids) THEN {body('mysql', ACCEPTED_IDS)}; END IF;\n"
+        + "\n".join(
+            f"{body('mysql', step)};" for step in (sql["close"], finishes.COUNT_OFF, LIST_OUT.format(name="ids"))
+        )
+    )
 
 
 def _heartbeat(s: _Spell) -> str:
@@ -531,7 +548,7 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_event",
             _p("kind text", "task_id text", "worker_id text", "token text", "detail json"),
             "void",
-            f"{s(EVENT)};",
+            f"{s.refuse_unless(EVENT_KIND, 'permission denied: a worker account records no such event')}\n{s(EVENT)};",
         ),
         Routine(
             "pk_fail",

@@ -117,7 +117,7 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
     changes no row: no completion, failure, release, heartbeat or attempt note of a task the
     caller does not hold; no chat answer or blob without a held lease; a reclaim takes nothing
     that has not expired; another account's worker row is neither marked stopped, nor taken over,
-    nor made to vote that a provider is down."""
+    nor made to vote that a provider is down; no operator's event is forged."""
     leases = _fill(db, tmp_path)
     run, done = leases["run"], leases["done"]
     before = contents(db)
@@ -143,6 +143,7 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
         "pk_register_worker": dict(worker_id="pc-other", uid=None, host="thief", version="0", lanes="default")
         | dict(backend=None, lease_s=1.0),
         "pk_vote": dict(provider="comfyui", worker_id="pc-other", reason="forged", hold_s=86_400.0),
+        "pk_event": dict(kind="cancel", task_id="t-run", worker_id="owner", token=None, detail='{"reason": "x"}'),
     }
     try:
         for name, params in calls.items():
@@ -162,6 +163,7 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
         "pk_blob_seen",
         "pk_register_worker",
         "pk_vote",
+        "pk_event",
     }
     assert contents(db) == before
     assert run.task_id == "t-run"
