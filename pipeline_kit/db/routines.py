@@ -289,9 +289,10 @@ def _claim_columns() -> str:
 
 
 # What a claim and a completion do that the plain path does in Python between statements.
-# MariaDB's completion: which of the given tasks the caller holds (read without locking: a lock
-# taken here, before the accept's, deadlocked completing workers), and, only when the accept
-# changed fewer rows (a lease lost meanwhile), which of those it accepted.
+# MariaDB's completion takes the plain path's fast path: accept them all; only when the accept
+# changed fewer rows (a lease lost, a repeated completion) is it undone and redone for the tasks
+# the caller holds (read without locking: a lock taken before the accept's deadlocked completing
+# workers), and, if a lease was lost meanwhile, the ones it accepted are read back.
 HELD_IDS = (
     "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
     "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing'"
@@ -338,9 +339,14 @@ def _finish(s: _Spell) -> str:
     if s.dialect == "postgresql":
         return f"RETURN QUERY {body('postgresql', finishes.statements('postgresql', finishes.REVIEW_LANES)['finish'])};"
     sql = finishes.statements("mysql", finishes.REVIEW_LANES)
+    accept = body("mysql", sql["accept"])
     return (
-        f"{body('mysql', HELD_IDS)};\n{body('mysql', sql['accept'])};\n"
-        f"IF @pk_changed < JSON_LENGTH(p_ids) THEN {body('mysql', ACCEPTED_IDS)}; END IF;\n"
+        "IF @@autocommit AND NOT @@in_transaction THEN SIGNAL SQLSTATE '25000' "  # the savepoint needs the caller's
+        "SET MESSAGE_TEXT = 'pk_finish runs inside a transaction'; END IF;\n"
+        f"SAVEPOINT pk_finish;\n{accept};\n"
+        "IF @pk_changed < JSON_LENGTH(p_ids) THEN ROLLBACK TO SAVEPOINT pk_finish;\n"
+        f"  {body('mysql', HELD_IDS)};\n  {accept};\n"
+        f"  IF @pk_changed < JSON_LENGTH(p_ids) THEN {body('mysql', ACCEPTED_IDS)}; END IF;\nEND IF;\n"
         + "\n".join(
             f"{body('mysql', step)};" for step in (sql["close"], finishes.COUNT_OFF, LIST_OUT.format(name="ids"))
         )
