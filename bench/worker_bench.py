@@ -202,6 +202,9 @@ def accounts(database: str, tasks: int, runs: int) -> list[dict[str, object]]:
                             flush=True,
                         )
                 own, acc = (statistics.median(rates[m]) for m in ("owner", "account"))
+                # each account run against the owner run just before it: load that drifts over
+                # the minutes a configuration takes hits both sides of a pair alike
+                paired = statistics.median(a / o for o, a in zip(rates["owner"], rates["account"]))
                 rows.append(
                     {
                         "database": database,
@@ -214,7 +217,8 @@ def accounts(database: str, tasks: int, runs: int) -> list[dict[str, object]]:
                         "owner_runs": rates["owner"],
                         "account_runs": rates["account"],
                         "ratio": acc / own,
-                        "within_10pct": acc / own >= 0.9,
+                        "paired_ratio": paired,
+                        "within_10pct": paired >= 0.9,
                     }
                 )
         finally:
@@ -235,12 +239,13 @@ def write_accounts(rows: list[dict[str, object]]) -> None:
     (out / "worker_accounts.json").write_text(json.dumps({"rows": rows}, indent=2))
     lines = [
         "| database | processes | batch | tasks | owner tasks/s (plain SQL) | worker account tasks/s (routines) "
-        "| account / owner | within 10% |",
-        "|---|---|---|---|---|---|---|---|",
+        "| account / owner (medians) | paired runs, median | within 10% (paired) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['database']} | {r['processes']} | {r['batch']} | {r['tasks']} | {r['owner_tasks_per_s']:,.0f} | "
-        f"{r['account_tasks_per_s']:,.0f} | {r['ratio']:.2f} | {'yes' if r['within_10pct'] else 'no'} |"
+        f"{r['account_tasks_per_s']:,.0f} | {r['ratio']:.2f} | {r['paired_ratio']:.2f} | "
+        f"{'yes' if r['within_10pct'] else 'no'} |"
         for r in rows
     ]
     (out / "worker_accounts.md").write_text("\n".join(lines) + "\n")
