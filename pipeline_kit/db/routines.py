@@ -9,6 +9,11 @@ db/finishes.py), rendered with :name as the routine's p_name parameter (`body`).
 
 PostgreSQL: PL/pgSQL functions (plans cached per session), `SET search_path` pinned, EXECUTE
 taken from PUBLIC and given to the worker role only; the internal helper is never granted.
+MariaDB: `SQL SECURITY DEFINER` procedures; a list travels as a JSON array, and a statement
+that names one is prepared from its text with the list written out (see `body`). What each
+database spells differently is in `_Spell`; the routines themselves are listed once
+(`_routines`), each body built from the statements above it or the plain path's.
+A worker account never reads a lease token (security.py): it has its own from its claim.
 """
 
 from __future__ import annotations
@@ -683,7 +688,10 @@ def _create(dialect: str, name: str, params: tuple[tuple[str, str], ...], return
 def create_statements(dialect: str) -> list[str]:
     """CREATE OR REPLACE of every routine (run by the tables' owner: they run as it), with
     EXECUTE taken from everyone (PostgreSQL gives it to PUBLIC by default)."""
-    out = [_create(dialect, "pk_block", _BLOCK.params, "void", _block(_SPELL[dialect]))]
+    out = []
+    if dialect == "mysql":  # a procedure keeps the sql_mode it was made in: QUOTE's escapes must hold
+        out.append("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+    out.append(_create(dialect, "pk_block", _BLOCK.params, "void", _block(_SPELL[dialect])))
     for r in routines(dialect):
         out.append(_create(dialect, r.name, r.params, r.returns, r.body))
     if dialect == "postgresql":

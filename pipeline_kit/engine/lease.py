@@ -310,12 +310,9 @@ def fail(
     with db.engine.begin() as conn:
         # a worker account may neither lock rows (PostgreSQL asks UPDATE for FOR UPDATE) nor read
         # tokens: its routine checks the token under the row's lock instead
+        token_column = sa.literal(token).label("lease_token") if routine else tasks.c.lease_token
         query = sa.select(
-            tasks.c.status,
-            tasks.c.attempts,
-            tasks.c.retry_base,
-            tasks.c.max_attempts,
-            (sa.literal(token) if routine else tasks.c.lease_token).label("lease_token"),
+            token_column, tasks.c.status, tasks.c.attempts, tasks.c.retry_base, tasks.c.max_attempts
         ).where(tasks.c.task_id == task_id)
         row = conn.execute(query if routine else query.with_for_update()).first()
         if row is None or row.lease_token != token or row.status != Status.PROCESSING.value:

@@ -117,7 +117,8 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
     changes no row: no completion, failure, release, heartbeat or attempt note of a task the
     caller does not hold; no chat answer or blob without a held lease; a reclaim takes nothing
     that has not expired; another account's worker row is neither marked stopped, nor taken over,
-    nor made to vote that a provider is down; no operator's event is forged."""
+    nor made to vote that a provider is down; no operator's event is forged; quotes in a task id
+    or token stay data (MariaDB writes lists into the statement it prepares)."""
     leases = _fill(db, tmp_path)
     run, done = leases["run"], leases["done"]
     before = contents(db)
@@ -125,7 +126,14 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
     refused = []
     none = {"cost": None, "model": None, "remote_job_id": None, "output_blobs": None, "keep_cost": False}
     calls = {
-        "pk_finish": dict(ids=["t-run", "t-queued"], token="guess", result=None, path="evil", cost=1.0, bytes=1)
+        "pk_finish": dict(
+            ids=["t-run", "t-queued", "x') OR ('1' = '1"],
+            token="guess' OR '1' = '1",
+            result=None,
+            path="evil",
+            cost=1.0,
+            bytes=1,
+        )
         | dict(model=None, settings=None),
         "pk_fail": dict(task_id="t-run", token="guess", worker_id="thief", retry=False, delay_s=0.0)
         | dict(error_kind="x", error="forged", last_error="x: forged", cost=None, alert='{"message": "forged"}'),
