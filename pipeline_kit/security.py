@@ -1,15 +1,14 @@
 """Least privilege for worker PCs: a database account that can do a worker's job and nothing else.
 
 A worker claims, heartbeats, completes, fails, releases and reclaims tasks, opens and closes
-attempts (with their cost and remote job id), records events, keeps its workers row and its
-votes that a provider is down (provider_outages). The
-account gets exactly that, column by column (`GRANTS`): it may set a task's lease, state and
-result, never its priority, params, kind, lane, book or shot; it may read (not write) lanes,
-task_deps, books and pk_meta; it may add blobs to the database output store, never replace one;
-nothing of chapters or shots; no DELETE, no TRUNCATE, no DDL.
-Column grants cannot tell one status value from another: the account could still mark any task
-canceled or completed by hand; the CLI refuses the owner's verbs to it up front (`require_owner`).
-SQLite has no roles: protect its file instead.
+attempts (with their cost and remote job id), records events, keeps its workers row, its votes
+that a provider is down, the chat answers and the blobs of the tasks it holds. The account does
+all of that through lease-checked routines that run as the owner (db/routines.py): it gets
+EXECUTE on them and SELECT on what it reads (`GRANTS`), and no INSERT, UPDATE or DELETE on any
+table, nothing of chapters or shots, no TRUNCATE, no DDL. A stolen worker password can only do
+what a worker does to the tasks it holds. SQLite has no roles: protect its file instead.
+Run grant-worker as the tables' owner (the routines run as whoever creates them), and again
+after an upgrade that changes them.
 """
 
 from __future__ import annotations
@@ -18,79 +17,35 @@ import re
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.schema import workers
+from pipeline_kit.db.schema import attempts, events, tasks
 from pipeline_kit.errors import BadInput, PermissionDenied
 
 _ROLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
-# What the worker's writes set (engine/lease.py, engine/watchdog.py, engine/dependents.py's
-# blocking, db/claims.py, db/finishes.py), by table. tasks: the claim sets status, worker_id,
-# lease_token, lease_expires_at, heartbeat_at, stage, progress and attempts; heartbeats the lease,
-# stage and progress; completion the result, output_path, cost, last_error, finished_at and the
-# dependents' deps_remaining; fail, release and reclaim run_after, retry_base (release only) and
-# status, also of dependents a failure blocks.
-TASK_COLUMNS = (
-    "status",
-    "worker_id",
-    "lease_token",
-    "lease_expires_at",
-    "heartbeat_at",
-    "stage",
-    "progress",
-    "attempts",
-    "retry_base",
-    "run_after",
-    "deps_remaining",
-    "result",
-    "output_path",
-    "cost",
-    "last_error",
-    "finished_at",
-)
-# attempts: the claim opens one (these columns); the rest are written while and after it runs.
-ATTEMPT_OPEN_COLUMNS = ("task_id", "attempt_no", "worker_id", "lease_token", "claimed_at")
-ATTEMPT_COLUMNS = (
-    "outcome",
-    "finished_at",
-    "error_kind",
-    "error",
-    "cost",
-    "model",
-    "settings",
-    "output_bytes",
-    "remote_job_id",
-    "output_blobs",
-)
-# workers: a worker's own row, everything in it but its key (engine/registry.py).
-WORKER_COLUMNS = tuple(c.name for c in workers.c if not c.primary_key)
+
+def _readable(table: sa.Table) -> str:
+    """SELECT on every column but the lease token: a token is what a lease-checked routine asks
+    for, so no account may read another lease's (its own comes back from its claim)."""
+    return f"SELECT ({', '.join(c.name for c in table.c if c.name != 'lease_token')})"
 
 
-def _cols(privilege: str, columns: tuple[str, ...]) -> str:
-    return f"{privilege} ({', '.join(columns)})"
-
-
-# table -> privileges, the same on both servers. A guarded UPDATE reads the columns in its
-# WHERE, so SELECT comes with UPDATE. Events are inserted (db/schema.py asks no id back) and read
-# by `status` (a run's pace, what went ahead without an optional input), which a worker's PC runs too.
+# What a worker reads, the same on both servers; it writes nothing itself.
 GRANTS: dict[str, tuple[str, ...]] = {
-    "tasks": ("SELECT", _cols("UPDATE", TASK_COLUMNS)),
-    "attempts": ("SELECT", _cols("INSERT", ATTEMPT_OPEN_COLUMNS), _cols("UPDATE", ATTEMPT_COLUMNS)),
-    "events": ("SELECT", "INSERT"),
-    "workers": ("SELECT", "INSERT", _cols("UPDATE", WORKER_COLUMNS)),
+    "tasks": (_readable(tasks),),
+    "attempts": (_readable(attempts),),
+    "events": (_readable(events),),  # `status` reads a run's pace, which a worker's PC runs too
+    "workers": ("SELECT",),
     "lanes": ("SELECT",),  # a limited lane's claim locks it without a write (db/claims.py)
     "task_deps": ("SELECT",),
     "books": ("SELECT",),  # review switch and budget
     "pk_meta": ("SELECT",),  # the schema version and the output store's URL
-    # The database output store (store/database.py): blobs are inserted once and never replaced;
-    # finding one already stored refreshes its stored_at, so a sweep spares it.
-    "store_blobs": ("SELECT", "INSERT", _cols("UPDATE", ("stored_at",))),
-    "store_chunks": ("SELECT", "INSERT"),
-    "llm_answers": ("SELECT", "INSERT"),  # director tasks keep each paid chat answer, once
-    # A worker's votes that a provider is down (engine/outages.py): withdrawn by expiring, never deleted.
-    "provider_outages": ("SELECT", "INSERT", _cols("UPDATE", ("since", "until", "reason"))),
+    "store_blobs": ("SELECT",),
+    "store_chunks": ("SELECT",),
+    "llm_answers": ("SELECT",),  # director tasks read each paid chat answer back
+    "provider_outages": ("SELECT",),  # which providers the fleet finds down
 }
-SEQUENCES = ("attempts_id_seq", "events_id_seq")  # PostgreSQL: ids of the rows a worker inserts
 PLACEHOLDER = "<password>"  # what --print shows instead of a password
 
 
@@ -126,11 +81,15 @@ def _postgresql(role: str, password: str | None, database: str) -> list[str]:
         # so a refresh also takes away what an older grant-worker or a person gave.
         f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}",
         f"REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {role}",
+        f"REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM {role}",
         f'GRANT CONNECT ON DATABASE "{database}" TO {role}',
         "REVOKE CREATE ON SCHEMA public FROM PUBLIC",  # PostgreSQL 15's default; older ones allowed it
         f"GRANT USAGE ON SCHEMA public TO {role}",
         *(f"GRANT {', '.join(privileges)} ON {table} TO {role}" for table, privileges in GRANTS.items()),
-        f"GRANT USAGE ON SEQUENCE {', '.join(SEQUENCES)} TO {role}",
+        # the worker's writes: the owner's lease-checked routines (CREATE OR REPLACE: a refresh
+        # after an upgrade brings them up to date)
+        *routines.create_statements("postgresql"),
+        *routines.grant_statements("postgresql", role),
     ]
 
 
@@ -144,6 +103,8 @@ def _mariadb(role: str, password: str, database: str) -> list[str]:
         # an account serves one pipeline database: give each its own.
         f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM {user}",
         *(f"GRANT {', '.join(privileges)} ON `{database}`.`{table}` TO {user}" for table, privileges in GRANTS.items()),
+        *routines.create_statements("mysql"),  # see _postgresql
+        *routines.grant_statements("mysql", role, database),
     ]
 
 

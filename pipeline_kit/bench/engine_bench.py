@@ -58,8 +58,11 @@ WORKERS: dict[str, type[EngineWorker] | type[RawWorker]] = {
 }
 
 
-def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeout_s: float) -> Sample:
-    """Reset, enqueue, settle, drain with `workers` processes, check; one Sample."""
+def one_run(
+    url: str, mode: str, *, workers: int, batch: int, tasks: int, timeout_s: float, worker_url: str | None = None
+) -> Sample:
+    """Reset, enqueue, settle, drain with `workers` processes, check; one Sample. `worker_url`:
+    the workers log in as another account (a worker account) than the one that sets up."""
     reset(url)
     db = create(url)
     try:
@@ -67,7 +70,7 @@ def one_run(url: str, mode: str, *, workers: int, batch: int, tasks: int, timeou
         settle(db)
     finally:
         db.dispose()  # no connection may cross the fork
-    make: Callable[[int], Worker] = partial(WORKERS[mode], url, batch)
+    make: Callable[[int], Worker] = partial(WORKERS[mode], worker_url or url, batch)
     timed = run_workers(make, workers, timeout_s=timeout_s)
     db = create(url)
     try:

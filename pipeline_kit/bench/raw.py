@@ -21,7 +21,7 @@ from pipeline_kit.bench.workload import LANE
 from pipeline_kit.db import Database, claims, create, finishes
 from pipeline_kit.db.driver import transaction
 from pipeline_kit.db.sqltime import sql_now
-from pipeline_kit.engine.review import REVIEW_LANES
+from pipeline_kit.db.finishes import REVIEW_LANES
 
 LEASE_S = 300.0
 

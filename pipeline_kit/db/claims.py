@@ -22,6 +22,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.driver import Tx, json_value, time_value
 from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
@@ -55,12 +56,12 @@ _OPEN_ATTEMPTS = (
 
 
 def _fmt(
-    template: str, dialect: str, limit: int = 0, books: bool = False, free: bool = False, kinds: bool = False
+    template: str, dialect: str, limit: int | str = 0, books: bool = False, free: bool = False, kinds: bool = False
 ) -> str:
     return template.format(
         now=sql_now(dialect),
         expires=sql_now_plus(dialect, ":lease_s"),
-        limit=int(limit),
+        limit=limit if isinstance(limit, str) else int(limit),  # str: a routine's parameter
         books=_NOT_SPENT if books else "",
         kinds=_NOT_PAUSED if kinds else "",
         gate=_FREE_GATE if free else "",
@@ -69,7 +70,7 @@ def _fmt(
 
 @functools.cache
 def statements(
-    dialect: str, limit: int, *, books: bool = False, free: bool = False, kinds: bool = False
+    dialect: str, limit: int | str, *, books: bool = False, free: bool = False, kinds: bool = False
 ) -> dict[str, str]:
     """The claim statement(s) of a dialect taking up to `limit` rows, with or without the
     spent-budget filter; `free` adds the gate for lanes claimed without their row lock
@@ -167,9 +168,11 @@ def claim_rows(
     spent_books: Sequence[str] = (),
     skip_kinds: Sequence[str] = (),
     free: bool = False,
+    routine: bool = False,
 ) -> list[dict[str, Any]]:
     """Claim up to `limit` eligible tasks of `lanes` (none of `spent_books`, none of `skip_kinds`),
-    opening an attempt row for each; the rows as the driver returns them (see `decoded`)."""
+    opening an attempt row for each; the rows as the driver returns them (see `decoded`).
+    `routine`: through the worker account's routine instead of plain SQL."""
     if limit <= 0 or not lanes:
         return []
     params: dict[str, Any] = {"worker_id": worker_id, "token": token, "lease_s": float(lease_s), "lanes": list(lanes)}
@@ -177,6 +180,9 @@ def claim_rows(
         params["spent"] = list(spent_books)
     if skip_kinds:
         params["skip"] = list(skip_kinds)
+    if routine:  # a worker account: the same statement, in the owner's routine (db/routines.py)
+        args = {**params, "limit": limit, "spent": list(spent_books), "skip": list(skip_kinds), "free": free}
+        return tx.rows(routines.call_sql(tx.dialect, "pk_claim"), routines.arguments(tx.dialect, args))
     sql = statements(tx.dialect, limit, books=bool(spent_books), free=free, kinds=bool(skip_kinds))
     return run_claim(tx, sql, params)
 

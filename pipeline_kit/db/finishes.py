@@ -23,9 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.driver import Tx
 from pipeline_kit.db.sqltime import sql_now
 
+REVIEW_LANES = frozenset({"image"})  # lanes whose outputs wait for a person when their book reviews
 _FLOAT = {"sqlite": "REAL", "postgresql": "DOUBLE PRECISION", "mysql": "DOUBLE"}
 
 
@@ -69,7 +71,7 @@ _CLOSE = (
     "WHERE task_id IN :ids AND lease_token = :token AND outcome IS NULL"
 )
 # Each dependent loses one per dependency completed now; review-held tasks do not count yet.
-_COUNT_OFF = (
+COUNT_OFF = (
     "UPDATE tasks SET deps_remaining = deps_remaining - (SELECT COUNT(*) FROM task_deps d JOIN tasks s "
     "ON s.task_id = d.depends_on WHERE d.task_id = tasks.task_id AND d.depends_on IN :ids "
     "AND s.status = 'completed') WHERE task_id IN (SELECT task_id FROM task_deps WHERE depends_on IN :ids)"
@@ -110,10 +112,15 @@ def statements(dialect: str, review_lanes: frozenset[str]) -> dict[str, str]:
     return {"accept": fmt(_ACCEPT), "close": fmt(_CLOSE)}
 
 
-def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: frozenset[str]) -> list[str] | None:
-    """Accept what is still held among `ids`; the accepted ids (None: MariaDB could not tell)."""
-    sql = statements(tx.dialect, review_lanes)
+def finish(
+    tx: Tx, ids: Sequence[str], how: Finish, review_lanes: frozenset[str], *, routine: bool = False
+) -> list[str] | None:
+    """Accept what is still held among `ids`; the accepted ids (None: MariaDB could not tell).
+    `routine`: through the worker account's routine (the same statements, db/routines.py)."""
     params = how.params(ids)
+    if routine:
+        return tx.values(routines.call_sql(tx.dialect, "pk_finish"), routines.arguments(tx.dialect, params))
+    sql = statements(tx.dialect, review_lanes)
     if "finish" in sql:
         return tx.values(sql["finish"], params)
     if tx.dialect == "sqlite":
@@ -133,4 +140,4 @@ def finish(tx: Tx, ids: Sequence[str], how: Finish, review_lanes: frozenset[str]
 
 def count_off(tx: Tx, ids: Sequence[str], *, defer: bool = False) -> None:
     """Count tasks that are now `completed` off their dependents' deps_remaining (once each)."""
-    tx.run(_COUNT_OFF, {"ids": list(ids)}, defer=defer)
+    tx.run(COUNT_OFF, {"ids": list(ids)}, defer=defer)

@@ -169,13 +169,20 @@ def _add_film_settings(conn: sa.Connection) -> None:
             )
 
 
+def _add_worker_account(conn: sa.Connection) -> None:
+    """v13: workers.account, the worker account a row belongs to (NULL: the owner's, or older)."""
+    if "account" not in {c["name"] for c in sa.inspect(conn).get_columns("workers")}:
+        kind = workers.c.account.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE workers ADD COLUMN account {kind}"))
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
 # v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
 # v4: workers.lease_s (liveness). v5: the character bible. v6: tasks.output_path indexed.
 # v7: the chat answer cache. v8: the place bible, the style line and optional dependencies.
 # v9: one store root per database, task rows holding store names, attempts naming their blobs.
 # v10: provider outages. v11: voices (a character's voice, the book's narrator and narration switch).
-# v12: the book's film profile and music bed.
+# v12: the book's film profile and music bed. v13: the worker account a workers row belongs to.
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     2: _drop_attempt_indexes,
     3: wake.install,
@@ -188,6 +195,7 @@ MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     10: _add_provider_outages,
     11: _add_voices,
     12: _add_film_settings,
+    13: _add_worker_account,
 }
 
 

@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 metadata = MetaData()
 
@@ -282,6 +282,9 @@ workers = Table(
     # and since when (database clock); both empty while it is not paused.
     Column("paused_reason", String(300)),
     Column("paused_since", Time),
+    # The database account that registered it through the worker routines (db/routines.py):
+    # only that account may write the row again, so one PC cannot mark another stopped.
+    Column("account", String(128)),
     **_mysql,
 )
 

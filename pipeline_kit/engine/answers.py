@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import llm_answers
 from pipeline_kit.db.sqltime import db_now
@@ -30,10 +31,16 @@ def recall_answer(db: Database, key: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
-def remember_answer(db: Database, key: str, record: dict[str, Any]) -> None:
-    """Keep `record` under `key` unless an answer is kept there already (the first one stays)."""
+def remember_answer(db: Database, key: str, record: dict[str, Any], *, lease: tuple[str, str] | None = None) -> None:
+    """Keep `record` under `key` unless an answer is kept there already (the first one stays).
+    A worker account keeps one only while it holds `lease` (task_id, token): a task it runs."""
     values = {f: record.get(f) for f in FIELDS}
     values["cost"] = float(values["cost"] or 0.0)
+    if routines.enabled(db):
+        task_id, token = lease or (None, None)
+        with db.engine.begin() as conn:
+            routines.call(conn, "pk_remember_answer", task_id=task_id, token=token, key=key, **values)
+        return
     try:
         with db.engine.begin() as conn:
             conn.execute(sa.insert(llm_answers).values(key=key, created_at=db_now(), **values))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline_kit.db.claims import LANE_SETTINGS, REMOTE_JOBS, RUNNING, SPENT_BOOKS, claim_rows, decoded, lock_lane
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import Tx, transaction
@@ -117,12 +118,13 @@ def claim(
         return []
     spent = cache.spent_books(db) if plan.paid else []
     token = uuid.uuid4().hex
+    routine = routines.enabled(db)
     rows: list[dict[str, Any]] = []
     one_statement = DIALECTS[db.dialect].claim_one_statement and not plan.limited and len(plan.free) == 1
     with transaction(db, single=one_statement) as tx:
         for lane, paid in plan.limited:
             rows += _claim_limited(
-                tx, lane, worker_id, limit - len(rows), lease_s, token, spent if paid else [], skip_kinds
+                tx, lane, worker_id, limit - len(rows), lease_s, token, spent if paid else [], skip_kinds, routine
             )
         for group, paid in plan.free:
             if len(rows) < limit:
@@ -136,6 +138,7 @@ def claim(
                     spent_books=spent if paid else [],
                     skip_kinds=skip_kinds,
                     free=True,
+                    routine=routine,
                 )
     rows = decoded(rows)
     retried = [r["task_id"] for r in rows if r["attempts"] > 1]
@@ -144,7 +147,15 @@ def claim(
 
 
 def _claim_limited(
-    tx: Tx, lane: str, worker_id: str, want: int, lease_s: float, token: str, spent: list[str], skip: Sequence[str]
+    tx: Tx,
+    lane: str,
+    worker_id: str,
+    want: int,
+    lease_s: float,
+    token: str,
+    spent: list[str],
+    skip: Sequence[str],
+    routine: bool,
 ) -> list[dict[str, Any]]:
     """Claim from a lane with max_running: lock it, count what runs, take only the free slots."""
     if want <= 0:
@@ -163,6 +174,7 @@ def _claim_limited(
         token=token,
         spent_books=spent,
         skip_kinds=skip,
+        routine=routine,
     )
 
 

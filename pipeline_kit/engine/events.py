@@ -12,6 +12,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
+from pipeline_kit.db.connect import json_text
 from pipeline_kit.db.schema import events
 from pipeline_kit.db.sqltime import db_now
 
@@ -19,11 +21,26 @@ from pipeline_kit.db.sqltime import db_now
 def record(conn: sa.Connection, kind: str, detail: Mapping[str, Any], **columns: str | None) -> None:
     """One event, stamped with the database clock, in the caller's transaction; `columns` are
     the other columns it names (task_id, worker_id, lease_token)."""
+    if routines.enabled(conn):  # a worker account inserts nothing itself
+        routines.call(
+            conn,
+            "pk_event",
+            kind=kind,
+            task_id=columns.get("task_id"),
+            worker_id=columns.get("worker_id"),
+            token=columns.get("lease_token"),
+            detail=json_text(dict(detail)),
+        )
+        return
     conn.execute(sa.insert(events).values(at=db_now(), kind=kind, detail=dict(detail), **columns))
 
 
 def record_each(conn: sa.Connection, kind: str, task_ids: Iterable[str], by: str, detail: Mapping[str, Any]) -> None:
     """The same event for each of `task_ids`, by `by`, in one statement."""
+    if routines.enabled(conn):
+        for t in task_ids:
+            record(conn, kind, detail, task_id=t, worker_id=by)
+        return
     conn.execute(
         sa.insert(events).values(at=db_now()),
         [{"kind": kind, "task_id": t, "worker_id": by, "detail": dict(detail)} for t in task_ids],

@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database, json_text
 from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import transaction, within
@@ -21,7 +22,7 @@ from pipeline_kit.db.schema import attempts, task_deps, tasks
 from pipeline_kit.db.sqltime import db_now, now_plus
 from pipeline_kit.engine.dependents import block_dependents
 from pipeline_kit.engine.events import alert, record
-from pipeline_kit.engine.review import REVIEW_LANES
+from pipeline_kit.db.finishes import REVIEW_LANES
 from pipeline_kit.engine.retry import DEFAULT_POLICY, RetryPolicy
 from pipeline_kit.engine.states import Ack, Outcome, Status
 
@@ -52,6 +53,9 @@ def heartbeat(
     worker_id: str | None = None,
 ) -> Ack:
     """Extend one lease and record its stage; FENCED if the token is no longer current."""
+    if routines.enabled(db):
+        acks = _heartbeat_routine(db, worker_id, {task_id: token}, lease_s, {task_id: stage}, progress)
+        return acks[task_id]
     values: dict[str, Any] = {"lease_expires_at": now_plus(lease_s), "heartbeat_at": db_now()}
     if stage is not None:
         values["stage"] = stage
@@ -75,6 +79,8 @@ def heartbeat_many(
     if not leases:
         return {}
     stages = stages or {}
+    if routines.enabled(db):
+        return _heartbeat_routine(db, worker_id, leases, lease_s, stages, None, event=True)
     with db.engine.begin() as conn:
         pairs = list(leases.items())
         values: dict[str, Any] = {"lease_expires_at": now_plus(lease_s), "heartbeat_at": db_now()}
@@ -100,11 +106,57 @@ def heartbeat_many(
     return acks
 
 
+def _heartbeat_routine(
+    db: Database,
+    worker_id: str | None,
+    leases: Mapping[str, str],
+    lease_s: float,
+    stages: Mapping[str, str | None],
+    progress: float | None,
+    *,
+    event: bool = False,
+) -> dict[str, Ack]:
+    """Heartbeats through the worker account's routine: each lease renewed only under its token."""
+    with db.engine.begin() as conn:
+        ids = list(leases)
+        renewed = set(
+            routines.names(
+                routines.call(
+                    conn,
+                    "pk_heartbeat",
+                    worker_id=worker_id,
+                    ids=ids,
+                    tokens=[leases[t] for t in ids],
+                    stages=[stages.get(t) for t in ids],
+                    progress=progress,
+                    lease_s=float(lease_s),
+                )
+            )
+        )
+        acks = {t: Ack.ACCEPTED if t in renewed else Ack.FENCED for t in ids}
+        for task_id, ack in acks.items():
+            if ack is Ack.FENCED:
+                _stale(conn, task_id, leases[task_id], worker_id, "heartbeat")
+        if event:
+            record(conn, "heartbeat", {"count": len(ids)}, worker_id=worker_id)
+    return acks
+
+
+def _note(db: Database, task_id: str, token: str, **values: Any) -> None:
+    """Write what a worker notes on its attempt (cost, model, remote job id, blobs) through the
+    worker account's routine."""
+    with db.engine.begin() as conn:
+        fields = {"cost": None, "model": None, "remote_job_id": None, "output_blobs": None, "keep_cost": False}
+        routines.call(conn, "pk_note_attempt", task_id=task_id, token=token, **{**fields, **values})
+
+
 def record_cost(db: Database, task_id: str, token: str, cost: float, *, model: str | None = None) -> None:
     """Book what an external call cost on its attempt, once, even if the lease was since lost.
 
     Money spent is a fact about the attempt, not a result: a fenced worker's call still cost.
     """
+    if routines.enabled(db):
+        return _note(db, task_id, token, cost=float(cost), model=model)
     with db.engine.begin() as conn:
         conn.execute(
             sa.update(attempts)
@@ -116,6 +168,8 @@ def record_cost(db: Database, task_id: str, token: str, cost: float, *, model: s
 def name_blobs(db: Database, task_id: str, token: str, sha256s: Sequence[str]) -> None:
     """Name on the attempt every blob it is about to publish, before the upload, so a sweep never
     deletes one under a publish (nor after a task row naming it was rewritten)."""
+    if routines.enabled(db):
+        return _note(db, task_id, token, output_blobs=" ".join(dict.fromkeys(sha256s)))
     with db.engine.begin() as conn:
         conn.execute(
             sa.update(attempts)
@@ -126,6 +180,8 @@ def name_blobs(db: Database, task_id: str, token: str, sha256s: Sequence[str]) -
 
 def record_remote_job(db: Database, task_id: str, token: str, remote_job_id: str) -> None:
     """Remember a backend's remote job id at once, so a takeover resumes instead of paying again."""
+    if routines.enabled(db):
+        return _note(db, task_id, token, remote_job_id=remote_job_id)
     with db.engine.begin() as conn:
         conn.execute(
             sa.update(attempts)
@@ -158,10 +214,12 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
         ).append(c.task_id)
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
+    routine = routines.enabled(db)
+    one = DIALECTS[db.dialect].finish_one_statement and len(groups) == 1  # MariaDB: a CALL needs its transaction
     try:
-        with transaction(db, single=DIALECTS[db.dialect].finish_one_statement and len(groups) == 1) as tx:
+        with transaction(db, single=one) as tx:
             for how, ids in groups.items():
-                done = finish(tx, ids, how, REVIEW_LANES)
+                done = finish(tx, ids, how, REVIEW_LANES, routine=routine)
                 if done is None:
                     raise _Unsure
                 accepted.update(done)
@@ -172,7 +230,8 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     acks = dict.fromkeys(accepted, Ack.ACCEPTED)
     with db.engine.begin() as conn:
         rest = [t for t in by_id if t not in accepted]
-        acks.update(_refuse(conn, [by_id[t] for t in rest], _current_tokens(conn, rest), worker_id))
+        current = _lease_states(conn, {t: by_id[t].token for t in rest}) if routine else _current_tokens(conn, rest)
+        acks.update(_refuse(conn, [by_id[t] for t in rest], current, worker_id))
     return {t: acks[t] for t in by_id}
 
 
@@ -212,7 +271,19 @@ def _refuse(
             acks[c.task_id] = Ack.DUPLICATE
             continue
         acks[c.task_id] = Ack.FENCED
-        if c.cost is not None:  # the call was paid for even if its result is refused
+        if c.cost is not None and routines.enabled(conn):  # the call was paid for even if its result is refused
+            routines.call(
+                conn,
+                "pk_note_attempt",
+                task_id=c.task_id,
+                token=c.token,
+                cost=c.cost,
+                model=None,
+                remote_job_id=None,
+                output_blobs=None,
+                keep_cost=True,
+            )
+        elif c.cost is not None:
             conn.execute(_BOOK_FENCED_COST, {"tid": c.task_id, "tok": c.token, "cost": c.cost})
         _stale(conn, c.task_id, c.token, worker_id, "complete")
     return acks
@@ -235,12 +306,15 @@ def fail(
 
     Returns the Ack and, when accepted, the task's new status.
     """
+    routine = routines.enabled(db)
     with db.engine.begin() as conn:
-        row = conn.execute(
-            sa.select(tasks.c.lease_token, tasks.c.status, tasks.c.attempts, tasks.c.retry_base, tasks.c.max_attempts)
-            .where(tasks.c.task_id == task_id)
-            .with_for_update()
-        ).first()
+        # a worker account may neither lock rows (PostgreSQL asks UPDATE for FOR UPDATE) nor read
+        # tokens: its routine checks the token under the row's lock instead
+        token_column = sa.literal(token).label("lease_token") if routine else tasks.c.lease_token
+        query = sa.select(
+            token_column, tasks.c.status, tasks.c.attempts, tasks.c.retry_base, tasks.c.max_attempts
+        ).where(tasks.c.task_id == task_id)
+        row = conn.execute(query if routine else query.with_for_update()).first()
         if row is None or row.lease_token != token or row.status != Status.PROCESSING.value:
             _stale(conn, task_id, token, worker_id, "fail")
             return Ack.FENCED, None
@@ -251,6 +325,8 @@ def fail(
             retry_after=retry_after,
         )
         outcome = Outcome.RETRIED if decision.retry else Outcome.FAILED
+        if routine:
+            return _fail_routine(conn, task_id, token, worker_id, decision, error_kind, error, cost)
         conn.execute(
             sa.update(attempts)
             .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
@@ -281,6 +357,40 @@ def fail(
     return Ack.ACCEPTED, status
 
 
+def _fail_routine(
+    conn: sa.Connection,
+    task_id: str,
+    token: str,
+    worker_id: str | None,
+    decision: Any,
+    error_kind: str,
+    error: str,
+    cost: float | None,
+) -> tuple[Ack, Status | None]:
+    """`fail` through the worker account's routine (which blocks dependents of a final failure)."""
+    message = f"failed for good: {decision.reason}: {error_kind}: {error}"[:1000]
+    (accepted,) = routines.names(
+        routines.call(
+            conn,
+            "pk_fail",
+            task_id=task_id,
+            token=token,
+            worker_id=worker_id,
+            retry=decision.retry,
+            delay_s=float(decision.delay_s),
+            error_kind=error_kind,
+            error=error[:4000],
+            last_error=f"{error_kind}: {error}"[:4000],
+            cost=cost,
+            alert=json_text({"message": message}),
+        )
+    )
+    if not accepted:
+        _stale(conn, task_id, token, worker_id, "fail")
+        return Ack.FENCED, None
+    return Ack.ACCEPTED, Status.PENDING if decision.retry else Status.FAILED
+
+
 def release_many(
     db: Database, leases: Mapping[str, str], *, worker_id: str | None = None, why: str = "on shutdown"
 ) -> list[str]:
@@ -290,8 +400,14 @@ def release_many(
     Their attempts close as canceled with error_kind 'released'; the tasks are claimable at once.
     """
     released: list[str] = []
+    routine = routines.enabled(db)
     with db.engine.begin() as conn:
         for task_id, token in leases.items():
+            if routine:
+                error = f"released by {worker_id} {why}"[:4000]
+                if routines.names(routines.call(conn, "pk_release", task_id=task_id, token=token, error=error))[0]:
+                    released.append(task_id)
+                continue
             if conn.execute(
                 sa.update(tasks)
                 .where(_held(task_id, token))
@@ -353,6 +469,14 @@ def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
 
 
 _DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
+
+
+def _lease_states(conn: sa.Connection, leases: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
+    """`_current_tokens` for a worker account, which may not read tokens: a task's token is
+    given back only where it is the caller's own (the routine compares them)."""
+    ids = list(leases)
+    rows = routines.call(conn, "pk_lease_state", ids=ids, tokens=[leases[t] for t in ids])
+    return {r.task_id: (leases[r.task_id] if r.mine else None, r.status) for r in rows}
 
 
 def _current_tokens(conn: sa.Connection, task_ids: list[str], *, lock: bool = False) -> dict[str, tuple[str, str]]:

@@ -13,6 +13,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import provider_outages
 from pipeline_kit.db.sqltime import db_now, now_plus
@@ -51,15 +52,21 @@ def vote_down(
     mine = sa.and_(provider_outages.c.provider == provider, provider_outages.c.worker_id == worker_id)
     with db.engine.begin() as conn:
         was_live = conn.execute(sa.select(sa.func.count()).select_from(provider_outages).where(mine, live)).scalar()
-        renewed = conn.execute(
-            sa.update(provider_outages)
-            .where(mine)
-            .values(
-                since=sa.case((live, provider_outages.c.since), else_=db_now()),
-                until=now_plus(hold_s),
-                reason=reason[:1000],
+        if routines.enabled(conn):  # a worker account: its own vote, through the owner's routine
+            routines.call(
+                conn, "pk_vote", provider=provider, worker_id=worker_id, reason=reason[:1000], hold_s=float(hold_s)
             )
-        ).rowcount
+            renewed = True
+        else:
+            renewed = conn.execute(
+                sa.update(provider_outages)
+                .where(mine)
+                .values(
+                    since=sa.case((live, provider_outages.c.since), else_=db_now()),
+                    until=now_plus(hold_s),
+                    reason=reason[:1000],
+                )
+            ).rowcount
         if not renewed:
             conn.execute(
                 sa.insert(provider_outages).values(
@@ -92,11 +99,14 @@ def vote_up(db: Database, provider: str, worker_id: str, *, away_s: float) -> No
     """Withdraw `worker_id`'s vote: the provider answered it again after `away_s` seconds (the row
     stays, expired; an event says so)."""
     with db.engine.begin() as conn:
-        conn.execute(
-            sa.update(provider_outages)
-            .where(provider_outages.c.provider == provider, provider_outages.c.worker_id == worker_id)
-            .values(until=db_now())
-        )
+        if routines.enabled(conn):
+            routines.call(conn, "pk_vote", provider=provider, worker_id=worker_id, reason=None, hold_s=0.0)
+        else:
+            conn.execute(
+                sa.update(provider_outages)
+                .where(provider_outages.c.provider == provider, provider_outages.c.worker_id == worker_id)
+                .values(until=db_now())
+            )
         record(conn, "provider_back", {"provider": provider, "away_s": round(away_s, 1)}, worker_id=worker_id)
 
 

@@ -9,6 +9,7 @@ from enum import Enum
 import sqlalchemy as sa
 
 from pipeline_kit import __version__
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import workers
 from pipeline_kit.db.sqltime import db_now
@@ -73,6 +74,11 @@ def register_worker(
         "paused_reason": None,
         "paused_since": None,
     }
+    if routines.enabled(db):
+        with db.engine.begin() as conn:
+            args = {k: values[k] for k in ("uid", "host", "version", "lanes", "backend", "lease_s")}
+            routines.call(conn, "pk_register_worker", worker_id=worker_id, **args)
+        return
     with db.engine.begin() as conn:
         done = conn.execute(sa.update(workers).where(workers.c.worker_id == worker_id).values(**values)).rowcount
         if not done:
@@ -83,6 +89,11 @@ def touch_worker(db: Database, worker_id: str, state: str, *, paused: str | None
     """Record that the worker is alive and what it is doing (working | idle | stopped); `paused`
     says why it waits instead (state `paused`), its time kept while the reason stays the same."""
     c = workers.c
+    if routines.enabled(db):
+        reason = None if paused is None else paused[: c.paused_reason.type.length]
+        with db.engine.begin() as conn:
+            routines.call(conn, "pk_touch_worker", worker_id=worker_id, state=state, paused=reason)
+        return
     since: object = None
     if paused is not None:
         state, paused = Liveness.PAUSED.value, paused[: c.paused_reason.type.length]

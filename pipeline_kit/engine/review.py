@@ -27,7 +27,6 @@ from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput, NotFound
 
-REVIEW_LANES = frozenset({"image"})  # completing applies the gate in SQL (db/finishes.py)
 BATCH = 500  # ids per statement of a batch approval (every database takes an IN list this long)
 
 

@@ -28,6 +28,10 @@ DECISIONS = 5  # the last review decisions shown
 SHORT_S, LONG_S = 300.0, 3600.0  # completion rates over the last 5 and 60 minutes
 STALL_AFTER_S = 600.0  # open work and no completion for this long: status warns
 
+# A task's columns as status shows them: all but its lease token, which a worker account may not
+# read (knowing another lease's token is what a lease-checked write asks for).
+SHOWN = tuple(c for c in tasks.c if c.name != "lease_token")
+
 
 @dataclass(frozen=True)
 class Rate:
@@ -152,7 +156,7 @@ def overview(
                 "run `pipeline-kit watchdog --once` (workers do it on their own within a minute)",
             )
             for r in conn.execute(
-                sa.select(tasks)
+                sa.select(*SHOWN)
                 .where(tasks.c.status == Status.PROCESSING.value, tasks.c.lease_expires_at < now, *scope)
                 .order_by(tasks.c.lease_expires_at)
                 .limit(LISTED)
@@ -168,13 +172,16 @@ def overview(
                 f"fix the cause, then `pipeline-kit retry {r.task_id}` (or cancel it)",
             )
             for r in conn.execute(
-                sa.select(tasks).where(tasks.c.status == Status.FAILED.value, *scope).order_by(tasks.c.id).limit(LISTED)
+                sa.select(*SHOWN)
+                .where(tasks.c.status == Status.FAILED.value, *scope)
+                .order_by(tasks.c.id)
+                .limit(LISTED)
             )
         ]
         blocked = []
         dead = [s.value for s in DEAD_ENDS]
         for r in conn.execute(
-            sa.select(tasks).where(tasks.c.status == Status.BLOCKED.value, *scope).order_by(tasks.c.id).limit(LISTED)
+            sa.select(*SHOWN).where(tasks.c.status == Status.BLOCKED.value, *scope).order_by(tasks.c.id).limit(LISTED)
         ):
             blockers = (
                 conn.execute(
@@ -601,8 +608,12 @@ def open_kinds(db: Database, lanes_served: Sequence[str]) -> dict[str, str]:
 
 def open_book_langs(db: Database) -> set[str]:
     """The languages of the books that still have tasks waiting or running."""
-    waiting = sa.exists().where(
-        tasks.c.bookcode == books.c.bookcode, tasks.c.status.in_((Status.PENDING.value, Status.PROCESSING.value))
+    waiting = (  # EXISTS (SELECT task_id ...): `SELECT *` would need every column, the token's too
+        sa.select(tasks.c.task_id)
+        .where(
+            tasks.c.bookcode == books.c.bookcode, tasks.c.status.in_((Status.PENDING.value, Status.PROCESSING.value))
+        )
+        .exists()
     )
     with db.engine.connect() as conn:
         return set(conn.execute(sa.select(books.c.lang).distinct().where(waiting)).scalars())

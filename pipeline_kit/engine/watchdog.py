@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.schema import attempts, lanes, tasks
@@ -30,6 +31,10 @@ class Reclaimed:
 def reclaim_expired(db: Database, *, by: str, limit: int = 200) -> list[Reclaimed]:
     """Return expired leases to pending (or fail them where the lane says so); closes attempts as lost."""
     found: list[Reclaimed] = []
+    if routines.enabled(db):  # a worker account: the same steps in the owner's routine
+        with db.engine.begin() as conn:
+            rows = routines.call(conn, "pk_reclaim", by=by, limit=int(limit))
+        return [Reclaimed(r.task_id, r.worker_id, Status(r.status)) for r in rows]
     with db.engine.begin() as conn:
         query = (
             sa.select(

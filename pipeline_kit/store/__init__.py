@@ -39,14 +39,18 @@ class Stored:
     sides: dict[str, str] = field(default_factory=dict)  # ".srt" -> sha256
 
 
+Holder = tuple[str, str] | None  # the (task_id, lease token) a worker publishes under
+
+
 class Store(Protocol):
     """One kind of store. Side files (".srt", ".contact.png") travel with their main file."""
 
     url: str
     root: Path | None  # the folder holding the store's files on this PC (a folder store), else None
 
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path]) -> Stored:
-        """Store `main` (and its side files) under `name`; safe to repeat."""
+    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+        """Store `main` (and its side files) under `name`; safe to repeat. `lease` (task_id,
+        token): the task a worker publishes for (a worker account's database store asks it)."""
 
     def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
         """The completion was sent: keep what is still local where later fetches find it."""

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline_kit.errors import GenerationError
-from pipeline_kit.store import Stored, side_name
+from pipeline_kit.store import Holder, Stored, side_name
 from pipeline_kit.store.cache import Cache, file_digest
 
 
@@ -30,15 +30,16 @@ class BlobStore:
         self.cache = Cache(cache)
 
     # -- what a kind of blob store provides ----------------------------------------------------
-    def has(self, sha256: str) -> bool:
-        """Whether a blob is stored under `sha256` (whole, not yet checked against it)."""
+    def has(self, sha256: str, lease: Holder = None) -> bool:
+        """Whether a blob is stored under `sha256` (whole, not yet checked against it); `lease`:
+        the task a worker publishes it for."""
         raise NotImplementedError
 
     def drop_damaged(self, sha256: str) -> None:
         """Take away a stored blob that does not match its checksum, so it can be stored again."""
         raise NotImplementedError
 
-    def put(self, sha256: str, size: int, source: Path) -> None:
+    def put(self, sha256: str, size: int, source: Path, lease: Holder = None) -> None:
         """Store `source` as blob `sha256` (a concurrent put of the same blob is fine)."""
         raise NotImplementedError
 
@@ -58,9 +59,9 @@ class BlobStore:
             return file_digest(target)[1] == sha256
 
     # -- the Store interface -------------------------------------------------------------------
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path]) -> Stored:
-        side_shas = {suffix: self._upload(path)[1] for suffix, path in sorted(sides.items())}
-        size, sha = self._upload(main)
+    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+        side_shas = {suffix: self._upload(path, lease)[1] for suffix, path in sorted(sides.items())}
+        size, sha = self._upload(main, lease)
         return Stored(output_path=name, size=size, sha256=sha, sides=side_shas)
 
     def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
@@ -92,11 +93,11 @@ class BlobStore:
     def _local(self, name: str, sha: str, sides: Mapping[str, str]) -> Path:
         return self.cache.folder(sha, sides) / PurePosixPath(name).name
 
-    def _upload(self, path: Path) -> tuple[int, str]:
+    def _upload(self, path: Path, lease: Holder) -> tuple[int, str]:
         size, sha = file_digest(path)
-        if self.has(sha):  # stored once: the same frame drawn twice is one blob, if it is that blob
+        if self.has(sha, lease):  # stored once: the same frame drawn twice is one blob, if it is that blob
             if self.intact(sha):
                 return size, sha
             self.drop_damaged(sha)
-        self.put(sha, size, path)
+        self.put(sha, size, path, lease)
         return size, sha

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import store_blobs, store_chunks
 from pipeline_kit.db.sqltime import db_now, now_plus
 from pipeline_kit.engine.queries import named_checksums
 from pipeline_kit.errors import GenerationError
-from pipeline_kit.store import DATABASE_URL
+from pipeline_kit.store import DATABASE_URL, Holder
 from pipeline_kit.store.blobs import BlobStore
 
 CHUNK = 1 << 20  # 1 MiB
@@ -40,7 +41,11 @@ class DatabaseStore(BlobStore):
     def check(self) -> None:
         """The database answers (it was opened): nothing more to check."""
 
-    def has(self, sha256: str) -> bool:
+    def has(self, sha256: str, lease: Holder = None) -> bool:
+        if routines.enabled(self.db):  # a worker account: only a blob its held attempt named
+            task_id, token = lease or (None, None)
+            with self.db.engine.begin() as conn:
+                return bool(routines.call(conn, "pk_blob_seen", task_id=task_id, token=token, sha256=sha256)[0][0])
         with self.db.engine.begin() as conn:
             return (
                 conn.execute(
@@ -64,16 +69,26 @@ class DatabaseStore(BlobStore):
                 retryable=False,
             ) from None
 
-    def put(self, sha256: str, size: int, source: Path) -> None:
+    def put(self, sha256: str, size: int, source: Path, lease: Holder = None) -> None:
+        routine = routines.enabled(self.db)  # a worker account: the routine checks lease and checksum
+        held = dict(zip(("task_id", "token"), lease or (None, None)))
         try:
             with self.db.engine.begin() as conn, source.open("rb") as fh:
                 seq = 0
                 for seq, block in enumerate(iter(lambda: fh.read(CHUNK), b"")):
-                    conn.execute(sa.insert(store_chunks).values(sha256=sha256, seq=seq, data=block))
+                    if routine:
+                        routines.call(conn, "pk_put_chunk", **held, sha256=sha256, seq=seq, data=block)
+                    else:
+                        conn.execute(sa.insert(store_chunks).values(sha256=sha256, seq=seq, data=block))
                 chunks = seq + 1 if size else 0
-                conn.execute(sa.insert(store_blobs).values(sha256=sha256, size=size, chunks=chunks, stored_at=db_now()))
+                if routine:
+                    routines.call(conn, "pk_put_blob", **held, sha256=sha256, size=size, chunks=chunks)
+                else:
+                    conn.execute(
+                        sa.insert(store_blobs).values(sha256=sha256, size=size, chunks=chunks, stored_at=db_now())
+                    )
         except sa.exc.IntegrityError:  # stored meanwhile by another writer
-            if not self.has(sha256):
+            if not self.has(sha256, lease):
                 raise
 
     def get(self, sha256: str, target: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline_kit.store import Stored, checked_name, side_name
+from pipeline_kit.store import Holder, Stored, checked_name, side_name
 from pipeline_kit.errors import BadInput, StoreUnavailable
 from pipeline_kit.store.cache import file_digest, move
 
@@ -33,7 +33,7 @@ class FolderStore:
         """Where the file named `name` lives in this store."""
         return self.root.joinpath(*checked_name(name).parts)
 
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path]) -> Stored:
+    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
         self._reachable()
         target = self.locate(name)
         size, sha = file_digest(main)

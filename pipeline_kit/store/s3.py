@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from pipeline_kit.errors import BadInput, GenerationError, StoreUnavailable
+from pipeline_kit.store import Holder
 from pipeline_kit.store.blobs import BlobStore
 
 ENDPOINT_VAR = "PIPELINE_KIT_S3_ENDPOINT"
@@ -63,10 +64,10 @@ class S3Store(BlobStore):
     def drop_damaged(self, sha256: str) -> None:
         """Nothing to take away: the next put replaces the object."""
 
-    def has(self, sha256: str) -> bool:
+    def has(self, sha256: str, lease: Holder = None) -> bool:
         return _call(f"checking blob {sha256[:12]}", self.client.head_object, Bucket=self.bucket, Key=self.key(sha256))
 
-    def put(self, sha256: str, size: int, source: Path) -> None:
+    def put(self, sha256: str, size: int, source: Path, lease: Holder = None) -> None:
         _call(f"uploading {source.name}", self.client.upload_file, str(source), self.bucket, self.key(sha256))
 
     def get(self, sha256: str, target: Path) -> None:

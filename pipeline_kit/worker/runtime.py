@@ -162,7 +162,9 @@ class _Context:
         """Keep the answer, and book what the task's calls have cost so far on the attempt, so a
         kill before the task returns leaves no paid call unbooked (its return books the total)."""
         db, lease = self._worker.db, self._lease
-        self._worker.db_call(lambda: engine.remember_answer(db, key, dict(record)), "answer cache")
+        self._worker.db_call(
+            lambda: engine.remember_answer(db, key, dict(record), lease=(lease.task_id, lease.token)), "answer cache"
+        )
         self._spent += float(record.get("cost") or 0.0)
         self._worker.db_call(
             lambda: engine.record_cost(db, lease.task_id, lease.token, self._spent, model=record.get("model")),
@@ -523,7 +525,10 @@ class Worker:
             shas = [file_digest(p)[1] for p in (paths.ready, *sides.values()) if p.is_file()]
             self.db_call(lambda: engine.name_blobs(self.db, lease.task_id, lease.token, shas), "naming blobs")
             try:
-                stored = self.db_call(lambda: store.publish(paths.name, paths.ready, sides), "publishing")
+                stored = self.db_call(
+                    lambda: store.publish(paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)),
+                    "publishing",
+                )
             except FileNotFoundError:  # woke too late: the new owner already took the .ready file
                 self.heartbeat.drop(lease.task_id)
                 return "fenced"

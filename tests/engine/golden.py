@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from pipeline_kit.db import claims, finishes
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import render
-from pipeline_kit.engine.review import REVIEW_LANES
+from pipeline_kit.db.finishes import REVIEW_LANES
 
 HERE = Path(__file__).resolve().parent / "golden"
 FOLDER = {"sqlite": "sqlite", "postgresql": "postgresql", "mysql": "mariadb"}  # by SQLAlchemy's dialect name
@@ -83,7 +83,7 @@ def hot_path(dialect: str) -> dict[str, dict[str, str]]:
     for name in ("LANE_SETTINGS", "RUNNING", "SPENT_BOOKS", "REMOTE_JOBS"):
         claim[name.lower()] = render(dialect, getattr(claims, name), lengths)
     finish = {name: render(dialect, sql, lengths) for name, sql in finishes.statements(dialect, REVIEW_LANES).items()}
-    finish["count_off"] = render(dialect, finishes._COUNT_OFF, lengths)
+    finish["count_off"] = render(dialect, finishes.COUNT_OFF, lengths)
     return {"claim": claim, "complete": finish}
 
 

@@ -177,8 +177,12 @@ def test_worker_account_makes_every_write_of_a_worker(db: Database, worker_url: 
         assert list(fleet_down(worker, 1)) == [GPU]
         vote_up(worker, GPU, "pc2", away_s=5.0)
         engine.touch_worker(worker, "pc2", "stopped")
-        engine.remember_answer(worker, "a" * 64, {"answer": "{}", "model": "m", "cost": 0.01})  # director
-        engine.remember_answer(worker, "a" * 64, {"answer": "again", "model": "m"})  # kept once
+        with db.engine.begin() as conn:
+            engine.enqueue(conn, [TaskSpec(task_id="brain-2", kind="llm", lane="llm")])
+        (brain,) = engine.claim(worker, "pc2", ["llm"], limit=1, lease_s=30)  # a director's task
+        held = (brain.task_id, brain.token)
+        engine.remember_answer(worker, "a" * 64, {"answer": "{}", "model": "m", "cost": 0.01}, lease=held)
+        engine.remember_answer(worker, "a" * 64, {"answer": "again", "model": "m"}, lease=held)  # kept once
         assert engine.recall_answer(worker, "a" * 64)["answer"] == "{}"
 
         with db.engine.connect() as conn:
@@ -326,13 +330,14 @@ def test_print_shows_what_is_applied_and_needs_no_password(
     assert cli_main(["--db", offline, "grant-worker", name, "--print"]) == 0
     printed = capsys.readouterr()
     mariadb = db_url.startswith("mysql")
-    assert "GRANT SELECT, UPDATE (status, " in printed.out
+    grants = [line for line in printed.out.splitlines() if line.startswith("GRANT")]
+    assert "SECURITY DEFINER" in printed.out and any(line.startswith("GRANT EXECUTE") for line in grants)
     assert (
         ("IDENTIFIED BY '<password>'" in printed.out and "'<password>'" in printed.err)
         if mariadb
         else "PASSWORD" not in printed.out
     )
-    assert "priority" not in printed.out and "DELETE" not in printed.out
+    assert not [g for g in grants if any(w in g for w in ("INSERT", "UPDATE", "DELETE", "ALL"))], grants
 
     monkeypatch.setenv("PK_TEST_PW", "pw'1")
     assert cli_main(["--db", offline, "grant-worker", name, "--print", "--password-env", "PK_TEST_PW"]) == 0
@@ -375,10 +380,13 @@ def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
     """A worker account that lost a privilege a worker needs (an older or hand-edited grant)
     stops `work` with one line naming grant-worker, exit 2, not a traceback."""
     role = make_url(worker_url).username
-    target = f"`{make_url(db_url).database}`.`workers`" if db.dialect == "mysql" else "workers"
+    if db.dialect == "mysql":
+        target = f"PROCEDURE `{make_url(db_url).database}`.`pk_register_worker`"
+    else:
+        target = "FUNCTION pk_register_worker(text, text, text, text, text, text, float8)"
     to = f"'{role}'@'%%'" if db.dialect == "mysql" else role  # %%: the driver formats
     with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.exec_driver_sql(f"REVOKE INSERT ON {target} FROM {to}")
+        conn.exec_driver_sql(f"REVOKE EXECUTE ON {target} FROM {to}")
     code = cli_main(
         [
             "--db",
@@ -401,33 +409,18 @@ def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
     ), err
 
 
-def test_granted_columns_exist_and_leave_the_owners_alone() -> None:
-    """Every column a worker account may write exists in the schema (a rename cannot silently
-    break a worker), and none of a task's owner-only columns is among them."""
-    from pipeline_kit.db.schema import attempts, workers
-
-    for table, columns in (
-        (tasks, security.TASK_COLUMNS),
-        (attempts, security.ATTEMPT_COLUMNS),
-        (attempts, security.ATTEMPT_OPEN_COLUMNS),
-        (workers, security.WORKER_COLUMNS),
-    ):
-        assert set(columns) <= set(table.c.keys()), table.name
-    owner_only = {
-        "id",
-        "task_id",
-        "bookcode",
-        "shot_id",
-        "kind",
-        "lane",
-        "priority",
-        "params",
-        "generation",
-        "max_attempts",
-        "created_at",
-    }
-    assert not owner_only & set(security.TASK_COLUMNS)
-    assert set(security.GRANTS) <= {t.name for t in metadata.sorted_tables}
+def test_a_worker_account_reads_and_writes_no_table() -> None:
+    """A worker account is granted SELECT only, on tables and columns that exist, never of a
+    lease token: every write it makes goes through the owner's lease-checked routines, which
+    ask for a token it can only have from its own claim."""
+    tables = {t.name: t for t in metadata.sorted_tables}
+    for table, privileges in security.GRANTS.items():
+        for privilege in privileges:
+            assert privilege == "SELECT" or privilege.startswith("SELECT ("), privilege
+            columns = privilege.removeprefix("SELECT").strip(" ()").split(", ") if "(" in privilege else []
+            assert set(columns) <= set(tables[table].c.keys()) and "lease_token" not in columns
+        if "lease_token" in tables[table].c:
+            assert privileges != ("SELECT",), table
 
 
 @SERVERS
