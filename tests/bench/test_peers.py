@@ -188,6 +188,9 @@ def test_cli_reports_the_same_day_figures_it_was_given(tmp_path: Path) -> None:
         json.dumps(_run("oban", 1, 16, None, status="worker exited early")) + "\n",
         json.dumps(_run("huey", 1, 4, 4000)) + "\n",
     ],
+    # named, not shown: the runs hold this second's time, and parallel test processes must
+    # collect the same ids
+    ids=["no folder", "empty", "not json", "not an object", "bad time", "no clean run", "no goal library"],
 )
 def test_bad_peers_folder_exits_2_in_one_line_before_measuring(content: str | None, tmp_path: Path) -> None:
     """A missing, empty or malformed libs.jsonl, or one without a clean run of a goal library, stops the
