@@ -144,9 +144,12 @@ def refusal(command: str) -> str:
 
 # Driver errors that mean "this account may not do that": PostgreSQL's SQLSTATE 42501
 # (insufficient_privilege; also "must be owner" of a table); MariaDB's access-denied numbers
-# (1044 database, 1142 table, 1143 column, 1227 a global privilege, 1370 a routine).
+# (1044 database, 1142 table, 1143 column, 1227 a global privilege, 1370 a routine). A worker's
+# routine that does not exist (PostgreSQL 42883, MariaDB 1305: a grant older than the worker, or
+# a routine dropped) is the same want: grant-worker again makes it.
 _PG_STATES = ("42501",)
 _MY_CODES = {1044, 1142, 1143, 1227, 1370}
+_NO_ROUTINE = ("42883", 1305)
 
 
 def permission_denied(exc: BaseException) -> str | None:
@@ -159,8 +162,9 @@ def permission_denied(exc: BaseException) -> str | None:
         state = getattr(orig, "sqlstate", None)
         args = getattr(orig, "args", ())
         code = args[0] if args and isinstance(args[0], int) else None
-        if state in _PG_STATES or code in _MY_CODES:
-            text = (args[1] if code is not None and len(args) > 1 else str(orig)).strip()
+        text = (args[1] if code is not None and len(args) > 1 else str(orig)).strip()
+        missing = (state in _NO_ROUTINE or code in _NO_ROUTINE) and routines.PREFIX in text
+        if state in _PG_STATES or code in _MY_CODES or missing:
             return text.splitlines()[0] if text else type(orig).__name__
         current = current.__cause__ or current.__context__
     return None

@@ -34,6 +34,7 @@ from pipeline_kit.db import claims, finishes
 from pipeline_kit.db.schema import tasks
 from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
+PREFIX = "pk_"  # every routine's name begins so (security.py knows a missing one by it)
 _LIST = re.compile(r"\b(NOT )?IN :(\w+)")
 _NAME = re.compile(r"(?<![:\w]):(\w+)")
 _JSON_ITEM = {"rows": "BIGINT"}  # a list's item type on MariaDB, when not a task id (or a lane, book, kind)

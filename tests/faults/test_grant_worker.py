@@ -374,11 +374,18 @@ def test_tls_options_reach_the_driver() -> None:
 
 
 @SERVERS
+@pytest.mark.parametrize("lost", ["revoked", "dropped"])
 def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
-    db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int], capsys: pytest.CaptureFixture[str]
+    db_url: str,
+    db: Database,
+    worker_url: str,
+    cli_main: Callable[..., int],
+    capsys: pytest.CaptureFixture[str],
+    lost: str,
 ) -> None:
-    """A worker account that lost a privilege a worker needs (an older or hand-edited grant)
-    stops `work` with one line naming grant-worker, exit 2, not a traceback."""
+    """A worker account that lost a privilege or a routine a worker needs (an older or
+    hand-edited grant, a worker newer than its routines) stops `work` with one line naming
+    grant-worker, exit 2, not a traceback."""
     role = make_url(worker_url).username
     if db.dialect == "mysql":
         target = f"PROCEDURE `{make_url(db_url).database}`.`pk_register_worker`"
@@ -386,7 +393,7 @@ def test_a_worker_account_missing_a_grant_is_told_to_refresh_it(
         target = "FUNCTION pk_register_worker(text, text, text, text, text, text, float8)"
     to = f"'{role}'@'%%'" if db.dialect == "mysql" else role  # %%: the driver formats
     with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        conn.exec_driver_sql(f"REVOKE EXECUTE ON {target} FROM {to}")
+        conn.exec_driver_sql(f"REVOKE EXECUTE ON {target} FROM {to}" if lost == "revoked" else f"DROP {target}")
     code = cli_main(
         [
             "--db",
