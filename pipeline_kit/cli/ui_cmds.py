@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _server_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--port", type=_port, default=8866, help="port to listen on (default 8866)")
+    p.add_argument(
+        "--port", type=_port, default=None, help="port to listen on (default 8866, or the next free one after it)"
+    )
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.add_argument("--max-pages", type=_pages, default=8, help="pages open at once, each with its kernel (default 8)")
     p.add_argument(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,8 @@ MONITOR = "03_monitor.ipynb"
 # What a creator opens; the worker notebook (run by papermill on each PC) is left out on purpose.
 CREATOR_NOTEBOOKS = ("01_new_book.ipynb", "02_storyboard.ipynb", MONITOR, "postmortem.ipynb", "planning.ipynb")
 HOST = "127.0.0.1"
+DEFAULT_PORT = 8866  # Voilà's own default
+PORTS_TRIED = 50  # after it, when the user names no port
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,24 @@ def voila_command(target: Path, *, port: int, open_browser: bool, limits: Kernel
     return cmd
 
 
-def serve(target: Path, url: str, *, port: int, open_browser: bool, limits: KernelLimits, what: str) -> int:
+def free_port(first: int = DEFAULT_PORT) -> int:
+    """The first port from `first` on that nothing listens on here (a second server, another
+    user's, or a test beside it, takes the next one); BadInput when PORTS_TRIED are all taken."""
+    for port in range(first, first + PORTS_TRIED):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((HOST, port))
+            except OSError:
+                continue
+            return port
+    raise BadInput(f"ports {first} to {first + PORTS_TRIED - 1} are all in use: name a free one with --port")
+
+
+def serve(target: Path, url: str, *, port: int | None, open_browser: bool, limits: KernelLimits, what: str) -> int:
     """Run Voilà on `target` (kernels started in its folder) until interrupted; returns Voilà's
-    exit code (0 on Ctrl-C). The kernels find the database in $PIPELINE_KIT_DB."""
+    exit code (0 on Ctrl-C). The kernels find the database in $PIPELINE_KIT_DB. With no `port`,
+    the first free one from 8866 on; a port the user named is used or refused, never changed."""
+    port = port or free_port()
     env = {**os.environ, ENV_VAR: absolute_url(url)}
     print(
         f"{what} on http://{HOST}:{port}/ watching {describe_url(url)} "
@@ -151,7 +169,7 @@ def serve(target: Path, url: str, *, port: int, open_browser: bool, limits: Kern
 def serve_monitor(
     url: str,
     *,
-    port: int,
+    port: int | None,
     open_browser: bool,
     bookcode: str = "",
     refresh_s: float = 5.0,
@@ -163,7 +181,7 @@ def serve_monitor(
         return serve(notebook, url, port=port, open_browser=open_browser, limits=limits, what="admin screen")
 
 
-def serve_notebooks(url: str, *, port: int, open_browser: bool, limits: KernelLimits = KernelLimits()) -> int:
+def serve_notebooks(url: str, *, port: int | None, open_browser: bool, limits: KernelLimits = KernelLimits()) -> int:
     """The creator's notebooks, listed at the root (`pipeline-kit notebooks`)."""
     with tempfile.TemporaryDirectory(prefix="pk-notebooks-") as folder:
         served = prepare_notebooks(Path(folder))

@@ -622,13 +622,15 @@ class Worker:
         if self._left_call(lease):
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost), "record cost")
         who = provider(self._backend_for(lease.kind))
+        # Paused before the task is given back: released first, it was claimed again by another
+        # in-flight slot and turned away twice before the pause held its kind.
+        self.outages.turned_away(who, exc, lease.task_id)
         self.db_call(
             lambda: engine.release_many(
                 self.db, {lease.task_id: lease.token}, worker_id=self.cfg.worker_id, why=f"({who}: {exc})"
             ),
             "release",
         )
-        self.outages.turned_away(who, exc, lease.task_id)
         return "released"
 
     def _backends(self) -> dict[str, Backend]:

@@ -18,12 +18,12 @@ from tests.text.helpers import SAMPLE_TITLE, sample_chapter_files
 
 
 def voice_tasks(db: Database, bookcode: str) -> dict[str, tuple[str, list[dict]]]:
-    """shot id -> (status, lines) of the book's voice tasks."""
+    """shot id -> (status, lines) of the book's voice tasks, in the book's order (shot ids sort so)."""
     with db.engine.connect() as conn:
         rows = conn.execute(
-            sa.select(tasks.c.shot_id, tasks.c.status, tasks.c.params, tasks.c.lane).where(
-                tasks.c.bookcode == bookcode, tasks.c.kind == "voice"
-            )
+            sa.select(tasks.c.shot_id, tasks.c.status, tasks.c.params, tasks.c.lane)
+            .where(tasks.c.bookcode == bookcode, tasks.c.kind == "voice")
+            .order_by(tasks.c.shot_id)
         ).all()
     assert {r.lane for r in rows} == {"voice"}
     return {r.shot_id: (r.status, r.params["lines"]) for r in rows}
