@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 import sys
+from typing import Any
 
 from pipeline_kit import text
 from pipeline_kit.db import Database
@@ -223,12 +223,17 @@ def cmd_places(args: argparse.Namespace) -> int:
         return 0
     for e in entries:
         p = e.place
-        flags = "".join(f" [{f}]" for f, on in (("locked", p.locked), ("dropped", p.dropped)) if on)
+        flags = _flags(p)
         print(
             f"{p.name}{flags}\t{p.mentions}\t{e.shots} shots\t{e.first_shot or '-'}..{e.last_shot or '-'}"
             f"\t{', '.join(p.aliases)}\t{p.description or '(not described)'}"
         )
     return 0
+
+
+def _flags(entry: Any) -> str:
+    """` [locked]`, ` [dropped]` for a cast or place entry a person fixed or dropped."""
+    return "".join(f" [{f}]" for f, on in (("locked", entry.locked), ("dropped", entry.dropped)) if on)
 
 
 def cmd_style(args: argparse.Namespace) -> int:
@@ -265,7 +270,7 @@ def cmd_cast(args: argparse.Namespace) -> int:
             return 0
         for e in entries:
             c = e.character
-            flags = "".join(f" [{f}]" for f, on in (("locked", c.locked), ("dropped", c.dropped)) if on)
+            flags = _flags(c)
             print(
                 f"{c.name}{flags}\t{c.gender or '-'}\t{c.mentions}\t{e.first_shot or '-'}..{e.last_shot or '-'}"
                 f"\t{', '.join(c.aliases)}\t{e.looks}\tvoice: {e.voice or 'default'}"

@@ -5,12 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit import engine
+from pipeline_kit import engine, security
+from pipeline_kit.db import create
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import metadata, tasks
 from pipeline_kit.db.sqltime import db_now
@@ -110,3 +112,22 @@ def row_counts(db: Database) -> dict[str, int]:
         return {
             t.name: conn.execute(sa.select(sa.func.count()).select_from(t)).scalar_one() for t in metadata.sorted_tables
         }
+
+
+def run_as_account(url: str, statements: Iterable[str]) -> list[str]:
+    """Run each statement in its own transaction as the account behind `url`; the ones it was
+    allowed to run (each refusal must be a missing privilege, not another error)."""
+    account = create(url)
+    allowed = []
+    try:
+        for sql in statements:
+            try:
+                with account.engine.begin() as conn:
+                    conn.exec_driver_sql(sql)
+            except sa.exc.DBAPIError as exc:
+                assert security.permission_denied(exc), f"{sql}: refused for another reason: {exc.orig}"
+            else:
+                allowed.append(sql)
+    finally:
+        account.dispose()
+    return allowed
