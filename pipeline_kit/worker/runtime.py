@@ -204,6 +204,10 @@ class Worker:
         self._local: dict[str, Backend] = {}
         self._in_call: set[str] = set()  # tasks inside backend.run: a failure there carries its real cost
         self._spent = threading.Lock()  # summary.cost is added to from every task's thread
+        # Held from reading the paused kinds to holding the claimed rows, and by a turned-away call
+        # while it pauses: a task given back after its pause is never claimed by a claim that read
+        # the kinds before it.
+        self._claiming = threading.Lock()
         self.flight = InFlight(cfg.inflight, cfg.worker_id)
         self._last_watchdog = -1e9
         self.store: Store | None = None  # opened by run(), when the database answers
@@ -289,18 +293,19 @@ class Worker:
             if want <= 0:  # every slot holds a remote job: wait for one to end
                 tally(self.flight.finished(timeout=self.cfg.poll_s))
                 continue
-            leases = self.db_call(
-                lambda: engine.claim(
-                    self.db,
-                    self.cfg.worker_id,
-                    self.cfg.lanes,
-                    limit=want,
-                    lease_s=self.cfg.lease_s,
-                    cache=self.lane_cache,
-                    skip_kinds=self._held_kinds(),
-                ),
-                "claim",
-            )
+            with self._claiming:
+                leases = self.db_call(
+                    lambda: engine.claim(
+                        self.db,
+                        self.cfg.worker_id,
+                        self.cfg.lanes,
+                        limit=want,
+                        lease_s=self.cfg.lease_s,
+                        cache=self.lane_cache,
+                        skip_kinds=self._held_kinds(),
+                    ),
+                    "claim",
+                )
             if not leases:
                 if len(self.flight):  # nothing to claim yet: look again when a job ends, or soon
                     tally(self.flight.finished(timeout=self.cfg.poll_s * random.uniform(0.8, 1.2)))
@@ -622,9 +627,11 @@ class Worker:
         if self._left_call(lease):
             self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost), "record cost")
         who = provider(self._backend_for(lease.kind))
-        # Paused before the task is given back: released first, it was claimed again by another
-        # in-flight slot and turned away twice before the pause held its kind.
-        self.outages.turned_away(who, exc, lease.task_id)
+        # Paused before the task is given back, and never while a claim is between reading the
+        # paused kinds and taking rows: either way another in-flight slot claimed the task again
+        # and was turned away twice before the pause held its kind.
+        with self._claiming:
+            self.outages.turned_away(who, exc, lease.task_id)
         self.db_call(
             lambda: engine.release_many(
                 self.db, {lease.task_id: lease.token}, worker_id=self.cfg.worker_id, why=f"({who}: {exc})"
