@@ -160,14 +160,6 @@ def first_value(
     raise AssertionError(f"never saw {what}")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--update-golden",
-        action="store_true",
-        help="rewrite tests/engine/golden/ from what the code sends (then read the diff)",
-    )
-
-
 # A test that uses any of these fixtures (directly or through another fixture) is marked `db`; a
 # test that reaches a database some other way (a URL of its own, the CLI's --db) says so with
 # @pytest.mark.db. `pytest -m "not db"` runs the database-free tests alone, in seconds.

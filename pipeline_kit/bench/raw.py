@@ -21,7 +21,6 @@ from pipeline_kit.bench.workload import LANE
 from pipeline_kit.db import Database, claims, create, finishes
 from pipeline_kit.db.driver import transaction
 from pipeline_kit.db.sqltime import sql_now
-from pipeline_kit.db.finishes import REVIEW_LANES
 
 LEASE_S = 300.0
 
@@ -46,7 +45,7 @@ class RawWorker:
     def prepare(self) -> None:
         self._db = create(self.url, pool_size=1)
         # The engine claims an unlimited, unpaid lane with the gate that re-checks it is so.
-        self._claim = claims.statements(self._db.dialect, self.batch, free=self.history)
+        self._claim = claims.statements(self._db.dialect, self.batch, free=self.history, history=self.history)
         self._single = self._db.dialect == "postgresql"  # one statement each way, as the engine
         with transaction(self._db, single=True) as tx:  # connect now, not inside the timed loop
             tx.values("SELECT 1")
@@ -66,12 +65,12 @@ class RawWorker:
         assert self._db is not None
         values = {"worker_id": self.worker_id, "token": token, "lease_s": LEASE_S, "lanes": [LANE]}
         with transaction(self._db, single=self._single) as tx:
-            return [row["task_id"] for row in claims.run_claim(tx, self._claim, values, history=self.history)]
+            return [row["task_id"] for row in claims.run_claim(tx, self._claim, values)]
 
     def complete(self, ids: list[str], token: str) -> None:
         assert self._db is not None
         with transaction(self._db, single=self._single) as tx:
-            done = finishes.finish(tx, ids, finishes.Finish(token=token), REVIEW_LANES)
+            done = finishes.finish(tx, ids, finishes.Finish(token=token))
         _check(len(done or ()), ids)
 
     def close(self) -> None:

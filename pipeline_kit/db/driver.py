@@ -28,22 +28,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from pipeline_kit.db import dialects
 from pipeline_kit.db.connect import Database
 
-# SQLite takes its write lock at BEGIN (no deadlock-prone upgrade from a read lock, and no
-# BUSY_SNAPSHOT that no timeout can wait out), so even a lone statement runs inside BEGIN IMMEDIATE.
-_BEGIN = {
-    "sqlite": "BEGIN IMMEDIATE",
-    "postgresql": "BEGIN ISOLATION LEVEL READ COMMITTED",
-    "mysql": "START TRANSACTION",  # the session is READ COMMITTED (set on connect)
-}
-# A list bound to `IN :name`, as each engine takes a list best: SQLite as one placeholder per
-# item (a text per list length, each prepared once by its statement cache), PostgreSQL as one
-# array, MariaDB as a tuple that PyMySQL renders as (a, b, c).
-_IN_LIST = {
-    "postgresql": ("= ANY(:{n})", "<> ALL(:{n})"),
-    "mysql": ("IN :{n}", "NOT IN :{n}"),
-}
 _LIST_MARK = re.compile(r"\b(NOT )?IN :(\w+)")
 _NAME = re.compile(r"(?<![:\w]):(\w+)")
 IDLE_PING_S = 30.0  # a held connection idle longer is checked before use, as the pool does on checkout
@@ -53,7 +40,8 @@ IDLE_PING_S = 30.0  # a held connection idle longer is checked before use, as th
 def render(dialect: str, sql: str, lengths: tuple[tuple[str, int], ...] = ()) -> str:
     """`sql` as the dialect's driver takes it: lists expanded (SQLite: by `lengths`, the item
     count of each list parameter), :name as %(name)s for the pyformat drivers."""
-    if dialect == "sqlite":
+    in_list = dialects.of(dialect).in_list
+    if in_list is None:
         counts = dict(lengths)
 
         def expand(m: re.Match[str]) -> str:
@@ -61,7 +49,7 @@ def render(dialect: str, sql: str, lengths: tuple[tuple[str, int], ...] = ()) ->
             return f"{m.group(1) or ''}IN ({names})"
 
         return _LIST_MARK.sub(expand, sql)
-    sql = _LIST_MARK.sub(lambda m: _IN_LIST[dialect][bool(m.group(1))].format(n=m.group(2)), sql)
+    sql = _LIST_MARK.sub(lambda m: in_list[bool(m.group(1))].format(n=m.group(2)), sql)
     return _NAME.sub(r"%(\1)s", sql.replace("%", "%%"))
 
 
@@ -72,15 +60,15 @@ def prepare(dialect: str, sql: str, params: Mapping[str, Any]) -> tuple[str, Map
     if not lists:
         return render(dialect, sql), params
     flat = dict(params)
-    if dialect == "sqlite":
+    found = dialects.of(dialect)
+    if found.in_list is None:
         lengths = []
         for name in lists:
             items = flat.pop(name)
             lengths.append((name, len(items)))
             flat.update(zip(_item_names(name, len(items)), items))
         return render(dialect, sql, tuple(lengths)), flat
-    convert = list if dialect == "postgresql" else tuple
-    flat.update((k, convert(flat[k])) for k in lists)
+    flat.update((k, found.list_type(flat[k])) for k in lists)
     return render(dialect, sql), flat
 
 
@@ -117,6 +105,7 @@ class Tx:
 
     def __init__(self, dialect: str, cursor: Any, *, single: bool = False) -> None:
         self.dialect, self._cur, self._left = dialect, cursor, 1 if single else -1
+        self._batches = dialects.of(dialect).batches
         self._pending: list[str] = []
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -133,7 +122,7 @@ class Tx:
     def run(self, sql: str, params: Mapping[str, Any] | None = None, *, defer: bool = False) -> int | None:
         """Run a statement that returns nothing; the number of rows it changed. `defer`: the
         caller needs no count, so MariaDB may send it with the next statement (None returned)."""
-        if defer and self.dialect == "mysql":
+        if defer and self._batches:
             self._count()
             self._pending.append(self._cur.mogrify(*prepare(self.dialect, sql, params or _NONE)))
             return None
@@ -152,13 +141,13 @@ class Tx:
         batch = [*self._pending, last] if last else self._pending
         self._pending = []
         if batch:
-            self._cur.execute(";".join(batch) if self.dialect == "mysql" else batch[0])
-            while self.dialect == "mysql" and self._cur.nextset():
+            self._cur.execute(";".join(batch) if self._batches else batch[0])
+            while self._batches and self._cur.nextset():
                 pass
 
     def _hold(self, sql: str) -> None:
         """Plain SQL (BEGIN) that MariaDB may send with the next statement; elsewhere run now."""
-        if self.dialect == "mysql":
+        if self._batches:
             self._pending.append(sql)
         else:
             self._cur.execute(sql)
@@ -188,12 +177,13 @@ def transaction(db: Database, *, single: bool = False) -> Iterator[Tx]:
     PostgreSQL and MariaDB skip BEGIN and COMMIT (two round trips); SQLite still begins IMMEDIATE.
     """
     held = _connection(db)
-    explicit = not single or db.dialect == "sqlite"
+    dialect = dialects.of(db.dialect)
+    explicit = not single or dialect.always_begins
     cur = held.dbapi.cursor()
     tx = Tx(db.dialect, cur, single=single)
     try:
         if explicit:
-            tx._hold(_BEGIN[db.dialect])
+            tx._hold(dialect.begin)
         yield tx
         tx.flush("COMMIT" if explicit else None)
     except BaseException as exc:
@@ -216,6 +206,22 @@ def within(conn: sa.Connection, dialect: str) -> Iterator[Tx]:
         tx = Tx(dialect, cursor)
         yield tx
         tx.flush()
+
+
+def run_named(conn: sa.Connection, name: str, **params: Any) -> int:
+    """Run one named statement of the connection's database (db/sql/) in the transaction
+    SQLAlchemy holds: the owner's path of a write a worker account makes through its routine.
+    The rows it changed."""
+    dialect = conn.dialect.name
+    with within(conn, dialect) as tx:
+        return int(tx.run(dialects.of(dialect).sql(name), params) or 0)
+
+
+def rows_named(conn: sa.Connection, name: str, **params: Any) -> list[dict[str, Any]]:
+    """The rows of one named statement (see `run_named`), as dicts by column name."""
+    dialect = conn.dialect.name
+    with within(conn, dialect) as tx:
+        return tx.rows(dialects.of(dialect).statements[name].sql(limit=params.pop("limit", None)), params)
 
 
 @dataclass

@@ -3,16 +3,16 @@
 A worker account (security.py) holds SELECT on what it reads and no INSERT, UPDATE or DELETE on
 any table; every write a worker makes is one of these routines, each taking the lease token and
 touching only that lease's task and attempt (a reclaim only expired leases; a blob only one the
-caller's held attempt named). The owner and SQLite run the same statements as plain SQL: where
-a routine does what a plain path does, its body is that path's statement (db/claims.py,
-db/finishes.py), rendered with :name as the routine's p_name parameter (`body`).
+caller's held attempt named). Every statement in a routine is a named one of the database's SQL
+file (db/sql/), the same text the owner's plain path runs, rendered with :name as the routine's
+p_name parameter (`body`); what is here is the procedural code around them.
 
 PostgreSQL: PL/pgSQL functions (plans cached per session), `SET search_path` pinned, EXECUTE
 taken from PUBLIC and given to the worker role only; the internal helper is never granted.
 MariaDB: `SQL SECURITY DEFINER` procedures; a list travels as a JSON array, and a statement
 that names one is prepared from its text with the list written out (see `body`). What each
-database spells differently is in `_Spell`; the routines themselves are listed once
-(`_routines`), each body built from the statements above it or the plain path's.
+database's procedural code spells differently is in `_Spell`; the routines themselves are
+listed once (`_routines`).
 A worker account never reads a lease token (security.py): it has its own from its claim.
 """
 
@@ -30,9 +30,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db import claims, finishes
+from pipeline_kit.db import claims, dialects
 from pipeline_kit.db.schema import tasks
-from pipeline_kit.db.sqltime import sql_now, sql_now_plus
 
 PREFIX = "pk_"  # every routine's name begins so (security.py knows a missing one by it)
 _LIST = re.compile(r"\b(NOT )?IN :(\w+)")
@@ -117,134 +116,17 @@ def _p(*specs: str) -> tuple[tuple[str, str], ...]:
     return tuple(tuple(spec.split(" ", 1)) for spec in specs)  # type: ignore[misc]
 
 
-# Whether the caller holds the task under this token right now.
-HELD = "EXISTS (SELECT 1 FROM tasks WHERE task_id = :task_id AND lease_token = :token AND status = 'processing')"
-# ... and its running attempt named this blob before the upload (engine/lease.py's name_blobs).
-NAMED_BLOB = (
-    "EXISTS (SELECT 1 FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token "
-    "WHERE t.task_id = :task_id AND t.lease_token = :token AND t.status = 'processing' "
-    "AND a.outcome IS NULL AND a.output_blobs LIKE CONCAT('%', :sha256, '%'))"
-)
-# A task's cost is the sum of its attempts' (paid calls of lost attempts included).
-TASK_COST = "(SELECT COALESCE(SUM(a.cost), 0.0) FROM attempts a WHERE a.task_id = tasks.task_id)"
-
-# The events a worker records itself (a reclaim's, a failure's and a blocked dependent's are
-# recorded by their routines): a worker account cannot write an operator's retry or cancel.
-WORKER_EVENTS = ("alert", "heartbeat", "stale", "provider_back")
-EVENT_KIND = f"(:kind IN ({', '.join(repr(k) for k in WORKER_EVENTS)}))"
-EVENT = (
-    "INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail) "
-    "VALUES ({now}, :kind, :task_id, :worker_id, :token, :detail)"
-)
-NOTE_ATTEMPT = (
-    "UPDATE attempts SET cost = CASE WHEN :keep_cost AND cost IS NOT NULL THEN cost ELSE COALESCE(:cost, cost) END, "
-    "model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id), "
-    "output_blobs = COALESCE(:output_blobs, output_blobs) WHERE task_id = :task_id AND lease_token = :token"
-)
-HEARTBEAT = (
-    "UPDATE tasks SET lease_expires_at = {expires}, heartbeat_at = {now}, stage = COALESCE(:stage, stage), "
-    "progress = COALESCE(:progress, progress) "
-    "WHERE task_id = :task_id AND lease_token = :token AND status = 'processing'"
-)
-FAIL_TASK = (
-    "UPDATE tasks SET last_error = :last_error, lease_expires_at = NULL, stage = NULL, "
-    "status = CASE WHEN :retry THEN 'pending' ELSE 'failed' END, "
-    "run_after = CASE WHEN :retry THEN {after} ELSE run_after END, "
-    "finished_at = CASE WHEN :retry THEN finished_at ELSE {now} END "
-    "WHERE task_id = :task_id AND lease_token = :token AND status = 'processing'"
-)
-FAIL_ATTEMPT = (
-    "UPDATE attempts SET outcome = CASE WHEN :retry THEN 'retried' ELSE 'failed' END, finished_at = {now}, "
-    "error_kind = :error_kind, error = :error, cost = COALESCE(:cost, cost) "
-    "WHERE task_id = :task_id AND lease_token = :token"
-)
-ALERT = EVENT.replace(":kind", "'alert'").replace(":detail", ":alert")
-BOOK_COST = f"UPDATE tasks SET cost = {TASK_COST} WHERE task_id = :task_id"
-RELEASE_TASK = (
-    "UPDATE tasks SET status = 'pending', lease_expires_at = NULL, stage = NULL, run_after = {now}, "
-    "retry_base = retry_base + 1 WHERE task_id = :task_id AND lease_token = :token AND status = 'processing'"
-)
-RELEASE_ATTEMPT = (
-    "UPDATE attempts SET outcome = 'canceled', finished_at = {now}, error_kind = 'released', error = :error "
-    "WHERE task_id = :task_id AND lease_token = :token"
-)
-# A worker's vote that a provider is down (engine/outages.py): a live vote keeps its start.
-VOTE_RENEW = (
-    "UPDATE provider_outages SET since = CASE WHEN until > {now} THEN since ELSE {now} END, "
-    "until = {hold}, reason = COALESCE(:reason, reason) WHERE provider = :provider AND worker_id = :worker_id"
-)
-VOTE_NEW = (
-    "INSERT INTO provider_outages (provider, worker_id, since, until, reason) "
-    "VALUES (:provider, :worker_id, {now}, {hold}, :reason)"
-)
-# A workers row belongs to the account that registered it ({caller}: the routine's caller, not
-# the owner it runs as); a row the owner's path wrote (account NULL) may be taken over.
-WORKER_UPDATE = (
-    "UPDATE workers SET uid = :uid, host = :host, version = :version, lanes = :lanes, backend = :backend, "
-    "started_at = {now}, last_seen_at = {now}, state = 'working', lease_s = :lease_s, paused_reason = NULL, "
-    "paused_since = NULL, account = {caller} WHERE worker_id = :worker_id AND (account IS NULL OR account = {caller})"
-)
-NO_WORKER = "NOT EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id)"
-WORKER_INSERT = (
-    "INSERT INTO workers (worker_id, uid, host, version, lanes, backend, started_at, last_seen_at, state, lease_s, "
-    "account) VALUES (:worker_id, :uid, :host, :version, :lanes, :backend, {now}, {now}, 'working', :lease_s, "
-    "{caller})"
-)
-MY_WORKER = "EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id AND account = {caller})"
-# paused_since first: MariaDB evaluates SET left to right, so it must read the old reason
-WORKER_TOUCH = (
-    "UPDATE workers SET paused_since = CASE WHEN :paused IS NULL THEN NULL WHEN paused_reason = :paused "
-    "THEN paused_since ELSE {now} END, paused_reason = :paused, last_seen_at = {now}, "
-    "state = CASE WHEN :paused IS NULL THEN :state ELSE 'paused' END WHERE worker_id = :worker_id "
-    "AND account = {caller}"
-)
-ANSWER = (
-    "INSERT INTO llm_answers ({key}, model, answer, tokens_in, tokens_out, cost, created_at) "
-    "VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, {now})"
-)
-CHUNK = "INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data)"
-BLOB = "INSERT INTO store_blobs (sha256, size, chunks, stored_at) VALUES (:sha256, :size, :chunks, {now})"
-BLOB_SEEN = "UPDATE store_blobs SET stored_at = {now} WHERE sha256 = :sha256"
-# The transitive dependents a failure blocks: through required dependencies only.
-WAITING = (
-    "WITH RECURSIVE waiting(task_id) AS (SELECT task_id FROM task_deps WHERE depends_on IN :roots AND NOT optional "
-    "UNION SELECT d.task_id FROM task_deps d JOIN waiting w ON d.depends_on = w.task_id WHERE NOT d.optional) "
-    "SELECT task_id FROM waiting"
-)
-# Optional dependencies on a dead task stop being waited for (counted off once per death).
-WAIVE = (
-    "UPDATE tasks SET deps_remaining = deps_remaining - (SELECT COUNT(*) FROM task_deps d "
-    "WHERE d.task_id = tasks.task_id AND d.optional AND d.depends_on IN :dead) "
-    "WHERE status IN ('pending', 'blocked') AND task_id IN "
-    "(SELECT task_id FROM task_deps WHERE optional AND depends_on IN :dead)"
-)
-
-
 @dataclass(frozen=True)
 class _Spell:
-    """How one database spells what the routines' bodies need, side by side."""
+    """How one database spells what the routines' procedural code needs, side by side (the
+    statements themselves are its SQL file's)."""
 
     dialect: str
     found: str  # the last statement changed a row
-    obj: str  # a JSON object from key, value pairs
-    key: str  # llm_answers.key, quoted where the word is reserved
-    caller: str  # the database account that called the routine (not the owner it runs as)
 
-    def __call__(self, sql: str) -> str:
-        """A neutral statement with this database's clock, rendered for a routine's body."""
-        d = self.dialect
-        return body(
-            d,
-            sql.format(
-                now=sql_now(d),
-                expires=sql_now_plus(d, ":lease_s"),
-                after=sql_now_plus(d, "LEAST(:delay_s, 86400.0)"),  # a retry waits a day at most
-                hold=sql_now_plus(d, "LEAST(:hold_s, 86400.0)"),
-                obj=self.obj,
-                key=self.key,
-                caller=self.caller,
-            ),
-        )
+    def __call__(self, name: str) -> str:
+        """A named statement of this database's file, as a routine's body runs it."""
+        return body(self.dialect, dialects.of(self.dialect).sql(name))
 
     def ret(self, value: str) -> str:
         """Return `value` and stop (a MariaDB procedure returns a one-row result set)."""
@@ -254,26 +136,17 @@ class _Spell:
         return f"IF NOT {self.found} THEN {then} END IF;"
 
     def refuse_unless(self, guard: str, message: str = "permission denied: the caller holds no lease for this") -> str:
-        """Refused like a missing privilege (PostgreSQL's 42501, MariaDB's 1370), so callers
-        see one kind of refusal."""
+        """Refused, unless the named guard (a SELECT of one boolean) holds, like a missing
+        privilege (PostgreSQL's 42501, MariaDB's 1370), so callers see one kind of refusal."""
         if self.dialect == "postgresql":
-            return f"IF NOT {self(guard)} THEN RAISE EXCEPTION '{message}' USING ERRCODE = '42501'; END IF;"
+            return f"IF NOT ({self(guard)}) THEN RAISE EXCEPTION '{message}' USING ERRCODE = '42501'; END IF;"
         return (
-            f"IF NOT {self(guard)} THEN SIGNAL SQLSTATE '42000' SET MYSQL_ERRNO = 1370, "
+            f"IF NOT ({self(guard)}) THEN SIGNAL SQLSTATE '42000' SET MYSQL_ERRNO = 1370, "
             f"MESSAGE_TEXT = '{message}'; END IF;"
         )
 
-    def insert_once(self, sql: str) -> str:
-        """An INSERT that leaves a row already there alone."""
-        if self.dialect == "postgresql":
-            return f"{self(sql)} ON CONFLICT DO NOTHING;"
-        return self(sql).replace("INSERT INTO", "INSERT IGNORE INTO", 1) + ";"
 
-
-_SPELL = {
-    "postgresql": _Spell("postgresql", "FOUND", "json_build_object", "key", "session_user"),
-    "mysql": _Spell("mysql", "ROW_COUNT() > 0", "JSON_OBJECT", "`key`", "SUBSTRING_INDEX(USER(), '@', 1)"),
-}
+_SPELL = {"postgresql": _Spell("postgresql", "FOUND"), "mysql": _Spell("mysql", "ROW_COUNT() > 0")}
 
 # Types of the routines' parameters: PostgreSQL's, and MariaDB's for each (a list is JSON text).
 _UTF8 = "CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
@@ -294,23 +167,10 @@ def _claim_columns() -> str:
     return ", ".join(f"{name} {types[name]}" for name in claims.COLUMNS.split(", "))
 
 
-# What a claim and a completion do that the plain path does in Python between statements.
-# MariaDB's completion takes the plain path's fast path: accept them all; only when the accept
-# changed fewer rows (a lease lost, a repeated completion) is it undone and redone for the tasks
-# the caller holds (read without locking: a lock taken before the accept's deadlocked completing
-# workers), and, if a lease was lost meanwhile, the ones it accepted are read back.
-HELD_IDS = (
-    "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
-    "WHERE task_id IN :ids AND lease_token = :token AND status = 'processing'"
-)
-ACCEPTED_IDS = (
-    "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks "
-    "WHERE task_id IN :ids AND lease_token = :token AND status IN ('completed', 'awaiting_review')"
-)
+# A MariaDB procedure's list (a JSON array) as rows, its result set.
 LIST_OUT = "SELECT v AS task_id FROM JSON_TABLE(:{name}, '$[*]' COLUMNS (v VARCHAR(255) PATH '$')) AS j"
-
-
 TAKEN = "permission denied: that worker id belongs to another database account"
+NO_EVENT = "permission denied: a worker account records no such event, nor one under a worker id it did not register"
 
 
 def _claim(s: _Spell) -> str:
@@ -319,12 +179,12 @@ def _claim(s: _Spell) -> str:
     d = s.dialect
     has = "cardinality(p_{}) > 0" if d == "postgresql" else "JSON_LENGTH(p_{}) > 0"
     branches = []
-    for free, books, kinds in itertools.product((True, False), repeat=3):
+    for free, spent, skip in itertools.product((True, False), repeat=3):
         test = " AND ".join(
-            ("p_free" if free else "NOT p_free", has.format("spent") if books else f"NOT {has.format('spent')}")
-            + (has.format("skip") if kinds else f"NOT {has.format('skip')}",)
+            ("p_free" if free else "NOT p_free", has.format("spent") if spent else f"NOT {has.format('spent')}")
+            + (has.format("skip") if skip else f"NOT {has.format('skip')}",)
         )
-        sql = claims.statements(d, ":limit", books=books, free=free, kinds=kinds)
+        sql = claims.statements(d, None, spent=spent, free=free, skip=skip)
         if d == "postgresql":
             branches.append((test, f"RETURN QUERY {body(d, sql['claim_and_open'])};"))
         else:
@@ -334,28 +194,27 @@ def _claim(s: _Spell) -> str:
     chain += f"\nELSE {branches[-1][1]} END IF;"
     if d == "postgresql":
         return chain.replace("ELSEIF", "ELSIF")
-    sql = claims.statements(d, ":limit")
+    sql = claims.statements(d, None)
     # the plain path names the claimed rows by id, then by task id; here all by the locked ids
     update, read_back = (sql[k].replace("id IN :ids", "id IN :rows") for k in ("update", "read_back"))
-    open_ = sql["open"].replace("task_id IN :ids", "id IN :rows")
+    open_ = sql["open_attempts"].replace("task_id IN :ids", "id IN :rows")
     return f"{chain}\n{body(d, update)};\n{body(d, open_)};\n{body(d, read_back)};"
 
 
 def _finish(s: _Spell) -> str:
     if s.dialect == "postgresql":
-        return f"RETURN QUERY {body('postgresql', finishes.statements('postgresql', finishes.REVIEW_LANES)['finish'])};"
-    sql = finishes.statements("mysql", finishes.REVIEW_LANES)
-    accept = body("mysql", sql["accept"])
+        return f"RETURN QUERY {s('finish')};"
+    # MariaDB takes the plain path's fast path: accept them all; only when the accept changed
+    # fewer rows (a lease lost, a repeated completion) is it undone and redone for the tasks the
+    # caller holds, and, if a lease was lost meanwhile, the ones it accepted are read back.
     return (
         "IF @@autocommit AND NOT @@in_transaction THEN SIGNAL SQLSTATE '25000' "  # the savepoint needs the caller's
         "SET MESSAGE_TEXT = 'pk_finish runs inside a transaction'; END IF;\n"
-        f"SAVEPOINT pk_finish;\n{accept};\n"
+        f"SAVEPOINT pk_finish;\n{s('accept')};\n"
         "IF @pk_changed < JSON_LENGTH(p_ids) THEN ROLLBACK TO SAVEPOINT pk_finish;\n"
-        f"  {body('mysql', HELD_IDS)};\n  {accept};\n"
-        f"  IF @pk_changed < JSON_LENGTH(p_ids) THEN {body('mysql', ACCEPTED_IDS)}; END IF;\nEND IF;\n"
-        + "\n".join(
-            f"{body('mysql', step)};" for step in (sql["close"], finishes.COUNT_OFF, LIST_OUT.format(name="ids"))
-        )
+        f"  {s('held_ids')};\n  {s('accept')};\n"
+        f"  IF @pk_changed < JSON_LENGTH(p_ids) THEN {s('accepted_ids')}; END IF;\nEND IF;\n"
+        f"{s('close')};\n{s('count_off')};\n{body('mysql', LIST_OUT.format(name='ids'))};"
     )
 
 
@@ -364,40 +223,34 @@ def _heartbeat(s: _Spell) -> str:
         return (
             "FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP\n"
             "  p_task_id := p_ids[i]; p_token := p_tokens[i]; p_stage := p_stages[i];\n"
-            f"  {s(HEARTBEAT)};\n  IF FOUND THEN RETURN NEXT p_task_id; END IF;\nEND LOOP;"
+            f"  {s('heartbeat')};\n  IF FOUND THEN RETURN NEXT p_task_id; END IF;\nEND LOOP;"
         )
     item = "JSON_VALUE(p_{}, CONCAT('$[', i, ']'))"
     return (
         "WHILE i < JSON_LENGTH(p_ids) DO\n"
         f"  SET p_task_id = {item.format('ids')}, p_token = {item.format('tokens')}, "
         f"p_stage = {item.format('stages')};\n"
-        f"  {s(HEARTBEAT)};\n"
+        f"  {s('heartbeat')};\n"
         "  IF ROW_COUNT() > 0 THEN SET p_done = JSON_ARRAY_APPEND(p_done, '$', p_task_id); END IF;\n"
         "  SET i = i + 1;\nEND WHILE;\n"
         f"{body('mysql', LIST_OUT.format(name='done'))};"
     )
 
 
-# Each task's status and whether the caller's token is its current one (a worker account reads
-# no token: this is how it tells a repeated completion from a late one).
-LEASE_STATE = "SELECT task_id, status, lease_token = :token AS mine FROM tasks WHERE task_id = :task_id"
-
-
 def _lease_state(s: _Spell) -> str:
+    """Each task's status and whether the caller's token is its current one (a worker account
+    reads no token: this is how it tells a repeated completion from a late one)."""
     if s.dialect == "postgresql":
         return (
             "FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP\n"
             "  p_task_id := p_ids[i]; p_token := p_tokens[i];\n"
-            f"  RETURN QUERY {s(LEASE_STATE)};\nEND LOOP;"
+            f"  RETURN QUERY {s('lease_state')};\nEND LOOP;"
         )
     item = "JSON_VALUE(p_{}, CONCAT('$[', i, ']'))"
     pair = f"JSON_OBJECT('task_id', {item.format('ids')}, 'token', {item.format('tokens')})"
     return (
-        f"WHILE i < JSON_LENGTH(p_ids) DO SET p_done = JSON_ARRAY_APPEND(p_done, '$', {pair});\n"
-        "  SET i = i + 1;\nEND WHILE;\n"
-        "SELECT t.task_id, t.status, t.lease_token = j.token AS mine FROM tasks t JOIN JSON_TABLE(p_done, '$[*]' "
-        f"COLUMNS (task_id {_MY_TEXT} PATH '$.task_id', token {_MY_TEXT} PATH '$.token')) AS j "
-        "ON t.task_id = j.task_id;"
+        f"WHILE i < JSON_LENGTH(p_ids) DO SET p_pairs = JSON_ARRAY_APPEND(p_pairs, '$', {pair});\n"
+        f"  SET i = i + 1;\nEND WHILE;\n{s('lease_state')};"
     )
 
 
@@ -409,54 +262,28 @@ def _block_call(s: _Spell, ids: str) -> str:
 
 def _fail(s: _Spell) -> str:
     return (
-        f"{s(FAIL_TASK)};\n{s.unless_found(s.ret('false'))}\n{s(FAIL_ATTEMPT)};\n{s(BOOK_COST)};\n"
-        f"IF NOT p_retry THEN {s(ALERT)}; {_block_call(s, 'p_task_id')} END IF;\n{s.ret('true')}"
+        f"{s('fail_task')};\n{s.unless_found(s.ret('false'))}\n{s('fail_attempt')};\n{s('book_cost')};\n"
+        f"IF NOT p_retry THEN {s('alert')}; {_block_call(s, 'p_task_id')} END IF;\n{s.ret('true')}"
     )
 
 
-# Reclaim: expired leases, each guarded by its expired token (racing watchdogs reclaim once).
-EXPIRED = (
-    "SELECT t.task_id, t.lease_token, t.worker_id, t.attempts, t.retry_base, t.max_attempts, l.on_expire "
-    "FROM tasks t JOIN lanes l ON l.lane = t.lane WHERE t.status = 'processing' AND t.lease_expires_at < {now} "
-    "ORDER BY t.lease_expires_at LIMIT :limit FOR UPDATE{of} SKIP LOCKED"
-)
-RECLAIM_TASK = (
-    "UPDATE tasks SET status = CASE WHEN :give_up THEN 'failed' ELSE 'pending' END, lease_expires_at = NULL, "
-    "stage = NULL, last_error = CONCAT('lease expired (held by ', COALESCE(:r_worker, 'None'), ')'), "
-    "finished_at = CASE WHEN :give_up THEN {now} ELSE finished_at END, "
-    "run_after = CASE WHEN :give_up THEN run_after ELSE {now} END "
-    "WHERE task_id = :r_task AND lease_token = :r_token AND status = 'processing'"
-)
-RECLAIM_ATTEMPT = (
-    "UPDATE attempts SET outcome = 'lost', finished_at = {now}, error_kind = 'lease_expired', "
-    "error = 'lease expired before the worker finished' "
-    "WHERE task_id = :r_task AND lease_token = :r_token AND outcome IS NULL"
-)
-RECLAIM_EVENTS = (
-    "INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail) VALUES ({now}, 'reclaim', :r_task, "
-    ":r_worker, :r_token, {obj}('by', :by, 'status', CASE WHEN :give_up THEN 'failed' ELSE 'pending' END))",
-    "INSERT INTO events (at, kind, task_id, worker_id, detail) SELECT {now}, 'alert', :r_task, :r_worker, "
-    "{obj}('message', CONCAT('lease expired: ', CASE WHEN :r_on_expire = 'fail' THEN 'lane fails on expiry' "
-    "ELSE CONCAT('lease lost on the last of ', :r_max, ' attempts') END)) WHERE :give_up",
-)
-
-
 def _reclaim(s: _Spell) -> str:
+    """Expired leases, each guarded by its expired token (racing watchdogs reclaim once)."""
     steps = (
         "p_give_up := p_r_on_expire = 'fail' OR p_r_attempts - p_r_base >= p_r_max;\n"
         if s.dialect == "postgresql"
         else "SET p_give_up = p_r_on_expire = 'fail' OR p_r_attempts - p_r_base >= p_r_max;\n"
     )
-    steps += f"{s(RECLAIM_TASK)};\n"
+    steps += f"{s('reclaim_task')};\n"
     then = (
-        f"{s(RECLAIM_ATTEMPT)}; {s(RECLAIM_EVENTS[0])}; {s(RECLAIM_EVENTS[1])};\n"
+        f"{s('reclaim_attempt')}; {s('reclaim_event')}; {s('reclaim_alert')};\n"
         f"  IF p_give_up THEN {_block_call(s, 'p_r_task')} END IF;\n"
     )
     status = "CASE WHEN p_give_up THEN 'failed' ELSE 'pending' END"
     fetch = "p_r_task, p_r_token, p_r_worker, p_r_attempts, p_r_base, p_r_max, p_r_on_expire"
     if s.dialect == "postgresql":
         return (
-            f"FOR {fetch} IN {s(EXPIRED.replace('{of}', ' OF t'))} LOOP\n  {steps}"
+            f"FOR {fetch} IN {s('expired')} LOOP\n  {steps}"
             f"  CONTINUE WHEN NOT FOUND;\n  {then}"
             f"  task_id := p_r_task; worker_id := p_r_worker; status := {status}; RETURN NEXT;\nEND LOOP;"
         )
@@ -471,57 +298,41 @@ def _reclaim(s: _Spell) -> str:
     )
 
 
-# Blocking what waits on a dead task (internal: never granted): through required dependencies;
-# the optional dependents of the roots and of the newly blocked go ahead without them.
-NEWLY_BLOCKED = "SELECT task_id FROM tasks WHERE task_id IN :waiting AND status = 'pending'"
-BLOCK = "UPDATE tasks SET status = 'blocked' WHERE task_id IN :newly"
-WENT_AHEAD = (
-    "INSERT INTO events (at, kind, task_id, detail) SELECT {now}, 'went_ahead', d.depends_on, "
-    "{obj}('without', d.depends_on, 'tasks', COUNT(*), 'first', MIN(d.task_id)) "
-    "FROM task_deps d JOIN tasks t ON t.task_id = d.task_id "
-    "WHERE d.optional AND d.depends_on IN :dead AND t.status IN ('pending', 'blocked') GROUP BY d.depends_on"
-)
-
-
 def _block(s: _Spell) -> str:
+    """Blocking what waits on a dead task (internal: never granted): through required
+    dependencies; the optional dependents of the roots and of the newly blocked go ahead."""
     if s.dialect == "postgresql":
         return (
-            f"p_waiting := ARRAY({s(WAITING)});\np_newly := ARRAY({s(NEWLY_BLOCKED)});\n{s(BLOCK)};\n"
-            f"p_dead := p_roots || p_newly;\n{s(WENT_AHEAD)};\n{s(WAIVE)};"
+            f"p_waiting := ARRAY({s('waiting')});\np_newly := ARRAY({s('newly_blocked')});\n{s('block')};\n"
+            f"p_dead := p_roots || p_newly;\n{s('went_ahead')};\n{s('waive')};"
         )
     into = "SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :{} FROM"
-    waiting = s(WAITING.replace("SELECT task_id FROM waiting", f"{into.format('waiting')} waiting"))
-    newly = s(NEWLY_BLOCKED.replace("SELECT task_id FROM", into.format("newly"), 1))
+    found = dialects.of("mysql")
+    waiting = found.sql("waiting").replace("SELECT task_id FROM waiting", f"{into.format('waiting')} waiting")
+    newly = found.sql("newly_blocked").replace("SELECT task_id FROM", into.format("newly"), 1)
     return (
-        f"{waiting};\n{newly};\n{s(BLOCK)};\nSET p_dead = JSON_MERGE_PRESERVE(p_roots, p_newly);\n"
-        f"{s(WENT_AHEAD)};\n{s(WAIVE)};"
+        f"{body('mysql', waiting)};\n{body('mysql', newly)};\n{s('block')};\n"
+        "SET p_dead = JSON_MERGE_PRESERVE(p_roots, p_newly);\n"
+        f"{s('went_ahead')};\n{s('waive')};"
     )
 
 
 def _verify(s: _Spell) -> str:
     """The chunks hash to the blob's checksum and add up to its size, or nothing is stored."""
     if s.dialect == "postgresql":
-        digest = "encode(sha256(COALESCE(string_agg(data, ''::bytea ORDER BY seq), ''::bytea)), 'hex')"
         fail = "RAISE EXCEPTION 'blob % does not match its checksum', left(p_sha256, 12) USING ERRCODE = '22000';"
-        before = after = ""
-    else:  # GROUP_CONCAT stops at group_concat_max_len: lifted for this statement only
-        digest = "SHA2(COALESCE(GROUP_CONCAT(data ORDER BY seq SEPARATOR ''), ''), 256)"
-        fail = "SIGNAL SQLSTATE '22000' SET MESSAGE_TEXT = 'blob does not match its checksum';"
-        before = "SET p_limit = @@SESSION.group_concat_max_len; SET SESSION group_concat_max_len = 4294967295;\n"
-        after = "\nSET SESSION group_concat_max_len = p_limit;"
-    check = (
-        f"NOT EXISTS (SELECT 1 FROM (SELECT {digest} AS sha, COALESCE(SUM(LENGTH(data)), 0) AS size, "
-        "COUNT(*) AS n FROM store_chunks WHERE sha256 = p_sha256) AS c "
-        "WHERE c.sha = p_sha256 AND c.size = p_size AND c.n = p_chunks)"
+        return f"IF NOT ({s('blob_matches')}) THEN {fail} END IF;"
+    # GROUP_CONCAT stops at group_concat_max_len: lifted for this statement only
+    return (
+        "SET p_limit = @@SESSION.group_concat_max_len; SET SESSION group_concat_max_len = 4294967295;\n"
+        f"SET p_bad = NOT ({s('blob_matches')});\nSET SESSION group_concat_max_len = p_limit;\n"
+        "IF p_bad THEN SIGNAL SQLSTATE '22000' SET MESSAGE_TEXT = 'blob does not match its checksum'; END IF;"
     )
-    if s.dialect == "postgresql":
-        return f"IF {check} THEN {fail} END IF;"
-    return f"{before}SET p_bad = {check};{after}\nIF p_bad THEN {fail} END IF;"
 
 
 def _routines(dialect: str) -> list[Routine]:
     s = _SPELL[dialect]
-    found = "FOUND" if dialect == "postgresql" else "ROW_COUNT() > 0"
+    found = s.found
     return [
         Routine(
             "pk_claim",
@@ -554,13 +365,13 @@ def _routines(dialect: str) -> list[Routine]:
             _p("task_id text", "token text", "cost float8", "model text", "remote_job_id text", "output_blobs text")
             + _p("keep_cost boolean"),
             "void",
-            f"{s(NOTE_ATTEMPT)};",
+            f"{s('note_attempt')};",
         ),
         Routine(
             "pk_event",
             _p("kind text", "task_id text", "worker_id text", "token text", "detail json"),
             "void",
-            f"{s.refuse_unless(EVENT_KIND, 'permission denied: a worker account records no such event')}\n{s(EVENT)};",
+            f"{s.refuse_unless('worker_event', NO_EVENT)}\n{s('event')};",
         ),
         Routine(
             "pk_fail",
@@ -573,7 +384,7 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_release",
             _p("task_id text", "token text", "error text"),
             "boolean",
-            f"{s(RELEASE_TASK)};\n{s.unless_found(s.ret('false'))}\n{s(RELEASE_ATTEMPT)};\n{s.ret('true')}",
+            f"{s('release_task')};\n{s.unless_found(s.ret('false'))}\n{s('release_attempt')};\n{s.ret('true')}",
         ),
         Routine(
             "pk_reclaim",
@@ -585,40 +396,41 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_vote",
             _p("provider text", "worker_id text", "reason text", "hold_s float8"),
             "void",
-            f"{s.refuse_unless(MY_WORKER, TAKEN)}\n{s(VOTE_RENEW)};\nIF NOT {found} THEN {s(VOTE_NEW)}; END IF;",
+            f"{s.refuse_unless('my_worker', TAKEN)}\n{s('vote_renew')};\nIF NOT {found} THEN {s('vote_new')}; END IF;",
         ),
         Routine(
             "pk_register_worker",
             _p("worker_id text", "uid text", "host text", "version text", "lanes text", "backend text")
             + _p("lease_s float8"),
             "void",
-            f"{s(WORKER_UPDATE)};\nIF NOT {found} THEN {s.refuse_unless(NO_WORKER, TAKEN)} {s(WORKER_INSERT)}; END IF;",
+            f"{s('worker_update')};\n"
+            f"IF NOT {found} THEN {s.refuse_unless('no_worker', TAKEN)} {s('worker_insert')}; END IF;",
         ),
-        Routine("pk_touch_worker", _p("worker_id text", "state text", "paused text"), "void", f"{s(WORKER_TOUCH)};"),
+        Routine("pk_touch_worker", _p("worker_id text", "state text", "paused text"), "void", f"{s('worker_touch')};"),
         Routine(
             "pk_remember_answer",
             _p("task_id text", "token text", "key text", "model text", "answer text", "tokens_in integer")
             + _p("tokens_out integer", "cost float8"),
             "boolean",
-            f"{s.refuse_unless(HELD)}\n{s.insert_once(ANSWER)}\n{s.ret(found)}",
+            f"{s.refuse_unless('held')}\n{s('answer')};\n{s.ret(found)}",
         ),
         Routine(
             "pk_put_chunk",
             _p("task_id text", "token text", "sha256 text", "seq integer", "data bytea"),
             "void",
-            f"{s.refuse_unless(NAMED_BLOB)}\n{s(CHUNK)};",
+            f"{s.refuse_unless('named_blob')}\n{s('chunk')};",
         ),
         Routine(
             "pk_put_blob",
             _p("task_id text", "token text", "sha256 text", "size bigint", "chunks integer"),
             "void",
-            f"{s.refuse_unless(NAMED_BLOB)}\n{_verify(s)}\n{s(BLOB)};",
+            f"{s.refuse_unless('named_blob')}\n{_verify(s)}\n{s('blob')};",
         ),
         Routine(
             "pk_blob_seen",
             _p("task_id text", "token text", "sha256 text"),
             "boolean",
-            f"{s.refuse_unless(NAMED_BLOB)}\n{s(BLOB_SEEN)};\n{s.ret(found)}",
+            f"{s.refuse_unless('named_blob')}\n{s('blob_seen')};\n{s.ret(found)}",
         ),
     ]
 
@@ -634,7 +446,7 @@ _LOCALS: dict[str, tuple[tuple[str, str], ...]] = {
     "pk_claim": (("rows", "text[]"),),
     "pk_block": (("waiting", "text[]"), ("newly", "text[]"), ("dead", "text[]")),
     "pk_heartbeat": (("task_id", "text"), ("token", "text"), ("stage", "text"), ("done", "text[]")),
-    "pk_lease_state": (("task_id", "text"), ("token", "text"), ("done", "text[]")),
+    "pk_lease_state": (("task_id", "text"), ("token", "text"), ("pairs", "text[]")),
     "pk_reclaim": (
         ("r_task", "text"),
         ("r_token", "text"),
@@ -650,7 +462,7 @@ _LOCALS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 _MY_EXTRA = {  # MariaDB: counters, defaults, the reclaim's cursor and its end
     "pk_heartbeat": "DECLARE i INT DEFAULT 0; SET p_done = '[]';",
-    "pk_lease_state": "DECLARE i INT DEFAULT 0; SET p_done = '[]';",
+    "pk_lease_state": "DECLARE i INT DEFAULT 0; SET p_pairs = '[]';",
     "pk_reclaim": "DECLARE p_end BOOLEAN DEFAULT FALSE;\n"
     "DECLARE expired CURSOR FOR {expired};\nDECLARE CONTINUE HANDLER FOR NOT FOUND SET p_end = TRUE;\n"
     "SET p_out = '[]';",
@@ -679,7 +491,7 @@ def _create(dialect: str, name: str, params: tuple[tuple[str, str], ...], return
         )
     args = ", ".join(f"IN p_{n} {_MY_TYPES[t]}" for n, t in params)
     declare = "".join(f"DECLARE p_{n} {_MY_TYPES[t]};\n" for n, t in local)
-    extra = _MY_EXTRA.get(name, "").format(expired=_SPELL["mysql"](EXPIRED.replace("{of}", "")))
+    extra = _MY_EXTRA.get(name, "").format(expired=_SPELL["mysql"]("expired"))
     return (
         f"CREATE OR REPLACE DEFINER = CURRENT_USER PROCEDURE {name}({args}) SQL SECURITY DEFINER "
         f"MODIFIES SQL DATA\nproc: BEGIN\n{declare}{extra}\n{text}\nEND"

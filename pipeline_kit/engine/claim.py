@@ -8,10 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline_kit.db.claims import LANE_SETTINGS, REMOTE_JOBS, RUNNING, SPENT_BOOKS, claim_rows, decoded, lock_lane
-from pipeline_kit.db import routines
+from pipeline_kit.db import dialects, routines
+from pipeline_kit.db.claims import claim_rows, decoded, lock_lane
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.dialects import DIALECTS
 from pipeline_kit.db.driver import Tx, transaction
 from pipeline_kit.engine.models import Lease
 from pipeline_kit.errors import BadInput
@@ -67,7 +66,7 @@ class LaneCache:
     def get(self, db: Database, names: Sequence[str]) -> dict[str, dict[str, Any]]:
         if time.monotonic() - self._read_at > self.ttl_s or not set(names) <= self._rows.keys():
             with transaction(db, single=True) as tx:
-                rows = tx.rows(LANE_SETTINGS, {"lanes": list(names)})
+                rows = tx.rows(dialects.of(db.dialect).sql("lane_settings"), {"lanes": list(names)})
             self._rows = {r["lane"]: r for r in rows}
             self._read_at = time.monotonic()
             self._plans = {}
@@ -85,7 +84,7 @@ class LaneCache:
         """Books whose paid attempts (all of them, fenced or lost included) reached their budget."""
         if time.monotonic() - self._spent_at > self.ttl_s:
             with transaction(db, single=True) as tx:
-                self._spent = tx.values(SPENT_BOOKS)
+                self._spent = tx.values(dialects.of(db.dialect).sql("spent_books"))
             self._spent_at = time.monotonic()
         return self._spent
 
@@ -120,7 +119,7 @@ def claim(
     token = uuid.uuid4().hex
     routine = routines.enabled(db)
     rows: list[dict[str, Any]] = []
-    one_statement = DIALECTS[db.dialect].claim_one_statement and not plan.limited and len(plan.free) == 1
+    one_statement = dialects.of(db.dialect).claim_one_statement and not plan.limited and len(plan.free) == 1
     with transaction(db, single=one_statement) as tx:
         for lane, paid in plan.limited:
             rows += _claim_limited(
@@ -163,7 +162,7 @@ def _claim_limited(
     row = lock_lane(tx, lane)
     if row is None or row["paused"]:
         return []
-    running = tx.values(RUNNING, {"lane": lane})[0]
+    running = tx.values(dialects.of(tx.dialect).sql("running"), {"lane": lane})[0]
     slots = want if row["max_running"] is None else min(want, row["max_running"] - running)
     return claim_rows(
         tx,
@@ -181,4 +180,7 @@ def _claim_limited(
 def _remote_jobs(db: Database, task_ids: list[str]) -> dict[str, str]:
     """The latest remote job id an earlier attempt of each task recorded, if any."""
     with transaction(db, single=True) as tx:
-        return {r["task_id"]: r["remote_job_id"] for r in tx.rows(REMOTE_JOBS, {"ids": task_ids})}
+        return {
+            r["task_id"]: r["remote_job_id"]
+            for r in tx.rows(dialects.of(db.dialect).sql("remote_jobs"), {"ids": task_ids})
+        }

@@ -9,10 +9,9 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import json_text
-from pipeline_kit.db.dialects import DIALECTS
+from pipeline_kit.db import dialects
 from pipeline_kit.db.driver import within
 from pipeline_kit.db.schema import lanes
-from pipeline_kit.db.sqltime import sql_now
 from pipeline_kit.engine.models import EnqueueResult, TaskSpec
 from pipeline_kit.engine.queries import chunks
 from pipeline_kit.engine.states import DEAD_ENDS, Status
@@ -75,7 +74,8 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
         )
     if rows:  # through the driver: SQLAlchemy's handling of each row cost more than the insert
         name = conn.dialect.name
-        dialect, now = DIALECTS[name], sql_now(name)
+        dialect = dialects.of(name)
+        now = dialect.now
         deps = [{"task_id": s.task_id, "depends_on": d, "optional": d in s.optional} for s in new for d in s.depends_on]
         clock = {"run_after": now, "created_at": now}
         with within(conn, name) as tx:

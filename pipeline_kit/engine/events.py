@@ -14,6 +14,7 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import routines
 from pipeline_kit.db.connect import json_text
+from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import events
 from pipeline_kit.db.sqltime import db_now
 
@@ -32,7 +33,15 @@ def record(conn: sa.Connection, kind: str, detail: Mapping[str, Any], **columns:
             detail=json_text(dict(detail)),
         )
         return
-    conn.execute(sa.insert(events).values(at=db_now(), kind=kind, detail=dict(detail), **columns))
+    run_named(
+        conn,
+        "event",
+        kind=kind,
+        task_id=columns.get("task_id"),
+        worker_id=columns.get("worker_id"),
+        token=columns.get("lease_token"),
+        detail=json_text(dict(detail)),
+    )
 
 
 def record_each(conn: sa.Connection, kind: str, task_ids: Iterable[str], by: str, detail: Mapping[str, Any]) -> None:

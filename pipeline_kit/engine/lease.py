@@ -13,18 +13,16 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db import routines
+from pipeline_kit.db import dialects, routines
 from pipeline_kit.db.connect import Database, json_text
-from pipeline_kit.db.dialects import DIALECTS
-from pipeline_kit.db.driver import transaction, within
+
+from pipeline_kit.db.driver import run_named, transaction, within
 from pipeline_kit.db.finishes import Finish, finish
-from pipeline_kit.db.schema import attempts, task_deps, tasks
-from pipeline_kit.db.sqltime import db_now, now_plus
+from pipeline_kit.db.schema import task_deps, tasks
 from pipeline_kit.engine.dependents import block_dependents
 from pipeline_kit.engine.events import alert, record
-from pipeline_kit.db.finishes import REVIEW_LANES
 from pipeline_kit.engine.retry import DEFAULT_POLICY, RetryPolicy
-from pipeline_kit.engine.states import Ack, Outcome, Status
+from pipeline_kit.engine.states import Ack, Status
 
 
 @dataclass(kw_only=True, slots=True)
@@ -53,20 +51,7 @@ def heartbeat(
     worker_id: str | None = None,
 ) -> Ack:
     """Extend one lease and record its stage; FENCED if the token is no longer current."""
-    if routines.enabled(db):
-        acks = _heartbeat_routine(db, worker_id, {task_id: token}, lease_s, {task_id: stage}, progress)
-        return acks[task_id]
-    values: dict[str, Any] = {"lease_expires_at": now_plus(lease_s), "heartbeat_at": db_now()}
-    if stage is not None:
-        values["stage"] = stage
-    if progress is not None:
-        values["progress"] = progress
-    with db.engine.begin() as conn:
-        done = conn.execute(sa.update(tasks).where(_held(task_id, token)).values(**values)).rowcount
-        if done:
-            return Ack.ACCEPTED
-        _stale(conn, task_id, token, worker_id, "heartbeat")
-    return Ack.FENCED
+    return _heartbeat(db, worker_id, {task_id: token}, lease_s, {task_id: stage}, progress)[task_id]
 
 
 def heartbeat_many(
@@ -78,35 +63,10 @@ def heartbeat_many(
     """
     if not leases:
         return {}
-    stages = stages or {}
-    if routines.enabled(db):
-        return _heartbeat_routine(db, worker_id, leases, lease_s, stages, None, event=True)
-    with db.engine.begin() as conn:
-        pairs = list(leases.items())
-        values: dict[str, Any] = {"lease_expires_at": now_plus(lease_s), "heartbeat_at": db_now()}
-        staged = {t: stage for t, stage in stages.items() if t in leases}
-        if staged:  # one statement for all stages, not one per task
-            values["stage"] = sa.case(staged, value=tasks.c.task_id, else_=tasks.c.stage)
-        conn.execute(
-            sa.update(tasks)
-            .where(
-                tasks.c.task_id.in_([t for t, _ in pairs]),
-                tasks.c.worker_id == worker_id,
-                tasks.c.status == Status.PROCESSING.value,
-                tasks.c.lease_token.in_({tok for _, tok in pairs}),
-            )
-            .values(**values)
-        )
-        current = _current_tokens(conn, [t for t, _ in pairs])
-        acks = {t: Ack.ACCEPTED if current.get(t) == (tok, Status.PROCESSING.value) else Ack.FENCED for t, tok in pairs}
-        for task_id, ack in acks.items():
-            if ack is Ack.FENCED:
-                _stale(conn, task_id, leases[task_id], worker_id, "heartbeat")
-        record(conn, "heartbeat", {"count": len(pairs)}, worker_id=worker_id)
-    return acks
+    return _heartbeat(db, worker_id, leases, lease_s, stages or {}, None, event=True)
 
 
-def _heartbeat_routine(
+def _heartbeat(
     db: Database,
     worker_id: str | None,
     leases: Mapping[str, str],
@@ -116,23 +76,39 @@ def _heartbeat_routine(
     *,
     event: bool = False,
 ) -> dict[str, Ack]:
-    """Heartbeats through the worker account's routine: each lease renewed only under its token."""
+    """Each lease renewed only under its token (the file's `heartbeat`, or for a worker account
+    the routine that runs it); the fenced ones recorded as stale."""
+    ids = list(leases)
     with db.engine.begin() as conn:
-        ids = list(leases)
-        renewed = set(
-            routines.names(
-                routines.call(
+        if routines.enabled(conn):
+            renewed = set(
+                routines.names(
+                    routines.call(
+                        conn,
+                        "pk_heartbeat",
+                        worker_id=worker_id,
+                        ids=ids,
+                        tokens=[leases[t] for t in ids],
+                        stages=[stages.get(t) for t in ids],
+                        progress=progress,
+                        lease_s=float(lease_s),
+                    )
+                )
+            )
+        else:
+            renewed = {
+                t
+                for t in ids
+                if run_named(
                     conn,
-                    "pk_heartbeat",
-                    worker_id=worker_id,
-                    ids=ids,
-                    tokens=[leases[t] for t in ids],
-                    stages=[stages.get(t) for t in ids],
+                    "heartbeat",
+                    task_id=t,
+                    token=leases[t],
+                    stage=stages.get(t),
                     progress=progress,
                     lease_s=float(lease_s),
                 )
-            )
-        )
+            }
         acks = {t: Ack.ACCEPTED if t in renewed else Ack.FENCED for t in ids}
         for task_id, ack in acks.items():
             if ack is Ack.FENCED:
@@ -142,12 +118,14 @@ def _heartbeat_routine(
     return acks
 
 
-def _note(db: Database, task_id: str, token: str, **values: Any) -> None:
-    """Write what a worker notes on its attempt (cost, model, remote job id, blobs) through the
-    worker account's routine."""
-    with db.engine.begin() as conn:
-        fields = {"cost": None, "model": None, "remote_job_id": None, "output_blobs": None, "keep_cost": False}
+def _note(conn: sa.Connection, task_id: str, token: str, **values: Any) -> None:
+    """Write what a worker notes on its attempt (cost, model, remote job id, blobs): the file's
+    `note_attempt`, or for a worker account the routine that runs it."""
+    fields = {"cost": None, "model": None, "remote_job_id": None, "output_blobs": None, "keep_cost": False}
+    if routines.enabled(conn):
         routines.call(conn, "pk_note_attempt", task_id=task_id, token=token, **{**fields, **values})
+    else:
+        run_named(conn, "note_attempt", task_id=task_id, token=token, **{**fields, **values})
 
 
 def record_cost(db: Database, task_id: str, token: str, cost: float, *, model: str | None = None) -> None:
@@ -155,39 +133,21 @@ def record_cost(db: Database, task_id: str, token: str, cost: float, *, model: s
 
     Money spent is a fact about the attempt, not a result: a fenced worker's call still cost.
     """
-    if routines.enabled(db):
-        return _note(db, task_id, token, cost=float(cost), model=model)
     with db.engine.begin() as conn:
-        conn.execute(
-            sa.update(attempts)
-            .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-            .values(cost=cost, model=model if model is not None else attempts.c.model)
-        )
+        _note(conn, task_id, token, cost=float(cost), model=model)
 
 
 def name_blobs(db: Database, task_id: str, token: str, sha256s: Sequence[str]) -> None:
     """Name on the attempt every blob it is about to publish, before the upload, so a sweep never
     deletes one under a publish (nor after a task row naming it was rewritten)."""
-    if routines.enabled(db):
-        return _note(db, task_id, token, output_blobs=" ".join(dict.fromkeys(sha256s)))
     with db.engine.begin() as conn:
-        conn.execute(
-            sa.update(attempts)
-            .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-            .values(output_blobs=" ".join(dict.fromkeys(sha256s)))
-        )
+        _note(conn, task_id, token, output_blobs=" ".join(dict.fromkeys(sha256s)))
 
 
 def record_remote_job(db: Database, task_id: str, token: str, remote_job_id: str) -> None:
     """Remember a backend's remote job id at once, so a takeover resumes instead of paying again."""
-    if routines.enabled(db):
-        return _note(db, task_id, token, remote_job_id=remote_job_id)
     with db.engine.begin() as conn:
-        conn.execute(
-            sa.update(attempts)
-            .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-            .values(remote_job_id=remote_job_id)
-        )
+        _note(conn, task_id, token, remote_job_id=remote_job_id)
 
 
 def complete(db: Database, completion: Completion, *, worker_id: str | None = None) -> Ack:
@@ -215,11 +175,11 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     routine = routines.enabled(db)
-    one = DIALECTS[db.dialect].finish_one_statement and len(groups) == 1  # MariaDB: a CALL needs its transaction
+    one = dialects.of(db.dialect).finish_one_statement and len(groups) == 1  # MariaDB: a CALL needs its transaction
     try:
         with transaction(db, single=one) as tx:
             for how, ids in groups.items():
-                done = finish(tx, ids, how, REVIEW_LANES, routine=routine)
+                done = finish(tx, ids, how, routine=routine)
                 if done is None:
                     raise _Unsure
                 accepted.update(done)
@@ -253,7 +213,7 @@ def _complete_locked(
         with within(conn, db.dialect) as tx:
             for how, ids in groups.items():
                 mine = [t for t in ids if t in held]
-                if mine and finish(tx, mine, how, REVIEW_LANES) is None:
+                if mine and finish(tx, mine, how) is None:
                     raise RuntimeError("a locked, held task was not accepted")
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
@@ -271,20 +231,8 @@ def _refuse(
             acks[c.task_id] = Ack.DUPLICATE
             continue
         acks[c.task_id] = Ack.FENCED
-        if c.cost is not None and routines.enabled(conn):  # the call was paid for even if its result is refused
-            routines.call(
-                conn,
-                "pk_note_attempt",
-                task_id=c.task_id,
-                token=c.token,
-                cost=c.cost,
-                model=None,
-                remote_job_id=None,
-                output_blobs=None,
-                keep_cost=True,
-            )
-        elif c.cost is not None:
-            conn.execute(_BOOK_FENCED_COST, {"tid": c.task_id, "tok": c.token, "cost": c.cost})
+        if c.cost is not None:  # the call was paid for even if its result is refused
+            _note(conn, c.task_id, c.token, cost=c.cost, keep_cost=True)
         _stale(conn, c.task_id, c.token, worker_id, "complete")
     return acks
 
@@ -324,33 +272,16 @@ def fail(
             max_attempts=row.max_attempts,
             retry_after=retry_after,
         )
-        outcome = Outcome.RETRIED if decision.retry else Outcome.FAILED
         if routine:
             return _fail_routine(conn, task_id, token, worker_id, decision, error_kind, error, cost)
-        conn.execute(
-            sa.update(attempts)
-            .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-            .values(
-                outcome=outcome.value,
-                finished_at=db_now(),
-                error_kind=error_kind,
-                error=error[:4000],
-                cost=cost if cost is not None else attempts.c.cost,
-            )
+        # the routine's steps (db/routines.py _fail), from the same file
+        steps = {"task_id": task_id, "token": token, "retry": decision.retry, "error_kind": error_kind}
+        run_named(
+            conn, "fail_task", **steps, delay_s=float(decision.delay_s), last_error=f"{error_kind}: {error}"[:4000]
         )
-        values: dict[str, Any] = {
-            "last_error": f"{error_kind}: {error}"[:4000],
-            "lease_expires_at": None,
-            "stage": None,
-            "cost": _ATTEMPTS_COST,
-        }
-        if decision.retry:
-            status = Status.PENDING
-            values.update(status=status.value, run_after=now_plus(decision.delay_s))
-        else:
-            status = Status.FAILED
-            values.update(status=status.value, finished_at=db_now())
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(**values))
+        run_named(conn, "fail_attempt", **steps, error=error[:4000], cost=cost)
+        run_named(conn, "book_cost", task_id=task_id)
+        status = Status.PENDING if decision.retry else Status.FAILED
         if status is Status.FAILED:
             alert(conn, task_id, worker_id, f"failed for good: {decision.reason}: {error_kind}: {error}"[:1000])
             block_dependents(conn, [task_id])
@@ -403,32 +334,12 @@ def release_many(
     routine = routines.enabled(db)
     with db.engine.begin() as conn:
         for task_id, token in leases.items():
+            error = f"released by {worker_id} {why}"[:4000]
             if routine:
-                error = f"released by {worker_id} {why}"[:4000]
                 if routines.names(routines.call(conn, "pk_release", task_id=task_id, token=token, error=error))[0]:
                     released.append(task_id)
-                continue
-            if conn.execute(
-                sa.update(tasks)
-                .where(_held(task_id, token))
-                .values(
-                    status=Status.PENDING.value,
-                    lease_expires_at=None,
-                    stage=None,
-                    run_after=db_now(),
-                    retry_base=tasks.c.retry_base + 1,
-                )
-            ).rowcount:
-                conn.execute(
-                    sa.update(attempts)
-                    .where(attempts.c.task_id == task_id, attempts.c.lease_token == token)
-                    .values(
-                        outcome=Outcome.CANCELED.value,
-                        finished_at=db_now(),
-                        error_kind="released",
-                        error=f"released by {worker_id} {why}"[:4000],
-                    )
-                )
+            elif run_named(conn, "release_task", task_id=task_id, token=token):
+                run_named(conn, "release_attempt", task_id=task_id, token=token, error=error)
                 released.append(task_id)
     return released
 
@@ -464,10 +375,6 @@ def output_owner(db: Database, output_path: str, task_id: str) -> str | None:
         ).scalar()
 
 
-def _held(task_id: str, token: str) -> sa.ColumnElement[bool]:
-    return sa.and_(tasks.c.task_id == task_id, tasks.c.lease_token == token, tasks.c.status == Status.PROCESSING.value)
-
-
 _DONE = (Status.COMPLETED.value, Status.AWAITING_REVIEW.value)
 
 
@@ -482,23 +389,6 @@ def _lease_states(conn: sa.Connection, leases: Mapping[str, str]) -> dict[str, t
 def _current_tokens(conn: sa.Connection, task_ids: list[str], *, lock: bool = False) -> dict[str, tuple[str, str]]:
     query = sa.select(tasks.c.task_id, tasks.c.lease_token, tasks.c.status).where(tasks.c.task_id.in_(task_ids))
     return {r.task_id: (r.lease_token, r.status) for r in conn.execute(query.with_for_update() if lock else query)}
-
-
-# A task's cost: the sum over all its attempts (paid calls of lost attempts included).
-_ATTEMPTS_COST = (
-    sa.select(sa.func.coalesce(sa.func.sum(attempts.c.cost), 0.0))
-    .where(attempts.c.task_id == tasks.c.task_id)
-    .scalar_subquery()
-)
-_BOOK_FENCED_COST = (
-    sa.update(attempts)
-    .where(
-        attempts.c.task_id == sa.bindparam("tid"),
-        attempts.c.lease_token == sa.bindparam("tok"),
-        attempts.c.cost.is_(None),
-    )
-    .values(cost=sa.bindparam("cost", type_=sa.Float))
-)
 
 
 def _stale(conn: sa.Connection, task_id: str, token: str, worker_id: str | None, op: str) -> None:

@@ -52,7 +52,7 @@ def test_raw_loop_runs_the_engines_claim_sql_rendered_for_each_driver() -> None:
     sql, params = prepare("sqlite", claims.statements("sqlite", 10)["claim"], values)
     assert "INDEXED BY ix_tasks_eligible" in sql and "lane IN (:lanes_0, :lanes_1)" in sql and "LIMIT 10" in sql
     assert params == {"worker_id": "w", "token": "t", "lease_s": 5.0, "lanes_0": "a", "lanes_1": "b"}
-    sql, params = prepare("postgresql", claims.statements("postgresql", 10)["claim"], values)
+    sql, params = prepare("postgresql", claims.statements("postgresql", 10)["claim_and_open"], values)
     assert "lane = ANY(%(lanes)s)" in sql and "FOR UPDATE SKIP LOCKED" in sql and params["lanes"] == ["a", "b"]
     sql, params = prepare("mysql", complete_statement("mysql"), {"ids": ["x", "y"], "token": "t"})
     assert "task_id IN %(ids)s AND lease_token = %(token)s" in sql and params["ids"] == ("x", "y")

@@ -15,13 +15,14 @@ import pytest
 import sqlalchemy as sa
 
 from pipeline_kit import engine
+from pipeline_kit.db import dialects
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.statements import FOLDER
 from pipeline_kit.db.schema import books
 from pipeline_kit.engine import Completion, TaskSpec
 from pipeline_kit.engine.dependents import block_dependents, unblock_dependents
 from pipeline_kit.engine.states import MOVES, TRANSITIONS, VERBS, Move, Outcome, Status
 from tests.engine.clock import leases_run_out
-from tests.engine.golden import FOLDER, HERE, hot_path, normal
 
 PACKAGE = Path(__file__).resolve().parents[2] / "pipeline_kit"
 # `status = 'x'`, `status <> 'x'`, `status IN ('x', 'y')`, `THEN 'x'`/`ELSE 'x'` of a status CASE,
@@ -33,6 +34,22 @@ _SQL_STATUS = re.compile(
 )
 _CASE = re.compile(r"\bstatus = CASE (.*?) END")
 _OUTCOME = re.compile(r"""\boutcome\s*(?:=|==)\s*["']([a-z_]+)["']""")
+# Each verb's statements in the SQL files (db/sql/), the ones that move tasks.
+_VERB_STATEMENTS = {
+    "claim": ("claim_and_open", "claim", "lock", "update", "read_back", "open_attempts"),
+    "complete": ("finish", "accept", "close", "count_off"),
+}
+
+
+def normal(sql: str) -> str:
+    """`sql` with every run of whitespace made one space."""
+    return " ".join(sql.split())
+
+
+def verb_sql(dialect: str, verb: str) -> dict[str, str]:
+    """A verb's statements of the database's file, every option on."""
+    found = dialects.of(dialect).statements
+    return {n: found[n].sql(**dict.fromkeys(found[n].options, True)) for n in _VERB_STATEMENTS[verb] if n in found}
 
 
 def status_literals(text: str) -> set[str]:
@@ -47,8 +64,8 @@ def status_literals(text: str) -> set[str]:
 
 def _sources() -> dict[str, str]:
     """Every module of the package that may touch the database (backends may not: their `status`
-    is a provider's) and every golden SQL file, by path."""
-    files = [*(p for p in PACKAGE.rglob("*.py") if "backends" not in p.parts), *HERE.rglob("*.sql")]
+    is a provider's) and every SQL file, by path."""
+    files = [*(p for p in PACKAGE.rglob("*.py") if "backends" not in p.parts), *FOLDER.glob("*.sql")]
     return {str(p): p.read_text(encoding="utf-8") for p in files}
 
 
@@ -70,7 +87,7 @@ def test_the_scan_sees_status_literals() -> None:
 
 
 def test_every_status_literal_is_a_status() -> None:
-    """No SQL in the package (nor the golden files) names a status or outcome that does not exist."""
+    """No SQL in the package (its SQL files included) names a status or outcome that does not exist."""
     statuses, outcomes = {s.value for s in Status}, {o.value for o in Outcome}
     wrong = {path: sorted(status_literals(text) - statuses) for path, text in _sources().items()}
     wrong_outcomes = {path: sorted(set(_OUTCOME.findall(text)) - outcomes) for path, text in _sources().items()}
@@ -78,12 +95,12 @@ def test_every_status_literal_is_a_status() -> None:
     assert {p: w for p, w in wrong_outcomes.items() if w} == {}
 
 
-@pytest.mark.parametrize("dialect", sorted(FOLDER))
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql", "mysql"])
 @pytest.mark.parametrize("verb", ["claim", "complete"])
 def test_hand_written_sql_moves_as_its_verb_says(dialect: str, verb: str) -> None:
     """Each UPDATE of tasks in the claim and completion SQL sets a status its verb may set, and
     only on rows in a state its verb may take tasks from."""
-    move, statements = VERBS[verb], hot_path(dialect)[verb]
+    move, statements = VERBS[verb], verb_sql(dialect, verb)
     changed = 0
     for name, sql in statements.items():
         text = normal(sql)

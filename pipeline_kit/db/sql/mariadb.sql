@@ -1,0 +1,361 @@
+-- The engine's SQL on MariaDB (10.6 or newer, for SKIP LOCKED): every statement the state
+-- machine and a worker account run.
+--
+-- :name is a parameter; `IN :name` takes a list (PyMySQL writes it out as (a, b, c)); a line
+-- ending in `-- when OPTION` is sent only with that option; `LIMIT :limit` is written as a
+-- number. The clock is UTC_TIMESTAMP(6) (DATETIME(6) columns). MariaDB has no UPDATE ...
+-- RETURNING: a claim locks the ids, updates them and reads them back; a completion's row count
+-- says whether all were accepted. Statements below the claim and the completion also make the
+-- bodies of the worker account's procedures (db/routines.py), where :name is the parameter p_name.
+-- See db/statements.py and db/dialects/mariadb.py.
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Claim: up to :limit eligible tasks of the lanes, highest priority then oldest first, each
+-- marked processing under one new token with an expiry from the database clock.
+
+-- name: lock
+-- The ids to claim, locked (the claim's first step: MariaDB cannot UPDATE ... RETURNING).
+SELECT id FROM tasks
+WHERE status = 'pending' AND deps_remaining = 0
+  AND run_after <= UTC_TIMESTAMP(6)
+  AND lane IN :lanes
+  AND (bookcode IS NULL OR bookcode NOT IN :spent)  -- when spent
+  AND kind NOT IN :skip  -- when skip
+  AND NOT EXISTS (SELECT 1 FROM lanes WHERE lane IN :lanes AND (paused OR max_running IS NOT NULL))  -- when free
+ORDER BY priority DESC, id
+LIMIT :limit
+FOR UPDATE SKIP LOCKED;
+
+-- name: update
+-- The locked ids marked processing under one new token (sent with the read-back in one trip).
+UPDATE tasks
+SET status = 'processing', worker_id = :worker_id, lease_token = :token,
+    lease_expires_at = TIMESTAMPADD(MICROSECOND, CAST(ROUND(LEAST(:lease_s, 604800.0) * 1000000) AS SIGNED), UTC_TIMESTAMP(6)),
+    heartbeat_at = UTC_TIMESTAMP(6),
+    stage = 'claimed', progress = NULL, attempts = attempts + 1
+WHERE id IN :ids;
+
+-- name: read_back
+SELECT id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, generation,
+    lease_token, lease_expires_at
+FROM tasks WHERE id IN :ids AND lease_token = :token;
+
+-- name: open_attempts
+-- One attempt row for each claimed task.
+INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at)
+SELECT task_id, attempts, worker_id, lease_token, UTC_TIMESTAMP(6) FROM tasks
+WHERE task_id IN :ids AND lease_token = :token;
+
+-- name: lock_lane
+-- A limited lane's row lock, held to the end of the claim, so counting its running tasks and
+-- claiming more is atomic across the fleet (FOR UPDATE needs only SELECT here).
+SELECT max_running, paused FROM lanes WHERE lane = :lane FOR UPDATE;
+
+-- name: lane_settings
+SELECT lane, max_running, paused, paid FROM lanes WHERE lane IN :lanes;
+
+-- name: running
+SELECT COUNT(*) FROM tasks WHERE status = 'processing' AND lane = :lane;
+
+-- name: spent_books
+-- Books whose attempts (lost and fenced ones too) cost their budget.
+SELECT bookcode FROM books
+WHERE budget IS NOT NULL
+  AND budget <= (SELECT COALESCE(SUM(a.cost), 0.0) FROM attempts a JOIN tasks t ON t.task_id = a.task_id
+                 WHERE t.bookcode = books.bookcode);
+
+-- name: remote_jobs
+-- The remote jobs earlier attempts of re-claimed tasks left to resume.
+SELECT task_id, remote_job_id FROM attempts
+WHERE task_id IN :ids AND remote_job_id IS NOT NULL
+ORDER BY attempt_no;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Completion: accept what the caller still holds under :token.
+
+-- name: accept
+-- Mark each task completed (awaiting_review in a reviewed lane of a book that reviews) and book
+-- its cost (every attempt's, this one's as now reported). Its row count is what tells whether
+-- every task was accepted: when fewer were, the caller rolls back and takes the locking path.
+UPDATE tasks
+SET status = CASE WHEN lane IN ('image') AND bookcode IN (SELECT bookcode FROM books WHERE review)
+                  THEN 'awaiting_review' ELSE 'completed' END,
+    result = :result, output_path = :path, finished_at = UTC_TIMESTAMP(6),
+    lease_expires_at = NULL, stage = 'done', progress = 1.0, last_error = NULL,
+    cost = (SELECT COALESCE(SUM(CASE WHEN a.lease_token = :token THEN COALESCE(CAST(:cost AS DOUBLE), a.cost)
+                                     ELSE a.cost END), 0.0)
+            FROM attempts a WHERE a.task_id = tasks.task_id)
+WHERE task_id IN :ids AND lease_token = :token AND status = 'processing';
+
+-- name: close
+-- The accepted tasks' attempts closed as completed (sent with the COMMIT).
+UPDATE attempts
+SET outcome = 'completed', finished_at = UTC_TIMESTAMP(6), cost = COALESCE(CAST(:cost AS DOUBLE), cost),
+    output_bytes = COALESCE(:bytes, output_bytes), model = COALESCE(:model, model),
+    settings = COALESCE(:settings, settings)
+WHERE task_id IN :ids AND lease_token = :token AND outcome IS NULL;
+
+-- name: held_ids
+-- The procedure's slow path, when the accept changed fewer rows than it was given: the ids the
+-- caller still holds (read without locking: a lock taken before the accept deadlocked workers).
+SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks
+WHERE task_id IN :ids AND lease_token = :token AND status = 'processing';
+
+-- name: accepted_ids
+-- ... and, if a lease was lost meanwhile, the ones the accept took.
+SELECT COALESCE(JSON_ARRAYAGG(task_id), '[]') INTO :ids FROM tasks
+WHERE task_id IN :ids AND lease_token = :token AND status IN ('completed', 'awaiting_review');
+
+-- name: count_off
+-- Each dependent loses one per dependency completed now (a review-held one does not count yet).
+UPDATE tasks
+SET deps_remaining = deps_remaining - (
+    SELECT COUNT(*) FROM task_deps d JOIN tasks s ON s.task_id = d.depends_on
+    WHERE d.task_id = tasks.task_id AND d.depends_on IN :ids AND s.status = 'completed')
+WHERE task_id IN (SELECT task_id FROM task_deps WHERE depends_on IN :ids);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- A lease holder's writes, each guarded by (task_id, token).
+
+-- name: heartbeat
+-- Extend one lease (a week at most) and note its stage and progress.
+UPDATE tasks
+SET lease_expires_at = TIMESTAMPADD(MICROSECOND, CAST(ROUND(LEAST(:lease_s, 604800.0) * 1000000) AS SIGNED), UTC_TIMESTAMP(6)),
+    heartbeat_at = UTC_TIMESTAMP(6),
+    stage = COALESCE(:stage, stage), progress = COALESCE(:progress, progress)
+WHERE task_id = :task_id AND lease_token = :token AND status = 'processing';
+
+-- name: lease_state
+-- Each task's status and whether its token is the caller's current lease (a worker account reads
+-- no token), for the pairs in :pairs, a JSON array of {"task_id", "token"} the procedure builds.
+SELECT t.task_id, t.status, t.lease_token = j.token AS mine
+FROM tasks t
+JOIN JSON_TABLE(:pairs, '$[*]' COLUMNS (
+    task_id VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$.task_id',
+    token VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin PATH '$.token')) AS j
+  ON t.task_id = j.task_id;
+
+-- name: note_attempt
+-- What a worker notes on its attempt: a call's cost (kept, with :keep_cost, if already booked),
+-- the model, a remote job id, the blobs it is about to publish.
+UPDATE attempts
+SET cost = CASE WHEN :keep_cost AND cost IS NOT NULL THEN cost ELSE COALESCE(:cost, cost) END,
+    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id),
+    output_blobs = COALESCE(:output_blobs, output_blobs)
+WHERE task_id = :task_id AND lease_token = :token;
+
+-- name: fail_task
+-- A failed attempt: back to pending after :delay_s (a day at most), or failed for good.
+UPDATE tasks
+SET last_error = :last_error, lease_expires_at = NULL, stage = NULL,
+    status = CASE WHEN :retry THEN 'pending' ELSE 'failed' END,
+    run_after = CASE WHEN :retry
+                     THEN TIMESTAMPADD(MICROSECOND, CAST(ROUND(LEAST(:delay_s, 86400.0) * 1000000) AS SIGNED), UTC_TIMESTAMP(6))
+                     ELSE run_after END,
+    finished_at = CASE WHEN :retry THEN finished_at ELSE UTC_TIMESTAMP(6) END
+WHERE task_id = :task_id AND lease_token = :token AND status = 'processing';
+
+-- name: fail_attempt
+UPDATE attempts
+SET outcome = CASE WHEN :retry THEN 'retried' ELSE 'failed' END,
+    finished_at = UTC_TIMESTAMP(6),
+    error_kind = :error_kind, error = :error, cost = COALESCE(:cost, cost)
+WHERE task_id = :task_id AND lease_token = :token;
+
+-- name: book_cost
+-- A task's cost is the sum of its attempts' (paid calls of lost attempts included).
+UPDATE tasks SET cost = (SELECT COALESCE(SUM(a.cost), 0.0) FROM attempts a WHERE a.task_id = tasks.task_id)
+WHERE task_id = :task_id;
+
+-- name: release_task
+-- A lease given back through no fault of the task: claimable at once, no attempt used.
+UPDATE tasks
+SET status = 'pending', lease_expires_at = NULL, stage = NULL,
+    run_after = UTC_TIMESTAMP(6), retry_base = retry_base + 1
+WHERE task_id = :task_id AND lease_token = :token AND status = 'processing';
+
+-- name: release_attempt
+UPDATE attempts
+SET outcome = 'canceled', finished_at = UTC_TIMESTAMP(6),
+    error_kind = 'released', error = :error
+WHERE task_id = :task_id AND lease_token = :token;
+
+-- name: held
+-- Whether the caller holds the task under this token now.
+SELECT EXISTS (SELECT 1 FROM tasks WHERE task_id = :task_id AND lease_token = :token AND status = 'processing');
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Reclaim: expired leases, each guarded by its expired token (racing watchdogs reclaim once).
+
+-- name: expired
+SELECT t.task_id, t.lease_token, t.worker_id, t.attempts, t.retry_base, t.max_attempts, l.on_expire
+FROM tasks t JOIN lanes l ON l.lane = t.lane
+WHERE t.status = 'processing' AND t.lease_expires_at < UTC_TIMESTAMP(6)
+ORDER BY t.lease_expires_at
+LIMIT :limit
+FOR UPDATE SKIP LOCKED;
+
+-- name: reclaim_task
+-- Back to pending, or failed (:give_up) when its lane fails on expiry or it was the last attempt.
+UPDATE tasks
+SET status = CASE WHEN :give_up THEN 'failed' ELSE 'pending' END,
+    lease_expires_at = NULL, stage = NULL,
+    last_error = CONCAT('lease expired (held by ', COALESCE(:r_worker, 'None'), ')'),
+    finished_at = CASE WHEN :give_up THEN UTC_TIMESTAMP(6) ELSE finished_at END,
+    run_after = CASE WHEN :give_up THEN run_after ELSE UTC_TIMESTAMP(6) END
+WHERE task_id = :r_task AND lease_token = :r_token AND status = 'processing';
+
+-- name: reclaim_attempt
+UPDATE attempts
+SET outcome = 'lost', finished_at = UTC_TIMESTAMP(6), error_kind = 'lease_expired',
+    error = 'lease expired before the worker finished'
+WHERE task_id = :r_task AND lease_token = :r_token AND outcome IS NULL;
+
+-- name: reclaim_event
+INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail)
+VALUES (UTC_TIMESTAMP(6), 'reclaim', :r_task, :r_worker, :r_token,
+        JSON_OBJECT('by', :by, 'status', CASE WHEN :give_up THEN 'failed' ELSE 'pending' END));
+
+-- name: reclaim_alert
+INSERT INTO events (at, kind, task_id, worker_id, detail)
+SELECT UTC_TIMESTAMP(6), 'alert', :r_task, :r_worker,
+       JSON_OBJECT('message', CONCAT('lease expired: ',
+           CASE WHEN :r_on_expire = 'fail' THEN 'lane fails on expiry'
+                ELSE CONCAT('lease lost on the last of ', :r_max, ' attempts') END))
+WHERE :give_up;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Blocking what waits on a dead task.
+
+-- name: waiting
+-- The transitive dependents a failure blocks: through required dependencies only.
+WITH RECURSIVE waiting(task_id) AS (
+    SELECT task_id FROM task_deps WHERE depends_on IN :roots AND NOT optional
+    UNION
+    SELECT d.task_id FROM task_deps d JOIN waiting w ON d.depends_on = w.task_id WHERE NOT d.optional
+)
+SELECT task_id FROM waiting;
+
+-- name: newly_blocked
+SELECT task_id FROM tasks WHERE task_id IN :waiting AND status = 'pending';
+
+-- name: block
+UPDATE tasks SET status = 'blocked' WHERE task_id IN :newly;
+
+-- name: went_ahead
+-- One event per dead task whose optional dependents go ahead without it.
+INSERT INTO events (at, kind, task_id, detail)
+SELECT UTC_TIMESTAMP(6), 'went_ahead', d.depends_on,
+       JSON_OBJECT('without', d.depends_on, 'tasks', COUNT(*), 'first', MIN(d.task_id))
+FROM task_deps d JOIN tasks t ON t.task_id = d.task_id
+WHERE d.optional AND d.depends_on IN :dead AND t.status IN ('pending', 'blocked')
+GROUP BY d.depends_on;
+
+-- name: waive
+-- Optional dependencies on a dead task stop being waited for (counted off once per death).
+UPDATE tasks
+SET deps_remaining = deps_remaining - (SELECT COUNT(*) FROM task_deps d
+                                       WHERE d.task_id = tasks.task_id AND d.optional AND d.depends_on IN :dead)
+WHERE status IN ('pending', 'blocked')
+  AND task_id IN (SELECT task_id FROM task_deps WHERE optional AND depends_on IN :dead);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Events, workers and provider votes.
+
+-- name: event
+INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail)
+VALUES (UTC_TIMESTAMP(6), :kind, :task_id, :worker_id, :token, :detail);
+
+-- name: alert
+INSERT INTO events (at, kind, task_id, worker_id, lease_token, detail)
+VALUES (UTC_TIMESTAMP(6), 'alert', :task_id, :worker_id, :token, :alert);
+
+-- name: worker_event
+-- The events a worker account records itself (a reclaim's, a failure's and a blocked
+-- dependent's are recorded by their routines; an operator's retry or cancel never), each under
+-- a worker id that account registered.
+SELECT :kind IN ('alert', 'heartbeat', 'stale', 'provider_back')
+   AND (:worker_id IS NULL OR EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id AND account = SUBSTRING_INDEX(USER(), '@', 1)));
+
+-- name: worker_update
+-- A workers row belongs to the account that registered it (SUBSTRING_INDEX(USER(), '@', 1): the routine's caller,
+-- not the owner it runs as); a row the owner's path wrote (account NULL) may be taken over.
+UPDATE workers
+SET uid = :uid, host = :host, version = :version, lanes = :lanes, backend = :backend,
+    started_at = UTC_TIMESTAMP(6), last_seen_at = UTC_TIMESTAMP(6),
+    state = 'working', lease_s = :lease_s, paused_reason = NULL, paused_since = NULL, account = SUBSTRING_INDEX(USER(), '@', 1)
+WHERE worker_id = :worker_id AND (account IS NULL OR account = SUBSTRING_INDEX(USER(), '@', 1));
+
+-- name: no_worker
+SELECT NOT EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id);
+
+-- name: worker_insert
+INSERT INTO workers (worker_id, uid, host, version, lanes, backend, started_at, last_seen_at, state, lease_s, account)
+VALUES (:worker_id, :uid, :host, :version, :lanes, :backend, UTC_TIMESTAMP(6),
+        UTC_TIMESTAMP(6), 'working', :lease_s, SUBSTRING_INDEX(USER(), '@', 1));
+
+-- name: my_worker
+SELECT EXISTS (SELECT 1 FROM workers WHERE worker_id = :worker_id AND account = SUBSTRING_INDEX(USER(), '@', 1));
+
+-- name: worker_touch
+-- paused_since first: MariaDB evaluates SET left to right, so it must read the old reason.
+UPDATE workers
+SET paused_since = CASE WHEN :paused IS NULL THEN NULL WHEN paused_reason = :paused THEN paused_since
+                        ELSE UTC_TIMESTAMP(6) END,
+    paused_reason = :paused, last_seen_at = UTC_TIMESTAMP(6),
+    state = CASE WHEN :paused IS NULL THEN :state ELSE 'paused' END
+WHERE worker_id = :worker_id AND account = SUBSTRING_INDEX(USER(), '@', 1);
+
+-- name: vote_renew
+-- A worker's vote that a provider is down (engine/outages.py): a live vote keeps its start.
+UPDATE provider_outages
+SET since = CASE WHEN until > UTC_TIMESTAMP(6) THEN since
+                 ELSE UTC_TIMESTAMP(6) END,
+    until = TIMESTAMPADD(MICROSECOND, CAST(ROUND(LEAST(:hold_s, 86400.0) * 1000000) AS SIGNED), UTC_TIMESTAMP(6)),
+    reason = COALESCE(:reason, reason)
+WHERE provider = :provider AND worker_id = :worker_id;
+
+-- name: vote_new
+INSERT INTO provider_outages (provider, worker_id, since, until, reason)
+VALUES (:provider, :worker_id, UTC_TIMESTAMP(6),
+        TIMESTAMPADD(MICROSECOND, CAST(ROUND(LEAST(:hold_s, 86400.0) * 1000000) AS SIGNED), UTC_TIMESTAMP(6)), :reason);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What a task's holder stores: a model's answer, a blob's chunks and its row.
+
+-- name: answer
+INSERT IGNORE INTO llm_answers (`key`, model, answer, tokens_in, tokens_out, cost, created_at)
+VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, UTC_TIMESTAMP(6));
+
+-- name: named_blob
+-- Whether the caller holds the task and its running attempt named this blob before the upload.
+SELECT EXISTS (
+    SELECT 1 FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
+    WHERE t.task_id = :task_id AND t.lease_token = :token AND t.status = 'processing'
+      AND a.outcome IS NULL AND a.output_blobs LIKE CONCAT('%', :sha256, '%'));
+
+-- name: chunk
+INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data);
+
+-- name: blob_matches
+-- The chunks hash to the blob's checksum and add up to its size (the procedure lifts
+-- group_concat_max_len around it: GROUP_CONCAT stops there).
+SELECT EXISTS (
+    SELECT 1 FROM (SELECT SHA2(COALESCE(GROUP_CONCAT(data ORDER BY seq SEPARATOR ''), ''), 256) AS sha,
+                          COALESCE(SUM(LENGTH(data)), 0) AS size, COUNT(*) AS n
+                   FROM store_chunks WHERE sha256 = :sha256) AS c
+    WHERE c.sha = :sha256 AND c.size = :size AND c.n = :chunks);
+
+-- name: blob
+INSERT INTO store_blobs (sha256, size, chunks, stored_at)
+VALUES (:sha256, :size, :chunks, UTC_TIMESTAMP(6));
+
+-- name: blob_seen
+UPDATE store_blobs SET stored_at = UTC_TIMESTAMP(6) WHERE sha256 = :sha256;
