@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import sqlalchemy as sa
 
+from pipeline_kit.db.driver import rows_named, run_named
 from pipeline_kit.db.schema import task_deps, tasks
 from pipeline_kit.engine.events import record
 from pipeline_kit.engine.states import DEAD_ENDS, Status
@@ -47,14 +48,10 @@ def block_dependents(conn: sa.Connection, failed: Iterable[str], *, dead_before:
     newly: list[str] = []  # blocked now, not before: their optional dependents stop waiting now
     for i in range(0, len(waiting), _CHUNK):
         chunk = waiting[i : i + _CHUNK]
-        newly += conn.execute(
-            sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(chunk), tasks.c.status == Status.PENDING.value)
-        ).scalars()
-        conn.execute(
-            sa.update(tasks)
-            .where(tasks.c.task_id.in_(chunk), tasks.c.status == Status.PENDING.value)
-            .values(status=Status.BLOCKED.value)
-        )
+        pending = [r["task_id"] for r in rows_named(conn, "newly_blocked", waiting=chunk)]
+        if pending:
+            run_named(conn, "block", newly=pending)
+        newly += pending
     _waive(conn, [*([] if dead_before else failed), *newly])
     return waiting
 
@@ -127,7 +124,7 @@ def unblock_dependents(conn: sa.Connection, revived: Iterable[str]) -> list[str]
                 .all()
             )
             if not any(s in dead for s in dep_states):
-                conn.execute(sa.update(tasks).where(tasks.c.task_id == task_id).values(status=Status.PENDING.value))
+                run_named(conn, "unblock", task_id=task_id)
                 released.append(task_id)
                 changed = True
     edges = _optional_edges(conn, [*revived, *released])

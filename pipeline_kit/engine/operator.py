@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import attempts, books, task_deps, tasks
-from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.dependents import (
     block_dependents,
     recount_dependencies,
@@ -18,7 +18,7 @@ from pipeline_kit.engine.dependents import (
 )
 from pipeline_kit.engine.events import record_each
 from pipeline_kit.engine.reading import reading
-from pipeline_kit.engine.states import DEAD_ENDS, VERBS, Outcome, Status
+from pipeline_kit.engine.states import DEAD_ENDS, VERBS, Status
 from pipeline_kit.errors import BadInput, NotFound
 
 
@@ -94,17 +94,7 @@ def retry_tasks(conn: sa.Connection, task_ids: Iterable[str], *, by: str = "oper
     )
     if not found:
         return []
-    conn.execute(
-        sa.update(tasks)
-        .where(tasks.c.task_id.in_(found), tasks.c.status.in_(retryable))
-        .values(
-            status=Status.PENDING.value,
-            retry_base=tasks.c.attempts,
-            run_after=db_now(),
-            finished_at=None,
-            worker_id=None,
-        )
-    )
+    run_named(conn, "retry", ids=found)
     record_each(conn, "retry", found, by, {})
     return found
 
@@ -192,11 +182,7 @@ def cancel_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, b
     if not ids:
         return []
     _revoke_leases(conn, ids)
-    conn.execute(
-        sa.update(tasks)
-        .where(tasks.c.task_id.in_(ids))
-        .values(status=Status.CANCELED.value, lease_expires_at=None, finished_at=db_now())
-    )
+    run_named(conn, "cancel", ids=ids)
     record_each(conn, "cancel", ids, by, {"reason": reason})
     return block_dependents(conn, ids)
 
@@ -241,23 +227,7 @@ def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by
     every = roots + [t for t in transitive_dependents(conn, roots) if t not in known]
     _revoke_leases(conn, every)
     for i in range(0, len(every), 500):
-        conn.execute(
-            sa.update(tasks)
-            .where(tasks.c.task_id.in_(every[i : i + 500]))
-            .values(
-                status=Status.PENDING.value,
-                retry_base=tasks.c.attempts,
-                run_after=db_now(),
-                generation=tasks.c.generation + 1,
-                result=None,
-                output_path=None,
-                finished_at=None,
-                lease_expires_at=None,
-                stage=None,
-                progress=None,
-                last_error=None,
-            )
-        )
+        run_named(conn, "reset", ids=every[i : i + 500])
     recount_dependencies(conn, every)
     record_each(conn, "reset", every, by, {"reason": reason})
     return every
@@ -265,22 +235,9 @@ def reset_tasks(conn: sa.Connection, task_ids: Iterable[str], *, reason: str, by
 
 def _revoke_leases(conn: sa.Connection, task_ids: list[str]) -> None:
     """Close the open attempts of running tasks as canceled; clearing the token fences their workers."""
-    running = conn.execute(
-        sa.select(tasks.c.task_id, tasks.c.lease_token).where(
-            tasks.c.task_id.in_(task_ids), tasks.c.status == Status.PROCESSING.value
-        )
-    ).all()
-    for row in running:
-        conn.execute(
-            sa.update(attempts)
-            .where(
-                attempts.c.task_id == row.task_id,
-                attempts.c.lease_token == row.lease_token,
-                attempts.c.outcome.is_(None),
-            )
-            .values(outcome=Outcome.CANCELED.value, finished_at=db_now(), error_kind="revoked")
-        )
-        conn.execute(sa.update(tasks).where(tasks.c.task_id == row.task_id).values(lease_token=None))
+    for i in range(0, len(task_ids), 500):
+        run_named(conn, "revoke_attempts", ids=task_ids[i : i + 500])
+        run_named(conn, "revoke_tokens", ids=task_ids[i : i + 500])
 
 
 def _dead_dependencies(conn: sa.Connection, task_id: str) -> list[str]:

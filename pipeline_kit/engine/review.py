@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.driver import within
+from pipeline_kit.db.driver import run_named, within
 from pipeline_kit.db.finishes import count_off
 from pipeline_kit.db.schema import books, tasks
 from pipeline_kit.engine.events import record, record_each
@@ -95,11 +95,7 @@ def _approve(conn: sa.Connection, dialect: str, ids: list[str], by: str) -> list
     )
     if not waiting:
         return []
-    conn.execute(
-        sa.update(tasks)
-        .where(tasks.c.task_id.in_(waiting), tasks.c.status == Status.AWAITING_REVIEW.value)
-        .values(status=Status.COMPLETED.value)
-    )
+    run_named(conn, "approve", ids=waiting)
     with within(conn, dialect) as tx:
         count_off(tx, waiting)
     record_each(conn, "approve", waiting, by, {})

@@ -38,6 +38,15 @@ _OUTCOME = re.compile(r"""\boutcome\s*(?:=|==)\s*["']([a-z_]+)["']""")
 _VERB_STATEMENTS = {
     "claim": ("claim_and_open", "claim", "lock", "update", "read_back", "open_attempts"),
     "complete": ("finish", "accept", "close", "count_off"),
+    "fail": ("fail_task",),
+    "release": ("release_task",),
+    "reclaim": ("reclaim_task",),
+    "cancel": ("cancel",),
+    "retry": ("retry",),
+    "reset": ("reset",),
+    "block": ("block",),
+    "unblock": ("unblock",),
+    "approve": ("approve",),
 }
 
 
@@ -95,25 +104,45 @@ def test_every_status_literal_is_a_status() -> None:
     assert {p: w for p, w in wrong_outcomes.items() if w} == {}
 
 
+def guarded_states(where: str) -> frozenset[Status]:
+    """The states a statement's conditions let a row be in: every state, narrowed by each
+    `status = 'x'`, `status IN (...)` and `status NOT IN (...)` it says (an alias's excepted)."""
+    allowed = frozenset(Status)
+    for op, values in re.findall(r"(?<![.\w])status (=|IN|NOT IN) (\('[^)]*\)|'[a-z_]+')", where):
+        named = frozenset(Status(v) for v in re.findall(r"'([a-z_]+)'", values))
+        allowed &= frozenset(Status) - named if op == "NOT IN" else named
+    return allowed
+
+
+def test_the_guard_reading_sees_each_form() -> None:
+    """The guard reading finds each form (else the next test proves nothing)."""
+    assert guarded_states("task_id = :t AND status = 'blocked'") == {Status.BLOCKED}
+    assert guarded_states("status IN ('failed', 'canceled')") == {Status.FAILED, Status.CANCELED}
+    assert guarded_states("status NOT IN ('completed', 'canceled')") == frozenset(Status) - {_C, _X}
+    assert guarded_states("task_id IN :ids") == frozenset(Status)
+
+
+_C, _X = Status.COMPLETED, Status.CANCELED
+
+
 @pytest.mark.parametrize("dialect", ["sqlite", "postgresql", "mysql"])
-@pytest.mark.parametrize("verb", ["claim", "complete"])
+@pytest.mark.parametrize("verb", sorted(_VERB_STATEMENTS))
 def test_hand_written_sql_moves_as_its_verb_says(dialect: str, verb: str) -> None:
-    """Each UPDATE of tasks in the claim and completion SQL sets a status its verb may set, and
-    only on rows in a state its verb may take tasks from."""
+    """Each UPDATE of tasks in a verb's statements (the SQL files) sets a status its verb may set,
+    and only on rows in a state its verb may take tasks from."""
     move, statements = VERBS[verb], verb_sql(dialect, verb)
     changed = 0
     for name, sql in statements.items():
         text = normal(sql)
-        sets = re.findall(r"UPDATE tasks SET status = ('[a-z_]+'|CASE .*? END)", text)
+        sets = re.search(r"UPDATE tasks SET (?:(?! WHERE ).)*?(?<![.\w])(status = ('[a-z_]+'|CASE .*? END))", text)
         if not sets:
             continue
         changed += 1
-        assert {Status(t) for t in status_literals(f"status = {sets[0]}")} <= move.targets, name
-        guarded = text.replace(sets[0], "").split(" RETURNING ", 1)[0]
-        sources = re.findall(r"(?<![.\w])status = '([a-z_]+)'", guarded)
-        if not sources and "lock" in statements:  # MariaDB updates the ids its locking read picked
-            sources = re.findall(r"(?<![.\w])status = '([a-z_]+)'", normal(statements["lock"]))
-        assert sources and {Status(s) for s in sources} <= move.sources, (name, sources)
+        assert {Status(t) for t in status_literals(sets.group(1))} <= move.targets, name
+        where = text.replace(sets.group(1), "", 1).split(" RETURNING ", 1)[0]
+        if "lock" in statements and name == "update":  # MariaDB updates the ids its locking read picked
+            where = normal(statements["lock"])
+        assert guarded_states(where) <= move.sources, (name, where)
     assert changed, f"no statement of {verb} sets a status"
 
 

@@ -245,7 +245,7 @@ SELECT task_id FROM waiting;
 SELECT task_id FROM tasks WHERE task_id IN :waiting AND status = 'pending';
 
 -- name: block
-UPDATE tasks SET status = 'blocked' WHERE task_id IN :newly;
+UPDATE tasks SET status = 'blocked' WHERE task_id IN :newly AND status = 'pending';
 
 -- name: went_ahead
 -- One event per dead task whose optional dependents go ahead without it.
@@ -359,3 +359,48 @@ VALUES (:sha256, :size, :chunks, UTC_TIMESTAMP(6));
 
 -- name: blob_seen
 UPDATE store_blobs SET stored_at = UTC_TIMESTAMP(6) WHERE sha256 = :sha256;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Operator and reviewer verbs (engine/operator.py, engine/review.py, engine/dependents.py):
+-- each moves tasks only from the states its row in engine/states.py MOVES allows.
+
+-- name: revoke_attempts
+-- The open attempts of running tasks closed as canceled (before their tokens are cleared, which
+-- fences their workers).
+UPDATE attempts
+SET outcome = 'canceled', finished_at = UTC_TIMESTAMP(6), error_kind = 'revoked'
+WHERE task_id IN :ids AND outcome IS NULL
+  AND EXISTS (SELECT 1 FROM tasks t WHERE t.task_id = attempts.task_id AND t.lease_token = attempts.lease_token
+              AND t.status = 'processing');
+
+-- name: revoke_tokens
+UPDATE tasks SET lease_token = NULL WHERE task_id IN :ids AND status = 'processing';
+
+-- name: retry
+-- Failed or canceled tasks back to pending with a fresh attempt budget (their attempts stay).
+UPDATE tasks
+SET status = 'pending', retry_base = attempts, run_after = UTC_TIMESTAMP(6), finished_at = NULL, worker_id = NULL
+WHERE task_id IN :ids AND status IN ('failed', 'canceled');
+
+-- name: cancel
+-- Unfinished tasks stopped for good (a running one's lease revoked first).
+UPDATE tasks
+SET status = 'canceled', lease_expires_at = NULL, finished_at = UTC_TIMESTAMP(6)
+WHERE task_id IN :ids AND status NOT IN ('completed', 'canceled');
+
+-- name: reset
+-- Tasks back to pending for a re-run: a new generation, nothing stale kept to pass for new.
+UPDATE tasks
+SET status = 'pending', retry_base = attempts, run_after = UTC_TIMESTAMP(6), generation = generation + 1,
+    result = NULL, output_path = NULL, finished_at = NULL, lease_expires_at = NULL, stage = NULL,
+    progress = NULL, last_error = NULL
+WHERE task_id IN :ids;
+
+-- name: approve
+-- Reviewed outputs accepted: completed (their dependents are counted off by `count_off`).
+UPDATE tasks SET status = 'completed' WHERE task_id IN :ids AND status = 'awaiting_review';
+
+-- name: unblock
+-- A blocked task whose required dependencies are all alive again.
+UPDATE tasks SET status = 'pending' WHERE task_id = :task_id AND status = 'blocked';
