@@ -107,6 +107,8 @@ class TaskRun:
         self.in_call = False  # inside backend.run: a failure there carries its call's real cost
 
     def run(self) -> TaskEnd:
+        """Carry the task to its end and say which. A backend's error is an end (failed, retried,
+        released...); the database gone for good rises, and so does a fault injected while finishing."""
         lease = self.lease
         paths: OutputPaths | None = None
         try:
