@@ -108,7 +108,9 @@ def notebook_config(
 
 def summary_frame(summary: Summary) -> pd.DataFrame:
     """The run's closing summary as a one-row-per-outcome table."""
-    rows = [{"worker_id": summary.worker_id, "outcome": k, "tasks": n} for k, n in sorted(summary.counts.items())]
+    rows = [
+        {"worker_id": summary.worker_id, "outcome": end.value, "tasks": n} for end, n in sorted(summary.counts.items())
+    ]
     frame = pd.DataFrame(rows, columns=["worker_id", "outcome", "tasks"])
     frame.attrs.update(seconds=round(summary.seconds, 1), cost=summary.cost, stopped_by=summary.stopped_by)
     return frame

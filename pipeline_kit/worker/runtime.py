@@ -1,15 +1,12 @@
-"""The worker loop each PC runs all night: claim, generate, heartbeat, publish, complete.
+"""The worker loop each PC runs all night: claim, hand each task to its run, count how it ended, stop.
 
-It joins the engine and a backend. Per task: reuse a paid-for output an earlier attempt left,
-else call the backend (stages and remote job ids go to the database as they happen), book the
-cost, keep the file as `.ready`, renew the lease, move the file into place, then complete. A
-fenced task's result is dropped. The database going away pauses the loop (reconnect with
-backoff); a completion it cannot take waits in a local spool. With `inflight` above 1, tasks whose
-backend waits on a remote service run that many at once, each on its own thread (inflight.py),
-while the rest run one at a time. A call the provider never took (unreachable, or refused before
-any work) costs its task no attempt: the task goes back to the queue and that provider is paused
-for this worker, then for the fleet once enough workers agree (outages.py). The director is the
-exception: an optional pass, its unreached calls count as attempts, so the book never waits on it.
+It joins the engine and the backends. Each claimed task is carried to its end by a `TaskRun`
+(task_run.py: generate, publish, complete), which says how it ended (a `TaskEnd`); the loop
+counts those in its `Summary`. With `inflight` above 1, tasks whose backend waits on a remote
+service run that many at once, each on its own thread (inflight.py), while the rest run one at a
+time. The database going away pauses the loop (reconnect with backoff); the leases held are
+renewed by the heartbeat thread; providers that turned calls away are left out of claims
+(outages.py); a stop releases the batch's tasks not started yet.
 """
 
 from __future__ import annotations
@@ -21,33 +18,30 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline_kit import engine, fonts, kinds, thumbnail
-from pipeline_kit.backends import Backend, Job, Output, get_backend
-from pipeline_kit.backends.base import is_remote, provider, quote
-from pipeline_kit.backends.classify import classify
-from pipeline_kit.backends.direction import directed
+from pipeline_kit import engine, fonts, kinds
+from pipeline_kit.backends import Backend, get_backend
+from pipeline_kit.backends.base import is_remote, provider
 from pipeline_kit.backends.routing import KINDS, Router, Routing
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.wake import Waiter
-from pipeline_kit.engine import Ack, Completion, Lease
-from pipeline_kit.engine.operator import was_canceled
+from pipeline_kit.engine import Lease
 from pipeline_kit.engine.outages import DEFAULT_QUORUM
-from pipeline_kit.errors import DatabaseUnavailable, GenerationError, StoreUnavailable
+from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
-from pipeline_kit.store import Store, Stored, open_store
+from pipeline_kit.store import open_store
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.inflight import InFlight
 from pipeline_kit.worker.outages import Backoff, Outages
-from pipeline_kit.worker.outputs import OutputPaths, file_digest, params_hash
 from pipeline_kit.worker.progress import Progress, progress
 from pipeline_kit.worker.reconnect import Reconnect
 from pipeline_kit.worker.spool import Spool
+from pipeline_kit.worker.task_end import TaskEnd
+from pipeline_kit.worker.task_run import Shared, TaskRun
 from pipeline_kit.worker.windows import Window
 from pipeline_kit.plural import plural
 
@@ -99,7 +93,7 @@ class WorkerConfig:
 @dataclass
 class Summary:
     worker_id: str
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: Counter[TaskEnd] = field(default_factory=Counter)
     cost: float = 0.0
     reclaimed: int = 0
     seconds: float = 0.0
@@ -129,50 +123,10 @@ class Summary:
         return line
 
 
-class _Context:
-    """The CallContext a backend gets: its stages, remote job ids and chat answers reach the
-    database."""
-
-    def __init__(self, worker: Worker, lease: Lease) -> None:
-        self.timeout_s = worker.cfg.call_timeout_s
-        self.uid = worker.cfg.uid
-        self._worker, self._lease = worker, lease
-        self._spent = 0.0  # the cost of the answers remembered during this call
-
-    def stage(self, name: str) -> None:
-        self._worker.heartbeat.set_stage(self._lease.task_id, name)
-
-    def remember_remote_job(self, job_id: str) -> None:
-        self._worker.db_call(
-            lambda: engine.record_remote_job(self._worker.db, self._lease.task_id, self._lease.token, job_id),
-            "remote job id",
-        )
-
-    def canceled(self) -> bool:
-        """Whether an operator canceled the task: its lease was fenced and its status says so."""
-        worker, lease = self._worker, self._lease
-        return worker.heartbeat.is_fenced(lease.task_id, lease.token) and worker.db_call(
-            lambda: was_canceled(worker.db, lease.task_id), "canceled?"
-        )
-
-    def recall(self, key: str) -> dict[str, Any] | None:
-        return self._worker.db_call(lambda: engine.recall_answer(self._worker.db, key), "answer cache")
-
-    def remember(self, key: str, record: Mapping[str, Any]) -> None:
-        """Keep the answer, and book what the task's calls have cost so far on the attempt, so a
-        kill before the task returns leaves no paid call unbooked (its return books the total)."""
-        db, lease = self._worker.db, self._lease
-        self._worker.db_call(
-            lambda: engine.remember_answer(db, key, dict(record), lease=(lease.task_id, lease.token)), "answer cache"
-        )
-        self._spent += float(record.get("cost") or 0.0)
-        self._worker.db_call(
-            lambda: engine.record_cost(db, lease.task_id, lease.token, self._spent, model=record.get("model")),
-            "book cost",
-        )
-
-
 class Worker:
+    """The loop: claim, hand each task to its `TaskRun`, count how it ended, stop (task_run.py
+    carries one task; this class holds what the runs share and the worker's own housekeeping)."""
+
     def __init__(
         self, db: Database, cfg: WorkerConfig, backend: Backend | None = None, router: Router | None = None
     ) -> None:
@@ -202,7 +156,6 @@ class Worker:
         self.spool = Spool(cfg.spool, cfg.worker_id)
         self.lane_cache = engine.LaneCache()
         self._local: dict[str, Backend] = {}
-        self._in_call: set[str] = set()  # tasks inside backend.run: a failure there carries its real cost
         self._spent = threading.Lock()  # summary.cost is added to from every task's thread
         # Held from reading the paused kinds to holding the claimed rows, and by a turned-away call
         # while it pauses: a task given back after its pause is never claimed by a claim that read
@@ -210,8 +163,6 @@ class Worker:
         self._claiming = threading.Lock()
         self.flight = InFlight(cfg.inflight, cfg.worker_id)
         self._last_watchdog = -1e9
-        self.store: Store | None = None  # opened by run(), when the database answers
-        self.made_in = self.cfg.outputs or REMOTE_MADE  # where outputs are made: set by run() with the store
         self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said so, and what
 
     # -- the loop ---------------------------------------------------------------------------
@@ -220,7 +171,7 @@ class Worker:
         engine.require_lanes(self.db, list(self.cfg.lanes))
         waiting = self.db_call(lambda: engine.open_kinds(self.db, self.cfg.lanes), "kinds waiting")
         self.router.check({k: lane for k, lane in waiting.items() if k not in LOCAL_KINDS})
-        self.store = self.db_call(
+        store = self.db_call(
             lambda: open_store(
                 self.db,
                 override=self.cfg.store,
@@ -228,8 +179,19 @@ class Worker:
             ),
             "store",
         )
-        store_root = self.store.root
-        self.made_in = self.cfg.outputs or (store_root / "outputs" if store_root else REMOTE_MADE)
+        shared = Shared(
+            db=self.db,
+            cfg=self.cfg,
+            store=store,
+            made_in=self.cfg.outputs or (store.root / "outputs" if store.root else REMOTE_MADE),
+            heartbeat=self.heartbeat,
+            outages=self.outages,
+            spool=self.spool,
+            claiming=self._claiming,
+            call=self.db_call,
+            backend_for=self._backend_for,
+            add_cost=self._add_cost,
+        )
         self.db_call(
             lambda: engine.register_worker(
                 self.db,
@@ -246,7 +208,7 @@ class Worker:
         self.heartbeat.start()
         bar = progress(self.cfg.worker_id, enabled=self.cfg.progress)
         try:
-            self.summary.stopped_by = self._loop(started, bar)
+            self.summary.stopped_by = self._loop(started, bar, shared)
         except DatabaseUnavailable:
             if not self.stop_event.is_set():
                 raise
@@ -263,13 +225,13 @@ class Worker:
             self.summary.seconds = time.monotonic() - started
         return self.summary
 
-    def _loop(self, started: float, bar: Progress) -> str:
+    def _loop(self, started: float, bar: Progress, shared: Shared) -> str:
         done = 0
 
-        def tally(outcomes: list[str]) -> None:
+        def tally(ends: list[TaskEnd]) -> None:
             nonlocal done
-            for outcome in outcomes:
-                self.summary.counts[outcome] += 1
+            for end in ends:
+                self.summary.counts[end] += 1
                 done += 1
                 bar.update(1)
 
@@ -332,10 +294,11 @@ class Worker:
                 if self.stop_event.is_set() or (self.window and not self.window.is_open(datetime.now())):
                     self._release(leases[i:])
                     break
+                run = TaskRun(shared, lease)
                 if self.flight.enabled and self._remote(lease.kind):
-                    self.flight.start(lambda lease=lease: self._process(lease))
+                    self.flight.start(run.run)
                 else:
-                    tally([self._process(lease)])
+                    tally([run.run()])
 
     def _stop_reason(self, started: float, taken: int) -> str:
         """Why the loop stops now ('' to go on), `taken` counting the tasks done and in flight."""
@@ -374,34 +337,6 @@ class Worker:
         )
         bar.set_postfix_str(self._idle_said)
 
-    # -- one task ---------------------------------------------------------------------------
-    def _process(self, lease: Lease) -> str:
-        paths: OutputPaths | None = None
-        try:
-            backend = self._backend_for(lease.kind)
-            paths = OutputPaths.for_task(
-                self.made_in,
-                task_id=lease.task_id,
-                kind=lease.kind,
-                bookcode=lease.bookcode,
-                shot_id=lease.shot_id,
-                suffix=backend.suffix(lease.kind),
-                token=lease.token,
-                publish_as=lease.params.get("publish_as"),
-            )
-            params = self._directed(lease)
-            out = self._generate(backend, lease, paths, params, f"{params_hash(params)}-g{lease.generation}")
-        except GenerationError as exc:
-            return self._failed(lease, exc)
-        except DatabaseUnavailable:  # the database, not the backend, failed: nothing to record
-            raise
-        except Exception as exc:  # anything else a backend raised: classified by the one table
-            return self._failed(lease, classify(exc))
-        finally:
-            if paths is not None:
-                paths.part.unlink(missing_ok=True)
-        return self._finish(lease, paths, out)
-
     def _backend_for(self, kind: str) -> Backend:
         """The backend routed to `kind`, except for kinds every worker does locally (assembly)."""
         name = LOCAL_KINDS.get(kind)
@@ -410,235 +345,6 @@ class Worker:
         if name not in self._local:
             self._local[name] = get_backend(name)
         return self._local[name]
-
-    def _directed(self, lease: Lease) -> dict[str, Any]:
-        """The task's params, with its director's prompt in place of the rules' one once the
-        director task it names (`params.director`) has completed with one for it."""
-        params = dict(lease.params)
-        name = params.get("director")
-        if not name:
-            return params
-        made = self.db_call(lambda: engine.dependency_outputs(self.db, lease.task_id), "director")
-        return directed(params, lease.kind, made[name].result) if name in made else params
-
-    def _generate(self, backend: Backend, lease: Lease, paths: OutputPaths, params: dict[str, Any], key: str) -> Output:
-        reused = paths.reusable(key)
-        if reused is not None:  # an earlier attempt paid for this file: no second call
-            return Output(
-                path=paths.ready,
-                cost=0.0,
-                model=reused.get("model"),
-                result={**reused.get("result", {}), "reused": True},
-            )
-        self.db_call(lambda: self._make_room(paths), "publishing")
-        job = Job(
-            task_id=lease.task_id,
-            kind=lease.kind,
-            lane=lease.lane,
-            params=params,
-            inputs=self._inputs(lease.task_id),
-            out_path=paths.part,
-            remote_job_id=lease.remote_job_id,
-        )
-        self.heartbeat.set_stage(lease.task_id, "generating")
-        price = quote(backend, job)
-        if price:  # booked before the call: a crash during it must not leave a paid call unbooked
-            self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, price), "book cost")
-        self._in_call.add(lease.task_id)
-        out = backend.run(job, _Context(self, lease))
-        self._in_call.discard(lease.task_id)
-        self.outages.reached(provider(backend))
-        fault("after_call")
-        if out.cost or price:  # what the call really cost replaces the booking
-            self.db_call(
-                lambda: engine.record_cost(self.db, lease.task_id, lease.token, out.cost, model=out.model),
-                "record cost",
-            )
-            self._add_cost(out.cost)
-        fault("after_cost")
-        if out.path is not None:
-            paths.mark_ready(
-                {"params_hash": key, "model": out.model, "cost": out.cost, "result": dict(out.result)},
-                extras=_with_thumbnail(lease.kind, out, paths),
-            )
-            fault("after_temp_write")
-            return Output(
-                path=paths.ready,
-                cost=out.cost,
-                model=out.model,
-                settings=out.settings,
-                remote_job_id=out.remote_job_id,
-                result=out.result,
-            )
-        return out
-
-    def _inputs(self, task_id: str) -> dict[str, Path]:
-        """The dependencies' outputs as local paths, fetched through the store (cached by checksum)."""
-        store = self._store()
-        made = self.db_call(lambda: engine.dependency_outputs(self.db, task_id), "inputs")
-        local: dict[str, Path] = {}
-        for key, produced in made.items():
-            if produced.output_path not in local:
-                local[produced.output_path] = self.db_call(
-                    lambda p=produced: store.fetch(p.output_path, p.result), f"fetching {key}"
-                )
-        return {key: local[produced.output_path] for key, produced in made.items()}
-
-    def _make_room(self, paths: OutputPaths) -> None:
-        """The folder a call writes into. Made by default inside a folder store, so only while
-        that folder is there: a NAS not mounted is never written on, the worker pauses as a
-        publish would (an explicit --outputs folder is made as asked)."""
-        root = self._store().root
-        if self.cfg.outputs is None and root is not None and not root.is_dir():
-            raise StoreUnavailable(f"store folder {root} is not there (not mounted?)")
-        paths.part.parent.mkdir(parents=True, exist_ok=True)
-
-    def _store(self) -> Store:
-        if self.store is None:
-            raise RuntimeError("the worker's store is opened by run()")
-        return self.store
-
-    def _finish(self, lease: Lease, paths: OutputPaths, out: Output) -> str:
-        self.heartbeat.set_stage(lease.task_id, "finalizing")
-        still_ours = self.db_call(
-            lambda: engine.heartbeat(
-                self.db,
-                lease.task_id,
-                lease.token,
-                lease_s=self.cfg.lease_s,
-                stage="finalizing",
-                worker_id=self.cfg.worker_id,
-            ),
-            "renew",
-        )
-        if still_ours is not Ack.ACCEPTED or self.heartbeat.is_fenced(lease.task_id, lease.token):
-            self.heartbeat.drop(lease.task_id)
-            return "fenced"
-        stored: Stored | None = None
-        if out.path is not None:
-            store, sides, target = self._store(), paths.ready_sides(), paths.name
-            owner = self.db_call(lambda: engine.output_owner(self.db, target, lease.task_id), "output owner")
-            if owner is not None:  # never replace another task's file: say so and keep ours
-                return self._failed(
-                    lease,
-                    GenerationError(
-                        f"output {target} belongs to task {owner}; not replaced",
-                        error_kind="output_taken",
-                        retryable=False,
-                    ),
-                )
-            shas = [file_digest(p)[1] for p in (paths.ready, *sides.values()) if p.is_file()]
-            self.db_call(lambda: engine.name_blobs(self.db, lease.task_id, lease.token, shas), "naming blobs")
-            try:
-                stored = self.db_call(
-                    lambda: store.publish(paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)),
-                    "publishing",
-                )
-            except FileNotFoundError:  # woke too late: the new owner already took the .ready file
-                self.heartbeat.drop(lease.task_id)
-                return "fenced"
-            store.settle(stored, paths.ready, sides)  # what stays local moves into the cache
-            paths.tidy()
-            fault("after_publish")
-        checksums = (
-            {}
-            if stored is None
-            else {"sha256": stored.sha256, "bytes": stored.size, **({"sides": stored.sides} if stored.sides else {})}
-        )
-        completion = Completion(
-            task_id=lease.task_id,
-            token=lease.token,
-            output_path=stored.output_path if stored else None,
-            result={**dict(out.result), "sha256": None, "bytes": None, **checksums},
-            cost=out.cost if out.cost else None,
-            output_bytes=stored.size if stored else None,
-            model=out.model,
-            settings=dict(out.settings) or None,
-        )
-        ack = self._complete(completion)
-        fault("after_complete")
-        self.heartbeat.drop(lease.task_id)
-        if ack == "spooled":  # the database could not take it: submitted later from the spool
-            return ack
-        return "completed" if ack in (Ack.ACCEPTED, Ack.DUPLICATE) else ack.value
-
-    def _complete(self, completion: Completion) -> Ack | str:
-        try:
-            return self.db_call(lambda: engine.complete(self.db, completion, worker_id=self.cfg.worker_id), "complete")
-        except DatabaseUnavailable:
-            self.spool.put(completion)
-            return "spooled"
-
-    def _failed(self, lease: Lease, exc: GenerationError) -> str:
-        self.heartbeat.drop(lease.task_id)
-        if exc.error_kind == "quota_exhausted":
-            return self._pause_lane(lease, exc)
-        if exc.turned_away and lease.kind not in kinds.optional():
-            # An optional pass never holds the book: its unreached calls count as attempts, so once
-            # they are spent its frames go ahead with the rules' prompts.
-            return self._turned_away(lease, exc)
-        if lease.task_id in self._in_call:  # the provider took the call: it answers
-            self.outages.reached(provider(self._backend_for(lease.kind)))
-        self._add_cost(exc.cost)
-        # A failed call's own cost (0 if the provider never billed it) replaces any booking; a
-        # failure after the call returned keeps the cost already recorded.
-        cost = exc.cost if self._left_call(lease) else None
-        ack, status = self.db_call(
-            lambda: engine.fail(
-                self.db,
-                lease.task_id,
-                lease.token,
-                error=str(exc),
-                error_kind=exc.error_kind,
-                retryable=exc.retryable,
-                retry_after=exc.retry_after,
-                cost=cost,
-                worker_id=self.cfg.worker_id,
-            ),
-            "fail",
-        )
-        if ack is Ack.FENCED:
-            return "fenced"
-        return "retried" if status is engine.Status.PENDING else "failed"
-
-    def _pause_lane(self, lease: Lease, exc: GenerationError) -> str:
-        """The provider's quota is used up or its account unpaid: no task is at fault and every
-        call would fail alike. Give the task back unspent, pause its lane fleet-wide, alert."""
-        if self._left_call(lease):  # the refused call cost what the provider says (nothing), not the quote
-            self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost), "record cost")
-        self.db_call(
-            lambda: engine.release_many(
-                self.db, {lease.task_id: lease.token}, worker_id=self.cfg.worker_id, why=str(exc)
-            ),
-            "release",
-        )
-        self.db_call(
-            lambda: engine.pause_with_alert(
-                self.db, lease.lane, str(exc), task_id=lease.task_id, worker_id=self.cfg.worker_id
-            ),
-            "pause lane",
-        )
-        return "paused"
-
-    def _turned_away(self, lease: Lease, exc: GenerationError) -> str:
-        """The provider never took the call: give the task back without using an attempt or
-        booking its quote, and pause that provider for this worker (a line and an alert the
-        first time), voting for a fleet-wide pause."""
-        if self._left_call(lease):
-            self.db_call(lambda: engine.record_cost(self.db, lease.task_id, lease.token, exc.cost), "record cost")
-        who = provider(self._backend_for(lease.kind))
-        # Paused before the task is given back, and never while a claim is between reading the
-        # paused kinds and taking rows: either way another in-flight slot claimed the task again
-        # and was turned away twice before the pause held its kind.
-        with self._claiming:
-            self.outages.turned_away(who, exc, lease.task_id)
-        self.db_call(
-            lambda: engine.release_many(
-                self.db, {lease.task_id: lease.token}, worker_id=self.cfg.worker_id, why=f"({who}: {exc})"
-            ),
-            "release",
-        )
-        return "released"
 
     def _backends(self) -> dict[str, Backend]:
         """This worker's backends built so far, by provider."""
@@ -669,12 +375,6 @@ class Worker:
             self._store_note = why
             self.heartbeat.nudge()
 
-    def _left_call(self, lease: Lease) -> bool:
-        """Whether the task failed inside backend.run (its call's cost is the error's); forgets it."""
-        inside = lease.task_id in self._in_call
-        self._in_call.discard(lease.task_id)
-        return inside
-
     def _add_cost(self, cost: float) -> None:
         with self._spent:
             self.summary.cost += cost
@@ -689,7 +389,7 @@ class Worker:
             ),
             "release",
         )
-        self.summary.counts["released"] += len(released)
+        self.summary.counts[TaskEnd.RELEASED] += len(released)
 
     def _maybe_watchdog(self) -> None:
         if time.monotonic() - self._last_watchdog < self.cfg.watchdog_every_s:
@@ -706,7 +406,7 @@ class Worker:
     def _flush_spool(self) -> None:
         if self.spool.pending():
             acks = self.db_call(lambda: self.spool.flush(self.db, self.cfg.worker_id), "spool")
-            self.summary.counts.update(f"spooled-{a.value}" for a in acks.values())
+            self.summary.counts.update(TaskEnd.of_spooled(a) for a in acks.values())
 
     def db_call(self, fn: Any, what: str) -> Any:
         return self.cfg.reconnect.call(fn, what=what, stop=self.stop_event, paused=self._store_paused)
@@ -743,14 +443,3 @@ def run_worker(
 
 def default_worker_id() -> str:
     return f"{os.uname().nodename}-{os.getpid()}"
-
-
-def _with_thumbnail(kind: str, out: Output, paths: OutputPaths) -> dict[str, Path]:
-    """The call's side files, plus a thumbnail beside an image (screens show it instead of
-    fetching the whole frame); an image Pillow cannot read simply goes without one."""
-    extras = dict(out.extras)
-    if kind in kinds.names(media=kinds.Media.IMAGE) and out.path is not None and thumbnail.SUFFIX not in extras:
-        small = paths.side_part(thumbnail.SUFFIX)
-        if thumbnail.draw(out.path, small):
-            extras[thumbnail.SUFFIX] = small
-    return extras

@@ -1,7 +1,8 @@
 """A task kind is one entry of `pipeline_kit/kinds.py`: every module that needs a kind's facts
 reads them there. A kind added to the registry alone is routable, has its suffix, is made by the
 backends it names, is offered by `work --help` and the worker notebook and is named on the
-screens; a module that names a kind's string either reads the registry or says here why not."""
+screens; a module that names a kind's string either reads the registry or says here why not. The
+files a new kind touches are counted, and docs/architecture.md states that count."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 from pipeline_kit import kinds
 from pipeline_kit.backends import REGISTRY
 from pipeline_kit.engine.lanes import DEFAULT_LANES
+
+from .test_docs import touches
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "pipeline_kit"
@@ -106,11 +109,27 @@ def test_the_registry_names_what_exists() -> None:
         assert kind.suffix.startswith(".") and kind.words
 
 
+def _changed(copy: Path) -> list[str]:
+    """The files of the scratch `copy` of the package that differ from the package's own, as
+    `pipeline_kit/...` paths (compiled files left out)."""
+    return sorted(
+        f"pipeline_kit/{path.relative_to(copy)}"
+        for path in copy.rglob("*")
+        if path.is_file()
+        and path.suffix != ".pyc"
+        and (
+            not (PACKAGE / path.relative_to(copy)).is_file()
+            or path.read_bytes() != (PACKAGE / path.relative_to(copy)).read_bytes()
+        )
+    )
+
+
 def test_a_new_kind_costs_one_file(tmp_path: Path) -> None:
     """A kind added to kinds.py alone, in a scratch copy of the package, reaches every reader:
     the routing takes it, the backends it names make it with its suffix, `work --help`, the
     worker notebook and `providers` offer it, a shot has a task of it, and the screens name it
-    and say what it waits for."""
+    and say what it waits for. The files that made it so are the ones docs/architecture.md says
+    a new kind touches, as many as it says."""
     copy = tmp_path / "pipeline_kit"
     shutil.copytree(PACKAGE, copy)  # compiled files kept: only kinds.py is compiled again
     registry = copy / "kinds.py"
@@ -157,3 +176,5 @@ print(json.dumps({
         "notebook": True,
         "work": True,
     }
+    files, count = touches()["a new task kind"]
+    assert _changed(copy) == sorted(files) and len(files) == count == 1
