@@ -12,7 +12,7 @@ RAW_SHARE = 0.8
 LATENCY_GROWTH = 1.5
 SMALL, LARGE = 10_000, 1_000_000
 HISTORY_SHARE = 0.9  # the attempt history may cost at most 10% against the minimal loop ...
-HISTORY_AT = {"database": ("postgresql", "sqlite"), "workers": (1, 2, 4), "batch": (10, 100)}  # ... in each of these
+HISTORY_AT = tuple((d, n, b) for d in ("postgresql", "sqlite") for n in (1, 2, 4) for b in (10, 100))  # ... in each
 
 
 @dataclass(frozen=True)
@@ -97,8 +97,7 @@ def _peers(results: Sequence[ThroughputRow], figures: PeerFigures) -> Goal:
                 f"{library} x{n}: {top.tasks_per_s:,.0f} (batch {top.batch}) "
                 f"vs {peer.jobs_per_s:,.0f} {'ahead' if ahead else 'BEHIND'}"
             )
-    met = False if False in verdicts else (None if None in verdicts else True)
-    return Goal(name, met, "; ".join(parts) + f" (peers: {figures.source})")
+    return Goal(name, _all(verdicts), "; ".join(parts) + f" (peers: {figures.source})")
 
 
 def _history(results: Sequence[ThroughputRow]) -> Goal:
@@ -108,16 +107,14 @@ def _history(results: Sequence[ThroughputRow]) -> Goal:
         "and SQLite at 1, 2, 4 processes, batch 10 and 100"
     )
     found = {(r.database, r.workers, r.batch): r for r in results}
-    wanted = [(d, n, b) for d in HISTORY_AT["database"] for n in HISTORY_AT["workers"] for b in HISTORY_AT["batch"]]
-    rows = [found[key] for key in wanted if key in found]
+    rows = [found[key] for key in HISTORY_AT if key in found]
     if not rows:
         return Goal(name, None, "none of these configurations measured in this run")
-    below = [r for r in rows if r.minimal_ratio < HISTORY_SHARE]
     detail = "; ".join(f"{r.database} x{r.workers} b{r.batch}: {r.minimal_ratio:.2f}" for r in rows)
-    missing = len(wanted) - len(rows)
+    missing = len(HISTORY_AT) - len(rows)
     if missing:
-        detail += f"; {missing} of {len(wanted)} configurations not measured"
-    return Goal(name, False if below else (None if missing else True), detail)
+        detail += f"; {missing} of {len(HISTORY_AT)} configurations not measured"
+    return Goal(name, _all([r.minimal_ratio >= HISTORY_SHARE for r in rows] + [None] * missing), detail)
 
 
 def _versus(results: Sequence[ThroughputRow], figures: PeerFigures, versus: Versus) -> Goal:
@@ -141,8 +138,13 @@ def _versus(results: Sequence[ThroughputRow], figures: PeerFigures, versus: Vers
             f"x{n}: {top.tasks_per_s:,.0f} (batch {top.batch}) / {theirs.jobs_per_s:,.0f} ({theirs.config}) "
             f"= {ratio:.2f}{'' if ratio >= versus.bar else ' BELOW'}"
         )
-    met = False if False in verdicts else (None if None in verdicts else True)
-    return Goal(f"{versus.goal} (peers {figures.when})", met, "; ".join(parts) + f" (peers: {figures.source})")
+    detail = "; ".join(parts) + f" (peers: {figures.source})"
+    return Goal(f"{versus.goal} (peers {figures.when})", _all(verdicts), detail)
+
+
+def _all(verdicts: list[bool | None]) -> bool | None:
+    """A goal of several parts: missed if one missed, else not measured if one was not, else met."""
+    return False if False in verdicts else (None if None in verdicts else True)
 
 
 def _latency(latency: Sequence[LatencyRow]) -> list[Goal]:
