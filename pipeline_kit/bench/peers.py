@@ -1,5 +1,8 @@
 """Peer job queues' throughput: measured the same day (bench/peers.sh) or quoted from REPORT.md.
 
+The same-day figures may also hold raw_sqlite.py's bare claim-10 loop on SQLite, read as one more
+peer (library `raw_sqlite.py`), which the SQLite goal compares the engine with.
+
 Figures only, for comparison: no peer code is part of this project. The machine's speed changes
 from day to day by up to 2x, so only figures measured the same day on this machine compare
 digit by digit; ../shared/bench-peers/REPORT.md (2026-11-29) is the fallback. Each figure is a
@@ -11,16 +14,20 @@ from __future__ import annotations
 import json
 import platform
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 from pipeline_kit.errors import BadInput
 
 PEER_GOAL_LIBRARIES = ("procrastinate", "pgqueuer", "oban")  # the goal: ahead of each on PostgreSQL
 RESULTS_FILE = "libs.jsonl"  # what ../shared/bench-peers/run_all.sh writes into $RESULTS
-SQLITE_LIBRARIES = ("huey",)  # the other peers run on PostgreSQL
+LOOP_FILE = "raw_sqlite.jsonl"  # what ../shared/bench-peers/raw_sqlite.py writes there (optional)
+LOOP = "raw_sqlite.py"  # its bare claim loop is read as one more peer on SQLite
+LOOP_BATCH = 10  # ... at claim 10 only: the SQLite goal compares the engine with that loop
+SQLITE_LIBRARIES = ("huey", LOOP)  # the other peers run on PostgreSQL
 REPORT_DAY = "2026-11-29"
 
 
@@ -90,17 +97,22 @@ class _Run:
 
 
 def read_measured(folder: Path) -> PeerFigures:
-    """The peers measured into `folder`/libs.jsonl, one median per library, version, process count and
-    configuration; BadInput if the file is missing, malformed, or has no clean run of a goal library."""
+    """The peers measured into `folder`/libs.jsonl (and raw_sqlite.py's claim-10 loop from
+    `folder`/raw_sqlite.jsonl if there), one median per library, version, process count and configuration;
+    BadInput if a file is malformed, or libs.jsonl is missing or has no clean run of a goal library."""
     path = folder / RESULTS_FILE
-    runs = _clean_runs(path)
+    if not path.is_file():
+        raise BadInput(f"no peer results at {path} (bench/peers.sh writes them)")
+    runs = _clean_runs(path, _lib_run)
     if not any(r.lib in PEER_GOAL_LIBRARIES for r in runs):
         raise BadInput(
             f"{path}: no clean throughput run of {', '.join(PEER_GOAL_LIBRARIES)} "
             "(status ok, no duplicate, none missing); bench/peers.sh measures them"
         )
+    loop_path = folder / LOOP_FILE
+    loops = _clean_runs(loop_path, _loop_run) if loop_path.is_file() else []
     groups: dict[tuple[str, str, int, str], list[_Run]] = {}
-    for run in runs:
+    for run in runs + loops:
         groups.setdefault((run.lib, run.version, run.processes, run.config), []).append(run)
     peers = tuple(
         Peer(
@@ -114,9 +126,12 @@ def read_measured(folder: Path) -> PeerFigures:
         )
         for (lib, version, processes, config), group in groups.items()
     )
-    hosts = sorted({r.host for r in runs})
-    same_day = {r.at.date() for r in runs} == {date.today()} and hosts == [platform.node()]
-    return PeerFigures(f"{path}, {len(runs)} runs {_span(runs)} on host {', '.join(hosts)}", same_day, peers)
+    hosts = sorted({r.host for r in runs + loops})
+    same_day = {r.at.date() for r in runs + loops} == {date.today()} and hosts == [platform.node()]
+    source = f"{path}, {len(runs)} runs {_span(runs)}"
+    if loops:
+        source += f"; {loop_path}, {len(loops)} runs {_span(loops)}"
+    return PeerFigures(f"{source} on host {', '.join(hosts)}", same_day, peers)
 
 
 def best(peers: Iterable[Peer]) -> dict[tuple[str, str, int], Peer]:
@@ -129,10 +144,9 @@ def best(peers: Iterable[Peer]) -> dict[tuple[str, str, int], Peer]:
     return found
 
 
-def _clean_runs(path: Path) -> list[_Run]:
-    """The throughput runs in `path` with status ok, no duplicate and none missing; other lines are skipped."""
-    if not path.is_file():
-        raise BadInput(f"no peer results at {path} (bench/peers.sh writes them)")
+def _clean_runs(path: Path, parse: Callable[[dict[str, Any]], _Run | None]) -> list[_Run]:
+    """The runs in `path` that `parse` finds clean (it returns None for the others); BadInput if a line
+    is not a run record."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeError) as exc:
@@ -142,25 +156,47 @@ def _clean_runs(path: Path) -> list[_Run]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            outcome = (row.get("mode"), row.get("status"), row.get("duplicates"), row.get("missing"))
-            if outcome == ("throughput", "ok", 0, 0):
-                runs.append(
-                    _Run(
-                        str(row["lib"]),
-                        str(row["version"]),
-                        int(row["procs"]),
-                        str(row["config"]),
-                        float(row["jobs_per_s"]),
-                        datetime.fromisoformat(row["ts"]),
-                        str(row["host"]),
-                    )
-                )
+            run = parse(json.loads(line))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise BadInput(
                 f"{path} line {number} is not a run record of bench-peers ({type(exc).__name__}: {exc})"
             ) from None
+        if run is not None:
+            runs.append(run)
     return runs
+
+
+def _lib_run(row: dict[str, Any]) -> _Run | None:
+    """A throughput run of lib_bench.py (or pipeline_kit.bench.graphile) if its status is ok, none is
+    missing and no job ran twice (`duplicates` null: not counted, as graphile-worker's script)."""
+    outcome = (row.get("mode"), row.get("status"), row.get("missing"))
+    if outcome != ("throughput", "ok", 0) or row.get("duplicates") not in (0, None):
+        return None
+    return _Run(
+        str(row["lib"]),
+        str(row["version"]),
+        int(row["procs"]),
+        str(row["config"]),
+        float(row["jobs_per_s"]),
+        datetime.fromisoformat(row["ts"]),
+        str(row["host"]),
+    )
+
+
+def _loop_run(row: dict[str, Any]) -> _Run | None:
+    """A run of raw_sqlite.py's claim-10 loop if it verified every job completed once, on the partial
+    index (its INDEXED BY; without it the loop measures the planner trap, not the ceiling)."""
+    if int(row["k"]) != LOOP_BATCH or row["verified"] is not True or row.get("indexed_by") is False:
+        return None
+    return _Run(
+        LOOP,
+        f"SQLite {row['sqlite_version']}",
+        int(row["procs"]),
+        f"claim {LOOP_BATCH}, busy {row['mode']}",
+        float(row["jobs_per_s"]),
+        datetime.fromisoformat(row["ts"]),
+        str(row["host"]),
+    )
 
 
 def _span(runs: Iterable[_Run]) -> str:
