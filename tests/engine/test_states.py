@@ -245,3 +245,35 @@ def test_every_verb_moves_as_the_table_says(sqlite_db: Database) -> None:
 def _in_tx(db: Database, call: Callable[[sa.Connection], object]) -> None:
     with db.engine.begin() as conn:
         call(conn)
+
+
+_SETS_STATUS = (
+    re.compile(r"UPDATE tasks SET [^;\"]*?(?<![.\w])status = "),  # hand-written SQL in a Python string
+    re.compile(r"\.values\((?:[^()]|\([^()]*\))*?\bstatus=", re.S),  # SQLAlchemy's update().values(status=...)
+)
+# A new task's first status is not a move (enqueue inserts it pending, or blocked behind a dead
+# dependency); the bench's minimal loop is its own yardstick, not the engine.
+_MAY_SET_STATUS = {"engine/enqueue.py", "bench/raw.py"}
+
+
+def status_writers(text: str) -> bool:
+    """Whether Python source writes a task's status."""
+    return any(p.search(text) for p in _SETS_STATUS)
+
+
+def test_the_writer_scan_sees_both_forms() -> None:
+    """The scan finds a status written either way (else the next test proves nothing)."""
+    assert status_writers("\"UPDATE tasks SET retry_base = 0, status = 'pending' WHERE x\"")
+    assert status_writers("sa.update(tasks).values(\n    stage=None,\n    status=Status.PENDING.value,\n)")
+    assert not status_writers("sa.update(tasks).values(params=redraw)")
+
+
+def test_only_the_sql_files_move_tasks() -> None:
+    """Every status change is a named statement of the SQL files, which the test above holds to
+    MOVES: no module of the package writes a task's status itself."""
+    found = {
+        str(p.relative_to(PACKAGE))
+        for p in PACKAGE.rglob("*.py")
+        if "backends" not in p.parts and status_writers(p.read_text(encoding="utf-8"))
+    }
+    assert found - _MAY_SET_STATUS == set(), found
