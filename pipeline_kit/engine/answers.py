@@ -14,8 +14,8 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import llm_answers
-from pipeline_kit.db.sqltime import db_now
 
 FIELDS = ("answer", "model", "tokens_in", "tokens_out", "cost")
 
@@ -41,8 +41,5 @@ def remember_answer(db: Database, key: str, record: dict[str, Any], *, lease: tu
         with db.engine.begin() as conn:
             routines.call(conn, "pk_remember_answer", task_id=task_id, token=token, key=key, **values)
         return
-    try:
-        with db.engine.begin() as conn:
-            conn.execute(sa.insert(llm_answers).values(key=key, created_at=db_now(), **values))
-    except sa.exc.IntegrityError:  # kept meanwhile by another worker: theirs is as good
-        pass
+    with db.engine.begin() as conn:  # the first answer kept stays: a later writer's is as good
+        run_named(conn, "answer", key=key, **values)

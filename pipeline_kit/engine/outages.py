@@ -15,8 +15,9 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import provider_outages
-from pipeline_kit.db.sqltime import db_now, now_plus
+from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.events import alert, record
 from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import BadInput
@@ -52,27 +53,11 @@ def vote_down(
     mine = sa.and_(provider_outages.c.provider == provider, provider_outages.c.worker_id == worker_id)
     with db.engine.begin() as conn:
         was_live = conn.execute(sa.select(sa.func.count()).select_from(provider_outages).where(mine, live)).scalar()
+        vote = {"provider": provider, "worker_id": worker_id, "reason": reason[:1000], "hold_s": float(hold_s)}
         if routines.enabled(conn):  # a worker account: its own vote, through the owner's routine
-            routines.call(
-                conn, "pk_vote", provider=provider, worker_id=worker_id, reason=reason[:1000], hold_s=float(hold_s)
-            )
-            renewed = True
-        else:
-            renewed = conn.execute(
-                sa.update(provider_outages)
-                .where(mine)
-                .values(
-                    since=sa.case((live, provider_outages.c.since), else_=db_now()),
-                    until=now_plus(hold_s),
-                    reason=reason[:1000],
-                )
-            ).rowcount
-        if not renewed:
-            conn.execute(
-                sa.insert(provider_outages).values(
-                    provider=provider, worker_id=worker_id, since=db_now(), until=now_plus(hold_s), reason=reason[:1000]
-                )
-            )
+            routines.call(conn, "pk_vote", **vote)
+        elif not run_named(conn, "vote_renew", **vote):  # the routine's steps, from the same file
+            run_named(conn, "vote_new", **vote)
         if new:
             _paused_alert(conn, provider, worker_id, reason, task_id)
         if not was_live:
@@ -99,14 +84,11 @@ def vote_up(db: Database, provider: str, worker_id: str, *, away_s: float) -> No
     """Withdraw `worker_id`'s vote: the provider answered it again after `away_s` seconds (the row
     stays, expired; an event says so)."""
     with db.engine.begin() as conn:
+        vote = {"provider": provider, "worker_id": worker_id, "reason": None, "hold_s": 0.0}  # lapses now
         if routines.enabled(conn):
-            routines.call(conn, "pk_vote", provider=provider, worker_id=worker_id, reason=None, hold_s=0.0)
+            routines.call(conn, "pk_vote", **vote)
         else:
-            conn.execute(
-                sa.update(provider_outages)
-                .where(provider_outages.c.provider == provider, provider_outages.c.worker_id == worker_id)
-                .values(until=db_now())
-            )
+            run_named(conn, "vote_renew", **vote)
         record(conn, "provider_back", {"provider": provider, "away_s": round(away_s, 1)}, worker_id=worker_id)
 
 

@@ -252,3 +252,27 @@ SELECT task_id FROM tasks WHERE task_id IN :waiting AND status = 'pending';
 
 -- name: block
 UPDATE tasks SET status = 'blocked' WHERE task_id IN :newly AND status = 'pending';
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Provider votes and the chat answer cache.
+
+-- name: vote_renew
+-- A worker's vote that a provider is down (engine/outages.py): a live vote keeps its start.
+UPDATE provider_outages
+SET since = CASE WHEN until > strftime('%Y-%m-%d %H:%M:%f', 'now') THEN since
+                 ELSE strftime('%Y-%m-%d %H:%M:%f', 'now') END,
+    until = strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.3f seconds', MIN(:hold_s, 86400.0))),
+    reason = COALESCE(:reason, reason)
+WHERE provider = :provider AND worker_id = :worker_id;
+
+-- name: vote_new
+INSERT INTO provider_outages (provider, worker_id, since, until, reason)
+VALUES (:provider, :worker_id, strftime('%Y-%m-%d %H:%M:%f', 'now'),
+        strftime('%Y-%m-%d %H:%M:%f', 'now', printf('%+.3f seconds', MIN(:hold_s, 86400.0))), :reason);
+
+-- name: answer
+-- A model's answer kept by its key; a second writer of the same key changes nothing.
+INSERT INTO llm_answers (key, model, answer, tokens_in, tokens_out, cost, created_at)
+VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, strftime('%Y-%m-%d %H:%M:%f', 'now'))
+ON CONFLICT DO NOTHING;
