@@ -12,7 +12,7 @@ from pathlib import Path, PurePath, PurePosixPath
 
 import sqlalchemy as sa
 
-from pipeline_kit.db import wake
+from pipeline_kit.db import dialects, wake
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import (
     OUTPUT_INDEX,
@@ -251,28 +251,23 @@ def init(db: Database, *, then: Callable[[sa.Connection], object] | None = None)
 def _init_lock(conn: sa.Connection) -> Iterator[None]:
     """Hold this database's init lock, on the session, from before the init's transaction
     begins until after it committed (MariaDB's DDL commits as it goes, so a transaction alone
-    could not keep two inits apart): PostgreSQL's advisory lock, MariaDB's GET_LOCK (named
-    after the database: it is the server's). SQLite needs none: the init's transaction begins
-    IMMEDIATE, which holds the file's write lock."""
-    dialect = conn.dialect.name
-    if dialect == "sqlite":
+    could not keep two inits apart): the file's `init_lock`, PostgreSQL's advisory lock or
+    MariaDB's GET_LOCK. SQLite needs none: the init's transaction begins IMMEDIATE, which holds
+    the file's write lock."""
+    found = dialects.of(conn.dialect.name).statements
+    if "init_lock" not in found:
         yield
         return
-    name = f"{INIT_LOCK}:{conn.engine.url.database}"[:64]
-    if dialect == "postgresql":
-        take, give = "SELECT pg_advisory_lock(:key)", "SELECT pg_advisory_unlock(:key)"
-    else:
-        take, give = "SELECT GET_LOCK(:name, :wait)", "SELECT RELEASE_LOCK(:name)"
-    keys = {"key": INIT_LOCK_KEY, "name": name, "wait": INIT_WAIT_S}
-    got = conn.execute(sa.text(take), keys).scalar()
+    keys = {"lock_key": INIT_LOCK_KEY, "name": f"{INIT_LOCK}:{conn.engine.url.database}"[:64], "wait": INIT_WAIT_S}
+    got = conn.execute(sa.text(found["init_lock"].sql()), keys).scalar()
     conn.commit()  # the lock is the session's; the init's own transaction begins after it
-    if dialect != "postgresql" and got != 1:
+    if got != 1:
         raise DatabaseUnavailable(f"another `pipeline-kit init` held this database for {INIT_WAIT_S} s: try again")
     try:
         yield
     finally:
         try:
-            conn.execute(sa.text(give), keys)
+            conn.execute(sa.text(found["init_unlock"].sql()), keys)
             conn.commit()
         except sa.exc.DBAPIError:
             conn.invalidate()  # a closed session holds no lock

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from pipeline_kit.db import dialects
 from pipeline_kit.db.connect import Database
 
 CHANNEL = "pipeline_kit_work"
@@ -48,7 +49,7 @@ EXECUTE FUNCTION pipeline_kit_wake()""",
 
 def install(conn: sa.Connection) -> None:
     """Create the wake-up triggers (PostgreSQL only; a no-op elsewhere)."""
-    if conn.dialect.name != "postgresql":
+    if not dialects.of(conn.dialect.name).notifies:
         return
     for sql in TRIGGERS_SQL:
         conn.exec_driver_sql(sql)
@@ -60,7 +61,7 @@ class Waiter:
     def __init__(self, db: Database, stop: threading.Event) -> None:
         self.db, self.stop = db, stop
         self._conn: Any = None  # the listening driver connection, PostgreSQL only
-        self._listening = db.dialect == "postgresql"
+        self._listening = dialects.of(db.dialect).notifies
 
     def wait(self, seconds: float) -> bool:
         """Sleep up to `seconds`; True if woken by a notification."""

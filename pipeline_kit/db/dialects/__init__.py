@@ -30,6 +30,7 @@ class Dialect:
     claim_one_statement: bool  # a lane group's claim and its attempt rows are one statement
     finish_one_statement: bool  # a group's completion is one statement
     row_locks: bool  # FOR UPDATE [SKIP LOCKED] matters (SQLite's IMMEDIATE transaction is exclusive already)
+    notifies: bool  # triggers can wake idle workers at once (LISTEN/NOTIFY; db/wake.py)
     batches: bool  # statements whose result nobody waits for can ride with the next one (one round trip)
     insert_ignore: str  # an INSERT's head that skips rows whose key another writer stored first ...
     insert_ignore_tail: str  # ... and its tail

@@ -15,6 +15,7 @@ DIALECT = Dialect(
     claim_one_statement=False,  # lock the ids, update them, read them back, open the attempts
     finish_one_statement=False,  # the accept's row count says whether all were taken
     row_locks=True,
+    notifies=False,
     # Several statements per request: BEGIN and what nobody waits for go with the next one.
     batches=True,
     insert_ignore="INSERT IGNORE INTO",

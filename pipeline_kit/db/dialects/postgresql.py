@@ -16,6 +16,7 @@ DIALECT = Dialect(
     claim_one_statement=True,  # UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED) with a CTE for the attempts
     finish_one_statement=True,
     row_locks=True,
+    notifies=True,
     batches=False,
     insert_ignore="INSERT INTO",
     insert_ignore_tail=" ON CONFLICT DO NOTHING",

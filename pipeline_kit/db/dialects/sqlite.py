@@ -20,6 +20,7 @@ DIALECT = Dialect(
     claim_one_statement=False,  # UPDATE ... RETURNING, then INSERT ... SELECT the attempts
     finish_one_statement=False,
     row_locks=False,
+    notifies=False,
     batches=False,
     insert_ignore="INSERT INTO",
     insert_ignore_tail=" ON CONFLICT DO NOTHING",

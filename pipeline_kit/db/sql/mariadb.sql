@@ -404,3 +404,16 @@ UPDATE tasks SET status = 'completed' WHERE task_id IN :ids AND status = 'awaiti
 -- name: unblock
 -- A blocked task whose required dependencies are all alive again.
 UPDATE tasks SET status = 'pending' WHERE task_id = :task_id AND status = 'blocked';
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Set-up.
+
+-- name: init_lock
+-- The init lock, on the session, from before the init's transaction until after it committed
+-- (DDL commits as it goes, so a transaction alone could not keep two inits apart): a named lock
+-- of the server's, so named after the database; 1 once held, 0 after :wait seconds.
+SELECT GET_LOCK(:name, :wait);
+
+-- name: init_unlock
+SELECT RELEASE_LOCK(:name);

@@ -417,3 +417,15 @@ UPDATE tasks SET status = 'completed' WHERE task_id IN :ids AND status = 'awaiti
 -- name: unblock
 -- A blocked task whose required dependencies are all alive again.
 UPDATE tasks SET status = 'pending' WHERE task_id = :task_id AND status = 'blocked';
+
+
+-- ---------------------------------------------------------------------------------------------
+-- Set-up.
+
+-- name: init_lock
+-- The init lock, on the session, from before the init's transaction until after it committed:
+-- an advisory lock, waited for (1 once it is held).
+SELECT 1 FROM (SELECT pg_advisory_lock(:lock_key)) AS held;
+
+-- name: init_unlock
+SELECT pg_advisory_unlock(:lock_key);
