@@ -99,7 +99,8 @@ class S3Store(BlobStore):
             lambda: head.append(self.client.head_object(Bucket=self.bucket, Key=key)),
         ):
             return False
-        if head[0]["LastModified"] != blob.seen:  # stored again since it was listed
+        # stored again since it was listed? (a listing may give milliseconds, a HEAD whole seconds)
+        if head[0]["LastModified"].replace(microsecond=0) != blob.seen.replace(microsecond=0):
             return False
         return _call(f"deleting blob {blob.sha256[:12]}", self.client.delete_object, Bucket=self.bucket, Key=key)
 
