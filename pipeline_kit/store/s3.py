@@ -7,7 +7,8 @@ server that does not answer, or answers 5xx, is StoreUnavailable: the worker pau
 keys it refuses (403) and a missing bucket are BadInput: one line saying what to fix.
 `store gc` (store/gc.py) lists PREFIX/blobs/ page by page, ages each object by its LastModified
 against the server's own clock (the Date of its answer), and deletes one only if its
-LastModified is still the one listed (a publish that replaced it since keeps it).
+LastModified is still the one listed (a publish that found it stored, which refreshes it, or
+replaced it since keeps it).
 """
 
 from __future__ import annotations
@@ -108,7 +109,17 @@ class S3Store(BlobStore):
         """Nothing to take away: the next put replaces the object."""
 
     def has(self, sha256: str, lease: Holder = None) -> bool:
-        return _call(f"checking blob {sha256[:12]}", self.client.head_object, Bucket=self.bucket, Key=self.key(sha256))
+        """Whether the object is there; one that is, is copied onto itself (server-side) so its
+        LastModified is now: a gc that listed it as an old orphan leaves it to the publish reusing it."""
+        key = self.key(sha256)
+        return _call(
+            f"checking blob {sha256[:12]}",
+            self.client.copy_object,
+            Bucket=self.bucket,
+            Key=key,
+            CopySource={"Bucket": self.bucket, "Key": key},
+            MetadataDirective="REPLACE",
+        )
 
     def put(self, sha256: str, size: int, source: Path, lease: Holder = None) -> None:
         _call(f"uploading {source.name}", self.client.upload_file, str(source), self.bucket, self.key(sha256))

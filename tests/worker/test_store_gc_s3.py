@@ -135,3 +135,18 @@ def test_s3_gc_with_the_endpoint_down_is_one_line(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert len(captured.err.splitlines()) == 1 and "unreachable while listing the blobs" in captured.err
+
+
+def test_an_old_orphan_a_publish_reuses_is_not_swept_under_it(
+    sqlite_db: Database, tmp_path: Path, s3_store_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A publish that finds an old unnamed blob already stored (so uploads nothing) refreshes it:
+    a gc that listed it as old just before does not delete it, and the next gc sees it fresh."""
+    server_clock = s3_module.server_time
+    s3, shas = _bucket(sqlite_db, tmp_path, monkeypatch)
+    before = {blob.sha256: blob for blob in s3.listed(1.0)}
+    assert before[shas["orphan"]].old
+    assert s3.has(shas["orphan"])  # what a publish asks before uploading
+    assert not s3.remove(before[shas["orphan"]]) and shas["orphan"] in _keys(s3)
+    monkeypatch.setattr(s3_module, "server_time", server_clock)
+    assert not {blob.sha256: blob for blob in S3Store(s3.url, tmp_path / "c").listed(3600)}[shas["orphan"]].old
