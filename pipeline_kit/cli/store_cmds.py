@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pipeline_kit.cli.common import open_db
 from pipeline_kit.errors import BadInput, PipelineKitError
-from pipeline_kit.store import check_url, effective_url, open_store, set_url, store_at
-from pipeline_kit.store.database import sweep
+from pipeline_kit.store import DATABASE_URL, check_url, effective_url, open_store, set_url, store_at
+from pipeline_kit.store.gc import sweep, swept_stores
 from pipeline_kit.film.timelines import write_timelines
 from pipeline_kit.store.export import checked_name, export_book
 from pipeline_kit.store.move import copy_outputs, recorded_outputs
@@ -38,7 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     put.set_defaults(func=cmd_set)
     gc = verbs.add_parser(
-        "gc", help="delete database-store blobs nothing names (a killed publish's) and blobs that fail their checksum"
+        "gc",
+        help="delete the store's blobs nothing names (a killed publish's) and blobs that fail their checksum "
+        "(database and S3 stores; a folder store keeps outputs by name and has none)",
     )
     gc.add_argument(
         "--grace-hours",
@@ -47,6 +49,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="spare blobs stored this recently (a publish may be about to name them)",
     )
     gc.add_argument("--dry-run", action="store_true", help="say what would be deleted, delete nothing")
+    gc.add_argument(
+        "--verify",
+        action="store_true",
+        help="check every blob past the grace period against its checksum (S3: downloads each; "
+        "the database store always checks)",
+    )
     gc.set_defaults(func=cmd_gc)
 
     p = sub.add_parser(
@@ -103,15 +111,26 @@ def cmd_set(args: argparse.Namespace) -> int:
 def cmd_gc(args: argparse.Namespace) -> int:
     if not 0 <= args.grace_hours <= 24 * 365:
         raise BadInput(f"--grace-hours must be from 0 to 8760, got {args.grace_hours:g}")
-    swept = sweep(open_db(args), grace_s=args.grace_hours * 3600, dry_run=args.dry_run)
+    db = open_db(args)
+    store = open_store(db)
+    if store.root is not None:
+        print(
+            f"store gc: the folder store {store.url} keeps each output under its task's name (a re-run "
+            "overwrites it), not as blobs by checksum: it has nothing to sweep"
+        )
     verb = "would be deleted" if args.dry_run else "deleted"
-    for what, blobs in (("unnamed", swept.unnamed), ("damaged", swept.damaged)):
-        for sha, size in sorted(blobs.items()):
-            print(f"{what} blob {sha} ({size} bytes) {verb}")
-    print(
-        f"{plural(len(swept.unnamed), 'unnamed blob')} and {plural(len(swept.damaged), 'damaged blob')} {verb}"
-        + (" (dry run: nothing deleted)" if args.dry_run else "")
-    )
+    for swept_store in swept_stores(db, store):
+        swept = sweep(
+            db, swept_store, grace_s=args.grace_hours * 3600, dry_run=args.dry_run, verify=args.verify or None
+        )
+        for what, blobs in (("unnamed", swept.unnamed), ("damaged", swept.damaged)):
+            for sha, size in sorted(blobs.items()):
+                print(f"{what} blob {sha} ({size} bytes) {verb}")
+        print(
+            f"{plural(len(swept.unnamed), 'unnamed blob')} and {plural(len(swept.damaged), 'damaged blob')} {verb} "
+            f"from {'the database' if swept_store.url == DATABASE_URL else swept_store.url}"
+            + (" (dry run: nothing deleted)" if args.dry_run else "")
+        )
     return 0
 
 

@@ -13,11 +13,14 @@ from collections.abc import Mapping
 import tempfile
 from functools import partial
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline_kit.errors import GenerationError
 from pipeline_kit.store import Holder, Stored, side_name
 from pipeline_kit.store.cache import Cache, file_digest
+
+if TYPE_CHECKING:
+    from pipeline_kit.store.gc import Listed
 
 
 class BlobStore:
@@ -25,6 +28,7 @@ class BlobStore:
 
     url = ""
     root = None  # its files are not in a folder of this PC
+    verify_by_default = False  # whether `store gc` checks every blob unasked (cheap to read back)
 
     def __init__(self, cache: Path) -> None:
         self.cache = Cache(cache)
@@ -45,6 +49,14 @@ class BlobStore:
 
     def get(self, sha256: str, target: Path) -> None:
         """Write blob `sha256` to `target`; StoreUnavailable if it is not (wholly) there."""
+        raise NotImplementedError
+
+    def listed(self, grace_s: float) -> list[Listed]:
+        """Every blob stored, `old` once past `grace_s` by the store's own clock (for `store gc`)."""
+        raise NotImplementedError
+
+    def remove(self, blob: Listed) -> bool:
+        """Delete a listed blob unless it was stored again since; whether it was deleted."""
         raise NotImplementedError
 
     def intact(self, sha256: str) -> bool:

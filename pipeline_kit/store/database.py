@@ -5,14 +5,13 @@ small enough for PostgreSQL's vacuum), all chunks and then the blob row in one t
 blob row means a whole blob, a killed writer leaves nothing. Two writers of one blob race on the
 primary key; the loser finds it stored and is done. A blob found stored is trusted only once it
 hashes to its checksum (a row planted ahead of a deterministic output is replaced, not reused).
-`sweep` deletes blobs no task row or attempt names, once they have lain unnamed for a grace
-period (a blob found already stored is stamped again, so a publish that reuses an old orphan is
-never swept under it), and blobs that do not match their checksum.
+`store gc` (store/gc.py) lists the blobs aged by stored_at, which a blob found already stored is
+stamped again with, and deletes one only if its stamp is still the one listed: a publish that
+reuses an old orphan is never swept under it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -21,10 +20,10 @@ from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import store_blobs, store_chunks
 from pipeline_kit.db.sqltime import db_now, now_plus
-from pipeline_kit.engine.queries import named_checksums
 from pipeline_kit.errors import GenerationError
 from pipeline_kit.store import DATABASE_URL, Holder
 from pipeline_kit.store.blobs import BlobStore
+from pipeline_kit.store.gc import Listed
 
 CHUNK = 1 << 20  # 1 MiB
 
@@ -33,6 +32,7 @@ class DatabaseStore(BlobStore):
     """Blobs in store_blobs / store_chunks of the task database."""
 
     url = DATABASE_URL
+    verify_by_default = True  # reading a blob back is a query: `store gc` checks every one
 
     def __init__(self, db: Database, cache: Path) -> None:
         super().__init__(cache)
@@ -111,39 +111,25 @@ class DatabaseStore(BlobStore):
                         )
                     fh.write(data)
 
+    def listed(self, grace_s: float) -> list[Listed]:
+        """Every blob, past `grace_s` since it was stored or last found stored (database clock)."""
+        with self.db.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(
+                    store_blobs.c.sha256,
+                    store_blobs.c.size,
+                    store_blobs.c.stored_at < now_plus(-grace_s),
+                    store_blobs.c.stored_at,
+                )
+            ).all()
+        return [Listed(sha, size, bool(old), at) for sha, size, old, at in rows]
 
-@dataclass(frozen=True)
-class Sweep:
-    """What a `store gc` deletes (or, dry, would): blobs nothing names that lay past the grace
-    period, and blobs that do not match their checksum (unreadable, so a publish may store them
-    again); checksums, with the bytes they hold."""
-
-    unnamed: dict[str, int]
-    damaged: dict[str, int]
-
-
-def sweep(db: Database, *, grace_s: float, dry_run: bool = False) -> Sweep:
-    """Delete the blobs no task row, side file or attempt names and nobody stored for `grace_s`,
-    and those that do not hash to their checksum (read and checked one by one)."""
-    store = DatabaseStore(db, Path())
-    with db.engine.connect() as conn:
-        named = named_checksums(conn)
-        stored = conn.execute(
-            sa.select(
-                store_blobs.c.sha256,
-                store_blobs.c.size,
-                store_blobs.c.stored_at,
-                store_blobs.c.stored_at < now_plus(-grace_s),
-            )
-        ).all()
-    damaged = {sha: (size, at) for sha, size, at, _ in stored if not store.intact(sha)}
-    unnamed = {sha: (size, at) for sha, size, at, old in stored if old and sha not in named and sha not in damaged}
-    if not dry_run:
-        for sha, (_, at) in [*damaged.items(), *unnamed.items()]:
-            with db.engine.begin() as conn:  # the row first: a blob without its row is never read
-                # only as it was seen: a publish since (which stamps or replaces it) keeps it
-                if conn.execute(
-                    sa.delete(store_blobs).where(store_blobs.c.sha256 == sha, store_blobs.c.stored_at <= at)
-                ).rowcount:
-                    conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == sha))
-    return Sweep({s: v[0] for s, v in unnamed.items()}, {s: v[0] for s, v in damaged.items()})
+    def remove(self, blob: Listed) -> bool:
+        with self.db.engine.begin() as conn:  # the row first: a blob without its row is never read
+            # only as it was listed: a publish since (which stamps or replaces it) keeps it
+            if not conn.execute(
+                sa.delete(store_blobs).where(store_blobs.c.sha256 == blob.sha256, store_blobs.c.stored_at <= blob.seen)
+            ).rowcount:
+                return False
+            conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == blob.sha256))
+        return True

@@ -5,11 +5,18 @@ comes from PIPELINE_KIT_S3_ENDPOINT (else boto3's own AWS_ENDPOINT_URL), keys an
 boto3's usual environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION). A
 server that does not answer, or answers 5xx, is StoreUnavailable: the worker pauses and retries;
 keys it refuses (403) and a missing bucket are BadInput: one line saying what to fix.
+`store gc` (store/gc.py) lists PREFIX/blobs/ page by page, ages each object by its LastModified
+against the server's own clock (the Date of its answer), and deletes one only if its
+LastModified is still the one listed (a publish that found it stored, which refreshes it, or
+replaced it since keeps it).
 """
 
 from __future__ import annotations
 
 import os
+import re
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -17,14 +24,18 @@ from urllib.parse import urlparse
 from pipeline_kit.errors import BadInput, GenerationError, StoreUnavailable
 from pipeline_kit.store import Holder
 from pipeline_kit.store.blobs import BlobStore
+from pipeline_kit.store.gc import Listed
 
 ENDPOINT_VAR = "PIPELINE_KIT_S3_ENDPOINT"
 # What S3 answers for keys it does not accept: a configuration to fix, not an outage to wait out.
 REFUSED = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken")
+BLOB_KEY = re.compile(r"([0-9a-f]{2})/([0-9a-f]{64})")  # AB/SHA256 under PREFIX/blobs/, AB its first two
 
 
 class S3Store(BlobStore):
     """Blobs as objects in one bucket under a prefix."""
+
+    verify_by_default = False  # checking an object means downloading it: `store gc --verify`
 
     def __init__(self, url: str, cache: Path) -> None:
         super().__init__(cache)
@@ -61,11 +72,54 @@ class S3Store(BlobStore):
     def key(self, sha256: str) -> str:
         return "/".join(p for p in (self.prefix, "blobs", sha256[:2], sha256) if p)
 
+    def listed(self, grace_s: float) -> list[Listed]:
+        """Every blob object under PREFIX/blobs/ (keys of another shape are not ours to judge),
+        past `grace_s` since its LastModified by the server's clock."""
+        blobs = "/".join(p for p in (self.prefix, "blobs") if p) + "/"
+        pages: list[dict[str, Any]] = []
+        _call(
+            "listing the blobs",
+            lambda: pages.extend(
+                self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=blobs)
+            ),
+        )
+        found = []
+        for page in pages:
+            cutoff = server_time(page) - timedelta(seconds=grace_s)
+            for obj in page.get("Contents", ()):
+                key = BLOB_KEY.fullmatch(obj["Key"][len(blobs) :])
+                if key and key[2].startswith(key[1]):
+                    found.append(Listed(key[2], obj["Size"], obj["LastModified"] < cutoff, obj["LastModified"]))
+        return found
+
+    def remove(self, blob: Listed) -> bool:
+        head: list[dict[str, Any]] = []
+        key = self.key(blob.sha256)
+        if not _call(
+            f"checking blob {blob.sha256[:12]}",
+            lambda: head.append(self.client.head_object(Bucket=self.bucket, Key=key)),
+        ):
+            return False
+        # stored again since it was listed? (a listing may give milliseconds, a HEAD whole seconds)
+        if head[0]["LastModified"].replace(microsecond=0) != blob.seen.replace(microsecond=0):
+            return False
+        return _call(f"deleting blob {blob.sha256[:12]}", self.client.delete_object, Bucket=self.bucket, Key=key)
+
     def drop_damaged(self, sha256: str) -> None:
         """Nothing to take away: the next put replaces the object."""
 
     def has(self, sha256: str, lease: Holder = None) -> bool:
-        return _call(f"checking blob {sha256[:12]}", self.client.head_object, Bucket=self.bucket, Key=self.key(sha256))
+        """Whether the object is there; one that is, is copied onto itself (server-side) so its
+        LastModified is now: a gc that listed it as an old orphan leaves it to the publish reusing it."""
+        key = self.key(sha256)
+        return _call(
+            f"checking blob {sha256[:12]}",
+            self.client.copy_object,
+            Bucket=self.bucket,
+            Key=key,
+            CopySource={"Bucket": self.bucket, "Key": key},
+            MetadataDirective="REPLACE",
+        )
 
     def put(self, sha256: str, size: int, source: Path, lease: Holder = None) -> None:
         _call(f"uploading {source.name}", self.client.upload_file, str(source), self.bucket, self.key(sha256))
@@ -77,6 +131,11 @@ class S3Store(BlobStore):
             raise GenerationError(
                 f"blob {sha256[:12]} is not in {self.url}", error_kind="missing_input", retryable=True
             )
+
+
+def server_time(answer: dict[str, Any]) -> datetime:
+    """The server's clock when it answered (its Date header), so ages do not depend on this PC's."""
+    return parsedate_to_datetime(answer["ResponseMetadata"]["HTTPHeaders"]["date"])
 
 
 def _call(what: str, fn: Any, *args: Any, **kwargs: Any) -> bool:

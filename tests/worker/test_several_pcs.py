@@ -20,7 +20,8 @@ from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, books, store_blobs, tasks
 from pipeline_kit.engine import TaskSpec, enqueue
 from pipeline_kit.errors import GenerationError, StoreUnavailable
-from pipeline_kit.store.database import DatabaseStore, sweep
+from pipeline_kit.store.database import DatabaseStore
+from pipeline_kit.store.gc import sweep
 from pipeline_kit.store.export import export_book
 from pipeline_kit.store.s3 import S3Store
 from pipeline_kit.worker.outputs import file_digest
@@ -118,9 +119,13 @@ def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: D
     assert done.returncode == 0, done.stderr
     exported = list((tmp_path / "c" / "out").rglob("*.json"))
     assert len(exported) == 1 and json.loads(exported[0].read_text())["backend"] == "sleep:0"
-    assert not sweep(db, grace_s=3600).unnamed  # too fresh: a publish may be about to name it
+    assert not sweep(
+        db, DatabaseStore(db, tmp_path), grace_s=3600
+    ).unnamed  # too fresh: a publish may be about to name it
     orphan = (blobs - {row["result"]["sha256"]}).pop()
-    assert list(sweep(db, grace_s=0).unnamed) == [orphan]  # A's attempt was lost: it names nothing now
+    assert list(sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed) == [
+        orphan
+    ]  # A's attempt was lost: it names nothing now
     with db.engine.connect() as conn:
         assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == {row["result"]["sha256"]}
 

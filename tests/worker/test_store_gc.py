@@ -15,7 +15,8 @@ from pipeline_kit.cli import main
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, books, store_blobs, store_chunks, tasks
 from pipeline_kit.engine import TaskSpec, enqueue
-from pipeline_kit.store.database import DatabaseStore, sweep
+from pipeline_kit.store.database import DatabaseStore
+from pipeline_kit.store.gc import sweep
 from pipeline_kit.store.s3 import S3Store
 from pipeline_kit.worker.outputs import file_digest
 from pipeline_kit.worker.runtime import WorkerConfig, run_worker
@@ -72,7 +73,7 @@ def test_gc_keeps_a_frame_whose_task_row_was_rewritten(db: Database, tmp_path: P
     url = db.engine.url.render_as_string(hide_password=False)
     assert main(["--db", url, "store", "gc", "--grace-hours", "0", "--dry-run"]) == 0
     assert _blobs(db) == {real, rows["t2"]["result"]["sha256"], junk, "f" * 64}  # nothing deleted
-    swept = sweep(db, grace_s=0)
+    swept = sweep(db, DatabaseStore(db, tmp_path), grace_s=0)
     assert set(swept.unnamed) == {junk} and set(swept.damaged) == {"f" * 64}
     assert _blobs(db) == {real, rows["t2"]["result"]["sha256"]}
     assert file_digest(DatabaseStore(db, tmp_path / "c").fetch("x.json", {"sha256": real}))[1] == real
@@ -111,7 +112,7 @@ def test_a_publish_under_way_is_never_swept(db: Database, tmp_path: Path) -> Non
     DatabaseStore(db, tmp_path / "c").publish("outputs/t1.png", made, {})
     with db.engine.begin() as conn:
         conn.execute(sa.update(store_blobs).values(stored_at=LONG_AGO))
-    assert not sweep(db, grace_s=0).unnamed and _blobs(db) == {sha}
+    assert not sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed and _blobs(db) == {sha}
     with db.engine.connect() as conn:
         assert conn.execute(sa.select(attempts.c.output_blobs)).scalar() == sha
 
