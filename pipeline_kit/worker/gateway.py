@@ -1,9 +1,11 @@
 """The engine as one worker sees it: each operation it uses, typed, and retried while the database is away.
 
-A worker never calls the engine bare: every method here runs its engine function through the
-worker's `Reconnecting` (reconnect.py), under the label its lines say ("database unreachable
-during claim"), with the worker's database and id filled in. The store's calls go through the
-same `Reconnecting` where they are made (task_run.py).
+The loop, a task's run and the provider outages reach the engine only here: every method runs its
+engine function through the worker's `Reconnecting` (reconnect.py), under the label its lines say
+("database unreachable during claim"), with the worker's database and id filled in. (The heartbeat
+thread keeps its own once-a-minute error line instead, and the lane check at start and the last
+row write at exit are not waited for.) The store's calls go through the
+same `Reconnecting` where they are made (runtime.py opens the store, task_run.py uses it).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class EngineGateway:
     def reclaim_expired(self) -> list[Reclaimed]:
         return self._retry("watchdog", engine.reclaim_expired, self.db, by=self.worker_id)
 
-    def flush(self, spool: Spool) -> dict[str, Ack]:
+    def flush_spool(self, spool: Spool) -> dict[str, Ack]:
         """Submit the completions `spool` kept while the database was away."""
         return self._retry("spool", spool.flush, self.db, self.worker_id)
 

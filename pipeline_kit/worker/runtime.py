@@ -384,7 +384,7 @@ class Worker:
 
     def _flush_spool(self) -> None:
         if self.spool.pending():
-            acks = self.engine.flush(self.spool)
+            acks = self.engine.flush_spool(self.spool)
             self.summary.counts.update(TaskEnd.of_spooled(a) for a in acks.values())
 
     def install_signal_handlers(self) -> None:
