@@ -18,12 +18,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from pipeline_kit.db.connect import Database
-from pipeline_kit.engine.outages import DEFAULT_QUORUM, Outage, alert_paused, fleet_down, vote_down, vote_up
+from pipeline_kit.engine.outages import DEFAULT_QUORUM, Outage
 from pipeline_kit.errors import GenerationError
 from pipeline_kit.plural import plural
+from pipeline_kit.worker.gateway import EngineGateway
 
 VOTE_MARGIN_S = 30.0  # a vote outlives the next probe by this much: a dead worker's lapses soon after
 
@@ -159,25 +157,25 @@ class Outages:
     """A worker's providers that are down, and what it does about them: pauses and probes of its
     own (`pauses`), its votes, and the pauses of the fleet, re-read every `ttl_s`.
 
-    `call(fn, what)` runs a database call through the worker's reconnect loop, `backends()` gives
-    the worker's backends by provider, `nudge()` has its row written soon (it was paused or resumed).
+    `engine` is the worker's engine gateway (each call retried while the database is away),
+    `backends()` gives the worker's backends by provider, `nudge()` has its row written soon (it
+    was paused or resumed).
     """
 
     def __init__(
         self,
-        db: Database,
+        engine: EngineGateway,
         worker_id: str,
         *,
         backoff: Backoff,
         quorum: int = DEFAULT_QUORUM,
-        call: Callable[[Callable[[], Any], str], Any],
         backends: Callable[[], Mapping[str, object]],
         nudge: Callable[[], None],
         ttl_s: float = 2.0,
     ) -> None:
-        self.db, self.worker_id, self.quorum, self.ttl_s = db, worker_id, quorum, ttl_s
+        self.engine, self.worker_id, self.quorum, self.ttl_s = engine, worker_id, quorum, ttl_s
         self.pauses = ProviderPauses(worker_id, backoff)
-        self._call, self._backends, self._nudge = call, backends, nudge
+        self._backends, self._nudge = backends, nudge
         self._down: dict[str, Outage] = {}
         self._read_at = -1e9
         self._fleet: set[str] = set()  # this worker's providers the fleet has paused
@@ -192,7 +190,7 @@ class Outages:
         """A call got through to `who`: if it was paused here, resume it and withdraw the vote."""
         away = self.pauses.reached(who)
         if away is not None:
-            self._call(lambda: vote_up(self.db, who, self.worker_id, away_s=away), "provider back")
+            self.engine.vote_up(who, away_s=away)
             self._read_at = -1e9
             self._nudge()
 
@@ -218,7 +216,7 @@ class Outages:
         """The providers whose kinds the worker must not claim now: paused here or for the fleet
         (a line when a fleet pause of one of its providers begins, one when it ends)."""
         if time.monotonic() - self._read_at > self.ttl_s:
-            self._down = self._call(lambda: fleet_down(self.db, self.quorum), "provider outages")
+            self._down = self.engine.fleet_down(self.quorum)
             self._read_at = time.monotonic()
         mine = self._backends()
         self._say_fleet({who: o.workers for who, o in self._down.items() if who in mine})
@@ -237,25 +235,12 @@ class Outages:
             self._nudge()
         if not pause.shared:
             if new:
-                self._call(
-                    lambda: alert_paused(self.db, pause.provider, self.worker_id, pause.reason, task_id=task_id),
-                    "alert",
-                )
+                self.engine.alert_paused(pause.provider, pause.reason, task_id=task_id)
             return
         hold_s = self.pauses.hold_s(pause)
         with self._voting:
-            self._call(
-                lambda: vote_down(
-                    self.db,
-                    pause.provider,
-                    self.worker_id,
-                    pause.reason,
-                    hold_s=hold_s,
-                    quorum=self.quorum,
-                    task_id=task_id,
-                    new=new,
-                ),
-                "provider outage",
+            self.engine.vote_down(
+                pause.provider, pause.reason, hold_s=hold_s, quorum=self.quorum, task_id=task_id, new=new
             )
         self._read_at = -1e9
 

@@ -2,6 +2,8 @@
 
 The schedule starts again from the first step for every call, so it resets after a success.
 A worker gives up (DatabaseUnavailable, exit 1) only after `max_outage_s` without an answer.
+`Reconnecting` is the policy bound to one worker's stop event and pause note: the one place its
+engine gateway (gateway.py) and its store calls go through.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from pipeline_kit.errors import DatabaseUnavailable, StoreUnavailable
 
 T = TypeVar("T")
+P = ParamSpec("P")
 SCHEDULE = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
@@ -84,3 +87,16 @@ class Reconnect:
                     raise DatabaseUnavailable(f"stopped while the {away} was away during {what}") from None
                 if stop is None:
                     time.sleep(delay)
+
+
+@dataclass(frozen=True)
+class Reconnecting:
+    """A worker's reconnect policy bound to its stop event and pause note: `self(what, fn, ...)`
+    runs `fn(...)` through `Reconnect.call`, `what` naming the call in the lines it writes."""
+
+    policy: Reconnect
+    stop: threading.Event
+    paused: Callable[[str | None], None]
+
+    def __call__(self, what: str, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self.policy.call(lambda: fn(*args, **kwargs), what=what, stop=self.stop, paused=self.paused)

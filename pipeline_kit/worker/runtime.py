@@ -34,11 +34,12 @@ from pipeline_kit.engine.outages import DEFAULT_QUORUM
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError
 from pipeline_kit.faults import fault
 from pipeline_kit.store import open_store
+from pipeline_kit.worker.gateway import EngineGateway
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.inflight import InFlight
 from pipeline_kit.worker.outages import Backoff, Outages
 from pipeline_kit.worker.progress import Progress, progress
-from pipeline_kit.worker.reconnect import Reconnect
+from pipeline_kit.worker.reconnect import Reconnect, Reconnecting
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.task_end import TaskEnd
 from pipeline_kit.worker.task_run import Shared, TaskRun
@@ -140,12 +141,14 @@ class Worker:
         self.stop_event = threading.Event()
         self.waiter = Waiter(db, self.stop_event)
         self.summary = Summary(cfg.worker_id)
+        # every database and store call waits out an outage, until a stop
+        self.retry = Reconnecting(cfg.reconnect, self.stop_event, self._store_paused)
+        self.engine = EngineGateway(db, cfg.worker_id, self.retry)
         self.outages = Outages(
-            db,
+            self.engine,
             cfg.worker_id,
             backoff=cfg.provider_backoff,
             quorum=cfg.fleet_quorum,
-            call=self.db_call,
             backends=self._backends,
             nudge=lambda: self.heartbeat.nudge(),
         )
@@ -169,18 +172,17 @@ class Worker:
     def run(self) -> Summary:
         started = time.monotonic()
         engine.require_lanes(self.db, list(self.cfg.lanes))
-        waiting = self.db_call(lambda: engine.open_kinds(self.db, self.cfg.lanes), "kinds waiting")
+        waiting = self.engine.open_kinds(self.cfg.lanes)
         self.router.check({k: lane for k, lane in waiting.items() if k not in LOCAL_KINDS})
-        store = self.db_call(
-            lambda: open_store(
-                self.db,
-                override=self.cfg.store,
-                cache=self.cfg.cache or (self.cfg.outputs or REMOTE_MADE).parent / "cache",
-            ),
+        store = self.retry(
             "store",
+            open_store,
+            self.db,
+            override=self.cfg.store,
+            cache=self.cfg.cache or (self.cfg.outputs or REMOTE_MADE).parent / "cache",
         )
         shared = Shared(
-            db=self.db,
+            engine=self.engine,
             cfg=self.cfg,
             store=store,
             made_in=self.cfg.outputs or (store.root / "outputs" if store.root else REMOTE_MADE),
@@ -188,20 +190,12 @@ class Worker:
             outages=self.outages,
             spool=self.spool,
             claiming=self._claiming,
-            call=self.db_call,
+            retry=self.retry,
             backend_for=self._backend_for,
             add_cost=self._add_cost,
         )
-        self.db_call(
-            lambda: engine.register_worker(
-                self.db,
-                self.cfg.worker_id,
-                lanes=list(self.cfg.lanes),
-                uid=self.cfg.uid,
-                backend=self.router.routing.names()[:64],
-                lease_s=self.cfg.lease_s,
-            ),
-            "register",
+        self.engine.register(
+            self.cfg.lanes, uid=self.cfg.uid, backend=self.router.routing.names()[:64], lease_s=self.cfg.lease_s
         )
         self._warn_missing_font()
         self._flush_spool()
@@ -256,30 +250,20 @@ class Worker:
                 tally(self.flight.finished(timeout=self.cfg.poll_s))
                 continue
             with self._claiming:
-                leases = self.db_call(
-                    lambda: engine.claim(
-                        self.db,
-                        self.cfg.worker_id,
-                        self.cfg.lanes,
-                        limit=want,
-                        lease_s=self.cfg.lease_s,
-                        cache=self.lane_cache,
-                        skip_kinds=self._held_kinds(),
-                    ),
-                    "claim",
+                leases = self.engine.claim(
+                    self.cfg.lanes,
+                    limit=want,
+                    lease_s=self.cfg.lease_s,
+                    cache=self.lane_cache,
+                    skip_kinds=self._held_kinds(),
                 )
             if not leases:
                 if len(self.flight):  # nothing to claim yet: look again when a job ends, or soon
                     tally(self.flight.finished(timeout=self.cfg.poll_s * random.uniform(0.8, 1.2)))
                     continue
-                if (
-                    self.cfg.until_empty
-                    and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes), "open work") == 0
-                ):
-                    self.summary.waiting = self.db_call(
-                        lambda: engine.pending_elsewhere(self.db, self.cfg.lanes), "other lanes"
-                    )
-                    self.summary.awaiting_review = self.db_call(lambda: engine.review_count(self.db), "review count")
+                if self.cfg.until_empty and self.engine.open_work(self.cfg.lanes) == 0:
+                    self.summary.waiting = self.engine.pending_elsewhere(self.cfg.lanes)
+                    self.summary.awaiting_review = self.engine.review_count()
                     return "empty"
                 self._say_idle(bar)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
@@ -325,8 +309,8 @@ class Worker:
         if bar.disable or time.monotonic() - self._idle_checked < IDLE_CHECK_S:
             return
         self._idle_checked = time.monotonic()
-        waiting = self.db_call(lambda: engine.review_count(self.db), "review count")
-        only_review = waiting and self.db_call(lambda: engine.open_work(self.db, self.cfg.lanes), "open work") == 0
+        waiting = self.engine.review_count()
+        only_review = waiting and self.engine.open_work(self.cfg.lanes) == 0
         paused = self._paused_note()
         self._idle_said = (
             f"waiting: {waiting} frames need review"
@@ -383,33 +367,25 @@ class Worker:
     def _release(self, leases: list[Lease]) -> None:
         for lease in leases:
             self.heartbeat.drop(lease.task_id)
-        released = self.db_call(
-            lambda: engine.release_many(
-                self.db, {held.task_id: held.token for held in leases}, worker_id=self.cfg.worker_id
-            ),
-            "release",
-        )
+        released = self.engine.release(leases, why="on shutdown")
         self.summary.counts[TaskEnd.RELEASED] += len(released)
 
     def _maybe_watchdog(self) -> None:
         if time.monotonic() - self._last_watchdog < self.cfg.watchdog_every_s:
             return
         self._last_watchdog = time.monotonic()
-        reclaimed = self.db_call(lambda: engine.reclaim_expired(self.db, by=self.cfg.worker_id), "watchdog")
+        reclaimed = self.engine.reclaim_expired()
         self.summary.reclaimed += len(reclaimed)
 
     def _warn_missing_font(self) -> None:
         """Say once, at start, when waiting books' Chinese or Japanese text would draw as boxes."""
         if any(getattr(b, "draws_text", False) for b in self.router.built()):
-            fonts.warn_missing(self.db_call(lambda: engine.open_book_langs(self.db), "book languages"))
+            fonts.warn_missing(self.engine.open_book_langs())
 
     def _flush_spool(self) -> None:
         if self.spool.pending():
-            acks = self.db_call(lambda: self.spool.flush(self.db, self.cfg.worker_id), "spool")
+            acks = self.engine.flush_spool(self.spool)
             self.summary.counts.update(TaskEnd.of_spooled(a) for a in acks.values())
-
-    def db_call(self, fn: Any, what: str) -> Any:
-        return self.cfg.reconnect.call(fn, what=what, stop=self.stop_event, paused=self._store_paused)
 
     def install_signal_handlers(self) -> None:
         """SIGTERM/SIGINT: finish the current call, release the rest, exit cleanly."""

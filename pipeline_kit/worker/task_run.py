@@ -18,20 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline_kit import engine, kinds, thumbnail
+from pipeline_kit import kinds, thumbnail
 from pipeline_kit.backends import Backend, Job, Output
 from pipeline_kit.backends.base import provider, quote
 from pipeline_kit.backends.classify import classify
 from pipeline_kit.backends.direction import directed
-from pipeline_kit.db.connect import Database
-from pipeline_kit.engine import Ack, Completion, Lease
-from pipeline_kit.engine.operator import was_canceled
+from pipeline_kit.engine import Ack, Completion, Lease, Status
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError, StoreUnavailable
 from pipeline_kit.faults import fault
 from pipeline_kit.store import Store, Stored
+from pipeline_kit.worker.gateway import EngineGateway
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.outages import Outages
 from pipeline_kit.worker.outputs import OutputPaths, file_digest, params_hash
+from pipeline_kit.worker.reconnect import Reconnecting
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.task_end import TaskEnd
 
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the loop's settings; runtime.py imports this module
 class Shared:
     """What every task run of one worker shares: built by the worker once its store is open."""
 
-    db: Database
+    engine: EngineGateway  # the engine's calls, retried while the database is away
     cfg: WorkerConfig
     store: Store
     made_in: Path  # where outputs are made before publishing
@@ -51,7 +51,7 @@ class Shared:
     outages: Outages
     spool: Spool
     claiming: threading.Lock  # held by a claim; a turned-away call pauses its provider under it
-    call: Callable[[Callable[[], Any], str], Any]  # a database or store call, retried while it is away
+    retry: Reconnecting  # a store call, retried while the store is away
     backend_for: Callable[[str], Backend]  # the backend that makes a kind on this worker
     add_cost: Callable[[float], None]  # adds to the worker's summary
 
@@ -70,33 +70,23 @@ class _Context:
         self._shared.heartbeat.set_stage(self._lease.task_id, name)
 
     def remember_remote_job(self, job_id: str) -> None:
-        self._shared.call(
-            lambda: engine.record_remote_job(self._shared.db, self._lease.task_id, self._lease.token, job_id),
-            "remote job id",
-        )
+        self._shared.engine.record_remote_job(self._lease, job_id)
 
     def canceled(self) -> bool:
         """Whether an operator canceled the task: its lease was fenced and its status says so."""
         shared, lease = self._shared, self._lease
-        return shared.heartbeat.is_fenced(lease.task_id, lease.token) and shared.call(
-            lambda: was_canceled(shared.db, lease.task_id), "canceled?"
-        )
+        return shared.heartbeat.is_fenced(lease.task_id, lease.token) and shared.engine.was_canceled(lease.task_id)
 
     def recall(self, key: str) -> dict[str, Any] | None:
-        return self._shared.call(lambda: engine.recall_answer(self._shared.db, key), "answer cache")
+        return self._shared.engine.recall_answer(key)
 
     def remember(self, key: str, record: Mapping[str, Any]) -> None:
         """Keep the answer, and book what the task's calls have cost so far on the attempt, so a
         kill before the task returns leaves no paid call unbooked (its return books the total)."""
-        shared, db, lease = self._shared, self._shared.db, self._lease
-        shared.call(
-            lambda: engine.remember_answer(db, key, dict(record), lease=(lease.task_id, lease.token)), "answer cache"
-        )
+        gateway, lease = self._shared.engine, self._lease
+        gateway.remember_answer(key, record, lease)
         self._spent += float(record.get("cost") or 0.0)
-        shared.call(
-            lambda: engine.record_cost(db, lease.task_id, lease.token, self._spent, model=record.get("model")),
-            "book cost",
-        )
+        gateway.book_cost(lease, self._spent, model=record.get("model"))
 
 
 class TaskRun:
@@ -144,7 +134,7 @@ class TaskRun:
         name = params.get("director")
         if not name:
             return params
-        made = shared.call(lambda: engine.dependency_outputs(shared.db, lease.task_id), "director")
+        made = shared.engine.dependency_outputs(lease.task_id, reading="director")
         return directed(params, lease.kind, made[name].result) if name in made else params
 
     def _generate(self, backend: Backend, paths: OutputPaths, params: dict[str, Any], key: str) -> Output:
@@ -157,7 +147,7 @@ class TaskRun:
                 model=reused.get("model"),
                 result={**reused.get("result", {}), "reused": True},
             )
-        shared.call(lambda: self._make_room(paths), "publishing")
+        shared.retry("publishing", self._make_room, paths)
         job = Job(
             task_id=lease.task_id,
             kind=lease.kind,
@@ -170,17 +160,14 @@ class TaskRun:
         shared.heartbeat.set_stage(lease.task_id, "generating")
         price = quote(backend, job)
         if price:  # booked before the call: a crash during it must not leave a paid call unbooked
-            shared.call(lambda: engine.record_cost(shared.db, lease.task_id, lease.token, price), "book cost")
+            shared.engine.book_cost(lease, price)
         self.in_call = True
         out = backend.run(job, _Context(shared, lease))
         self.in_call = False
         shared.outages.reached(provider(backend))
         fault("after_call")
         if out.cost or price:  # what the call really cost replaces the booking
-            shared.call(
-                lambda: engine.record_cost(shared.db, lease.task_id, lease.token, out.cost, model=out.model),
-                "record cost",
-            )
+            shared.engine.record_cost(lease, out.cost, model=out.model)
             shared.add_cost(out.cost)
         fault("after_cost")
         if out.path is not None:
@@ -202,12 +189,12 @@ class TaskRun:
     def _inputs(self) -> dict[str, Path]:
         """The dependencies' outputs as local paths, fetched through the store (cached by checksum)."""
         shared, store = self.shared, self.shared.store
-        made = shared.call(lambda: engine.dependency_outputs(shared.db, self.lease.task_id), "inputs")
+        made = shared.engine.dependency_outputs(self.lease.task_id, reading="inputs")
         local: dict[str, Path] = {}
         for key, produced in made.items():
             if produced.output_path not in local:
-                local[produced.output_path] = shared.call(
-                    lambda p=produced: store.fetch(p.output_path, p.result), f"fetching {key}"
+                local[produced.output_path] = shared.retry(
+                    f"fetching {key}", store.fetch, produced.output_path, produced.result
                 )
         return {key: local[produced.output_path] for key, produced in made.items()}
 
@@ -223,24 +210,14 @@ class TaskRun:
     def _finish(self, paths: OutputPaths, out: Output) -> TaskEnd:
         shared, lease = self.shared, self.lease
         shared.heartbeat.set_stage(lease.task_id, "finalizing")
-        still_ours = shared.call(
-            lambda: engine.heartbeat(
-                shared.db,
-                lease.task_id,
-                lease.token,
-                lease_s=shared.cfg.lease_s,
-                stage="finalizing",
-                worker_id=shared.cfg.worker_id,
-            ),
-            "renew",
-        )
+        still_ours = shared.engine.renew(lease, lease_s=shared.cfg.lease_s, stage="finalizing")
         if still_ours is not Ack.ACCEPTED or shared.heartbeat.is_fenced(lease.task_id, lease.token):
             shared.heartbeat.drop(lease.task_id)
             return TaskEnd.FENCED
         stored: Stored | None = None
         if out.path is not None:
             store, sides, target = shared.store, paths.ready_sides(), paths.name
-            owner = shared.call(lambda: engine.output_owner(shared.db, target, lease.task_id), "output owner")
+            owner = shared.engine.output_owner(target, lease.task_id)
             if owner is not None:  # never replace another task's file: say so and keep ours
                 return self._failed(
                     GenerationError(
@@ -250,11 +227,10 @@ class TaskRun:
                     ),
                 )
             shas = [file_digest(p)[1] for p in (paths.ready, *sides.values()) if p.is_file()]
-            shared.call(lambda: engine.name_blobs(shared.db, lease.task_id, lease.token, shas), "naming blobs")
+            shared.engine.name_blobs(lease, shas)
             try:
-                stored = shared.call(
-                    lambda: store.publish(paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)),
-                    "publishing",
+                stored = shared.retry(
+                    "publishing", store.publish, paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)
                 )
             except FileNotFoundError:  # woke too late: the new owner already took the .ready file
                 shared.heartbeat.drop(lease.task_id)
@@ -287,9 +263,7 @@ class TaskRun:
         it, so it is submitted later from the spool."""
         shared = self.shared
         try:
-            ack = shared.call(
-                lambda: engine.complete(shared.db, completion, worker_id=shared.cfg.worker_id), "complete"
-            )
+            ack = shared.engine.complete(completion)
         except DatabaseUnavailable:
             shared.spool.put(completion)
             return TaskEnd.SPOOLED
@@ -310,42 +284,26 @@ class TaskRun:
         # A failed call's own cost (0 if the provider never billed it) replaces any booking; a
         # failure after the call returned keeps the cost already recorded.
         cost = exc.cost if self.in_call else None
-        ack, status = shared.call(
-            lambda: engine.fail(
-                shared.db,
-                lease.task_id,
-                lease.token,
-                error=str(exc),
-                error_kind=exc.error_kind,
-                retryable=exc.retryable,
-                retry_after=exc.retry_after,
-                cost=cost,
-                worker_id=shared.cfg.worker_id,
-            ),
-            "fail",
+        ack, status = shared.engine.fail(
+            lease,
+            error=str(exc),
+            error_kind=exc.error_kind,
+            retryable=exc.retryable,
+            retry_after=exc.retry_after,
+            cost=cost,
         )
         if ack is Ack.FENCED:
             return TaskEnd.FENCED
-        return TaskEnd.RETRIED if status is engine.Status.PENDING else TaskEnd.FAILED
+        return TaskEnd.RETRIED if status is Status.PENDING else TaskEnd.FAILED
 
     def _pause_lane(self, exc: GenerationError) -> TaskEnd:
         """The provider's quota is used up or its account unpaid: no task is at fault and every
         call would fail alike. Give the task back unspent, pause its lane fleet-wide, alert."""
         shared, lease = self.shared, self.lease
         if self.in_call:  # the refused call cost what the provider says (nothing), not the quote
-            shared.call(lambda: engine.record_cost(shared.db, lease.task_id, lease.token, exc.cost), "record cost")
-        shared.call(
-            lambda: engine.release_many(
-                shared.db, {lease.task_id: lease.token}, worker_id=shared.cfg.worker_id, why=str(exc)
-            ),
-            "release",
-        )
-        shared.call(
-            lambda: engine.pause_with_alert(
-                shared.db, lease.lane, str(exc), task_id=lease.task_id, worker_id=shared.cfg.worker_id
-            ),
-            "pause lane",
-        )
+            shared.engine.record_cost(lease, exc.cost)
+        shared.engine.release([lease], why=str(exc))
+        shared.engine.pause_lane(lease.lane, str(exc), task_id=lease.task_id)
         return TaskEnd.PAUSED
 
     def _turned_away(self, exc: GenerationError) -> TaskEnd:
@@ -354,19 +312,14 @@ class TaskRun:
         first time), voting for a fleet-wide pause."""
         shared, lease = self.shared, self.lease
         if self.in_call:
-            shared.call(lambda: engine.record_cost(shared.db, lease.task_id, lease.token, exc.cost), "record cost")
+            shared.engine.record_cost(lease, exc.cost)
         who = provider(shared.backend_for(lease.kind))
         # Paused before the task is given back, and never while a claim is between reading the
         # paused kinds and taking rows: either way another in-flight slot claimed the task again
         # and was turned away twice before the pause held its kind.
         with shared.claiming:
             shared.outages.turned_away(who, exc, lease.task_id)
-        shared.call(
-            lambda: engine.release_many(
-                shared.db, {lease.task_id: lease.token}, worker_id=shared.cfg.worker_id, why=f"({who}: {exc})"
-            ),
-            "release",
-        )
+        shared.engine.release([lease], why=f"({who}: {exc})")
         return TaskEnd.RELEASED
 
 

@@ -179,7 +179,7 @@ def test_a_stop_ends_the_wait_for_a_database_that_is_away(sqlite_db: Database, t
 
     def call() -> None:
         try:
-            worker.db_call(_raise_lost, "claim")
+            worker.retry("claim", _raise_lost)
         except BaseException as exc:  # noqa: BLE001 - the test inspects it
             raised.append(exc)
 

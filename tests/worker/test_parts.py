@@ -1,10 +1,12 @@
-"""The worker's small parts, without processes: windows, reconnect, spool, output paths."""
+"""The worker's small parts, without processes: windows, reconnect, the engine gateway, spool, output paths."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -16,8 +18,10 @@ from pipeline_kit.db import Database
 from pipeline_kit.engine import Ack, Completion, TaskSpec
 from pipeline_kit.errors import BadInput, DatabaseUnavailable
 from pipeline_kit.store.folder import FolderStore
+from pipeline_kit.worker import gateway
+from pipeline_kit.worker.gateway import EngineGateway
 from pipeline_kit.worker.outputs import OutputPaths, params_hash
-from pipeline_kit.worker.reconnect import Reconnect
+from pipeline_kit.worker.reconnect import Reconnect, Reconnecting
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.windows import Window
 
@@ -58,6 +62,46 @@ def test_reconnect_waits_through_an_outage_then_gives_up() -> None:
     bad_sql = ProgrammingError("SELEC", {}, Exception("syntax error"))
     with pytest.raises(ProgrammingError):
         fast.call(lambda: (_ for _ in ()).throw(bad_sql), what="test")
+
+
+def test_the_engine_gateway_retries_each_call_under_its_own_label(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every engine call a worker makes goes through its reconnect loop: a database that refuses
+    each call once is asked again, the call answers, and the line says which call waited (the
+    label an operator reads, "database unreachable during claim"), booking and recording a cost
+    alike."""
+    with sqlite_db.engine.begin() as conn:
+        engine.enqueue(conn, [TaskSpec(task_id="a", kind="noop", lane="default")])
+
+    def refuse_first_try(namespace: object, name: str) -> None:
+        real: Callable[..., object] = getattr(namespace, name)
+        tries = []
+
+        def flaky(*args: object, **kwargs: object) -> object:
+            tries.append(1)
+            if len(tries) % 2:
+                raise _lost()
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(namespace, name, flaky)
+
+    for name in ("claim", "record_cost", "complete", "review_count"):
+        refuse_first_try(engine, name)
+    for name in ("vote_down", "fleet_down"):
+        refuse_first_try(gateway, name)
+    retry = Reconnecting(Reconnect(schedule=(0.01,), jitter=0.0), threading.Event(), lambda why: None)
+    gate = EngineGateway(sqlite_db, "w", retry)
+    [lease] = gate.claim(["default"], limit=1, lease_s=60, cache=engine.LaneCache(), skip_kinds=())
+    gate.book_cost(lease, 0.5)
+    gate.record_cost(lease, 0.25)
+    assert gate.complete(Completion(task_id="a", token=lease.token)) is Ack.ACCEPTED
+    assert gate.review_count() == 0
+    gate.vote_down("comfyui", "refused", hold_s=60, quorum=1, task_id="a", new=True)
+    assert list(gate.fleet_down(1)) == ["comfyui"]
+    waited = [line.split(";")[0] for line in capsys.readouterr().err.splitlines()]
+    labels = ("claim", "book cost", "record cost", "complete", "review count", "provider outage", "provider outages")
+    assert waited == [f"database unreachable during {label}" for label in labels]
 
 
 def test_spool_submits_later_and_drops_what_was_fenced(sqlite_db: Database, tmp_path: Path) -> None:
