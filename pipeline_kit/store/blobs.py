@@ -28,6 +28,7 @@ class BlobStore:
 
     url = ""
     root = None  # its files are not in a folder of this PC
+    swept = True  # `store gc` deletes blobs nothing names
     verify_by_default = False  # whether `store gc` checks every blob unasked (cheap to read back)
 
     def __init__(self, cache: Path) -> None:

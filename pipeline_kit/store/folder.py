@@ -25,6 +25,8 @@ OUTPUTS = "outputs/"
 class FolderStore:
     """Outputs under an absolute root folder, by name."""
 
+    swept = False  # files by name: nothing for `store gc`, so nothing to name before a publish
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.url = str(root)

@@ -226,8 +226,9 @@ class TaskRun:
                         retryable=False,
                     ),
                 )
-            shas = [file_digest(p)[1] for p in (paths.ready, *sides.values()) if p.is_file()]
-            shared.engine.name_blobs(lease, shas)
+            if store.swept:  # named before the upload, so no sweep deletes a blob under it
+                shas = [file_digest(p)[1] for p in (paths.ready, *sides.values()) if p.is_file()]
+                shared.engine.name_blobs(lease, shas)
             try:
                 stored = shared.retry(
                     "publishing", store.publish, paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)
