@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import closing, contextmanager, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -201,11 +201,25 @@ def transaction(db: Database, *, single: bool = False) -> Iterator[Tx]:
 @contextmanager
 def within(conn: sa.Connection, dialect: str) -> Iterator[Tx]:
     """This module's SQL inside a transaction SQLAlchemy already holds (for the rarer paths that
-    mix both); everything held back is sent before the block ends."""
-    with closing(conn.connection.driver_connection.cursor()) as cursor:
+    mix both); everything held back is sent before the block ends. A driver error leaves as
+    SQLAlchemy's, the connection invalidated if it was lost, as if SQLAlchemy had run it."""
+    raw = conn.connection.driver_connection
+    error = conn.dialect.loaded_dbapi.Error
+    cursor = raw.cursor()
+    try:
         tx = Tx(dialect, cursor)
         yield tx
         tx.flush()
+    except error as exc:
+        lost = conn.dialect.is_disconnect(exc, raw, cursor)
+        if lost:
+            conn.invalidate(exc)
+        raise sa.exc.DBAPIError.instance(
+            None, None, exc, error, connection_invalidated=lost, dialect=conn.dialect
+        ) from exc
+    finally:
+        with suppress(error):  # a lost connection's cursor is already gone
+            cursor.close()
 
 
 def run_named(conn: sa.Connection, name: str, **params: Any) -> int:

@@ -18,8 +18,9 @@ import sqlalchemy as sa
 
 from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
+from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import store_blobs, store_chunks
-from pipeline_kit.db.sqltime import db_now, now_plus
+from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.errors import GenerationError
 from pipeline_kit.store import DATABASE_URL, Holder
 from pipeline_kit.store.blobs import BlobStore
@@ -46,13 +47,8 @@ class DatabaseStore(BlobStore):
             task_id, token = lease or (None, None)
             with self.db.engine.begin() as conn:
                 return bool(routines.call(conn, "pk_blob_seen", task_id=task_id, token=token, sha256=sha256)[0][0])
-        with self.db.engine.begin() as conn:
-            return (
-                conn.execute(
-                    sa.update(store_blobs).where(store_blobs.c.sha256 == sha256).values(stored_at=db_now())
-                ).rowcount
-                > 0
-            )
+        with self.db.engine.begin() as conn:  # the routine's statement, from the same file
+            return run_named(conn, "blob_seen", sha256=sha256) > 0
 
     def drop_damaged(self, sha256: str) -> None:
         try:
@@ -79,14 +75,12 @@ class DatabaseStore(BlobStore):
                     if routine:
                         routines.call(conn, "pk_put_chunk", **held, sha256=sha256, seq=seq, data=block)
                     else:
-                        conn.execute(sa.insert(store_chunks).values(sha256=sha256, seq=seq, data=block))
+                        run_named(conn, "chunk", sha256=sha256, seq=seq, data=block)
                 chunks = seq + 1 if size else 0
                 if routine:
                     routines.call(conn, "pk_put_blob", **held, sha256=sha256, size=size, chunks=chunks)
                 else:
-                    conn.execute(
-                        sa.insert(store_blobs).values(sha256=sha256, size=size, chunks=chunks, stored_at=db_now())
-                    )
+                    run_named(conn, "blob", sha256=sha256, size=size, chunks=chunks)
         except sa.exc.IntegrityError:  # stored meanwhile by another writer
             if not self.has(sha256, lease):
                 raise

@@ -67,6 +67,29 @@ def test_a_dropped_connection_is_invalidated_and_replaced(db: Database) -> None:
     assert engine.complete(db, engine.Completion(task_id="a", token=lease.token)) is engine.Ack.ACCEPTED
 
 
+def test_a_named_statement_inside_sqlalchemy_fails_as_sqlalchemy_would(db: Database) -> None:
+    """A named statement run in a SQLAlchemy transaction (the owner's path of a lease write) that
+    meets a dropped connection raises SQLAlchemy's invalidated DBAPIError, what the worker's
+    reconnect loop retries, and the next write on a fresh connection goes through; a refused one
+    raises SQLAlchemy's IntegrityError, as SQLAlchemy's own statements do."""
+    if db.dialect == "sqlite":
+        pytest.skip("an embedded database has no server to drop the connection")
+    _put(db, "a")
+    (lease,) = engine.claim(db, "w", ["default"], limit=1)
+    with pytest.raises(sa.exc.DBAPIError) as caught:
+        with db.engine.begin() as conn:
+            (pid,) = conn.exec_driver_sql(_KILL[db.dialect][0]).scalars()
+            with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as killer:
+                killer.exec_driver_sql(_KILL[db.dialect][1].format(pid))
+            driver.run_named(conn, "heartbeat", task_id="a", token=lease.token, stage=None, progress=None, lease_s=5.0)
+    assert caught.value.connection_invalidated
+    assert engine.heartbeat(db, "a", lease.token, lease_s=5.0) is engine.Ack.ACCEPTED
+    with pytest.raises(sa.exc.IntegrityError):
+        with db.engine.begin() as conn:
+            driver.run_named(conn, "blob", sha256="ab" * 32, size=0, chunks=0)
+            driver.run_named(conn, "blob", sha256="ab" * 32, size=0, chunks=0)
+
+
 def test_a_connection_dropped_while_idle_is_replaced_before_use(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the idle limit the held connection is pinged first: a dead one costs no error."""
     if db.dialect == "sqlite":

@@ -276,3 +276,18 @@ VALUES (:provider, :worker_id, strftime('%Y-%m-%d %H:%M:%f', 'now'),
 INSERT INTO llm_answers (key, model, answer, tokens_in, tokens_out, cost, created_at)
 VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, strftime('%Y-%m-%d %H:%M:%f', 'now'))
 ON CONFLICT DO NOTHING;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- The database store's blobs.
+
+-- name: chunk
+INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data);
+
+-- name: blob
+INSERT INTO store_blobs (sha256, size, chunks, stored_at)
+VALUES (:sha256, :size, :chunks, strftime('%Y-%m-%d %H:%M:%f', 'now'));
+
+-- name: blob_seen
+-- A publish found the blob stored: stamped, so a sweep that saw it unnamed before leaves it.
+UPDATE store_blobs SET stored_at = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE sha256 = :sha256;
