@@ -235,7 +235,7 @@ def rows_named(conn: sa.Connection, name: str, **params: Any) -> list[dict[str, 
     """The rows of one named statement (see `run_named`), as dicts by column name."""
     dialect = conn.dialect.name
     with within(conn, dialect) as tx:
-        return tx.rows(dialects.of(dialect).statements[name].sql(limit=params.pop("limit", None)), params)
+        return tx.rows(dialects.of(dialect).sql(name, limit=params.pop("limit", None)), params)
 
 
 @dataclass

@@ -22,26 +22,17 @@ from pipeline_kit.db.sqltime import db_now
 def record(conn: sa.Connection, kind: str, detail: Mapping[str, Any], **columns: str | None) -> None:
     """One event, stamped with the database clock, in the caller's transaction; `columns` are
     the other columns it names (task_id, worker_id, lease_token)."""
-    if routines.enabled(conn):  # a worker account inserts nothing itself
-        routines.call(
-            conn,
-            "pk_event",
-            kind=kind,
-            task_id=columns.get("task_id"),
-            worker_id=columns.get("worker_id"),
-            token=columns.get("lease_token"),
-            detail=json_text(dict(detail)),
-        )
-        return
-    run_named(
-        conn,
-        "event",
-        kind=kind,
-        task_id=columns.get("task_id"),
-        worker_id=columns.get("worker_id"),
-        token=columns.get("lease_token"),
-        detail=json_text(dict(detail)),
-    )
+    row = {
+        "kind": kind,
+        "task_id": columns.get("task_id"),
+        "worker_id": columns.get("worker_id"),
+        "token": columns.get("lease_token"),
+        "detail": json_text(dict(detail)),
+    }
+    if routines.enabled(conn):  # a worker account inserts nothing itself: the routine runs `event`
+        routines.call(conn, "pk_event", **row)
+    else:
+        run_named(conn, "event", **row)
 
 
 def record_each(conn: sa.Connection, kind: str, task_ids: Iterable[str], by: str, detail: Mapping[str, Any]) -> None:

@@ -92,13 +92,11 @@ class EngineGateway:
     def record_remote_job(self, lease: Lease, job_id: str) -> None:
         self._retry("remote job id", engine.record_remote_job, self.db, lease.task_id, lease.token, job_id)
 
-    def book_cost(self, lease: Lease, cost: float, *, model: str | None = None) -> None:
-        """Book what calls cost so far, before the task's own call returns (a crash leaves it booked)."""
-        self._retry("book cost", engine.record_cost, self.db, lease.task_id, lease.token, cost, model=model)
-
-    def record_cost(self, lease: Lease, cost: float, *, model: str | None = None) -> None:
-        """Record what the call really cost, in place of any booking."""
-        self._retry("record cost", engine.record_cost, self.db, lease.task_id, lease.token, cost, model=model)
+    def record_cost(self, lease: Lease, cost: float, *, model: str | None = None, booking: bool = False) -> None:
+        """Record what the call really cost, in place of any booking; `booking`: what calls cost so
+        far, booked before the task's own call returns (a crash leaves it booked)."""
+        label = "book cost" if booking else "record cost"
+        self._retry(label, engine.record_cost, self.db, lease.task_id, lease.token, cost, model=model)
 
     def was_canceled(self, task_id: str) -> bool:
         return self._retry("canceled?", was_canceled, self.db, task_id)

@@ -86,7 +86,7 @@ class _Context:
         gateway, lease = self._shared.engine, self._lease
         gateway.remember_answer(key, record, lease)
         self._spent += float(record.get("cost") or 0.0)
-        gateway.book_cost(lease, self._spent, model=record.get("model"))
+        gateway.record_cost(lease, self._spent, model=record.get("model"), booking=True)
 
 
 class TaskRun:
@@ -160,7 +160,7 @@ class TaskRun:
         shared.heartbeat.set_stage(lease.task_id, "generating")
         price = quote(backend, job)
         if price:  # booked before the call: a crash during it must not leave a paid call unbooked
-            shared.engine.book_cost(lease, price)
+            shared.engine.record_cost(lease, price, booking=True)
         self.in_call = True
         out = backend.run(job, _Context(shared, lease))
         self.in_call = False

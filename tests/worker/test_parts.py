@@ -93,7 +93,7 @@ def test_the_engine_gateway_retries_each_call_under_its_own_label(
     retry = Reconnecting(Reconnect(schedule=(0.01,), jitter=0.0), threading.Event(), lambda why: None)
     gate = EngineGateway(sqlite_db, "w", retry)
     [lease] = gate.claim(["default"], limit=1, lease_s=60, cache=engine.LaneCache(), skip_kinds=())
-    gate.book_cost(lease, 0.5)
+    gate.record_cost(lease, 0.5, booking=True)
     gate.record_cost(lease, 0.25)
     assert gate.complete(Completion(task_id="a", token=lease.token)) is Ack.ACCEPTED
     assert gate.review_count() == 0
