@@ -35,6 +35,11 @@ class PermissionDenied(BadInput):
     """The database account may not do this (a worker account running an owner's command)."""
 
 
+class LeaseLost(PipelineKitError):
+    """A write made under a lease the caller no longer holds was refused: its task was taken
+    over (or revoked), so the work is fenced, not failed."""
+
+
 class StoreUnavailable(PipelineKitError):
     """The output store (a folder, the database, S3) cannot be reached or written just now."""
 

@@ -34,6 +34,7 @@ from pipeline_kit.db import claims, dialects
 from pipeline_kit.db.schema import tasks
 
 PREFIX = "pk_"  # every routine's name begins so (security.py knows a missing one by it)
+NO_LEASE = "permission denied: the caller holds no lease for this"  # a routine's refusal of a write
 _LIST = re.compile(r"\b(NOT )?IN :(\w+)")
 _NAME = re.compile(r"(?<![:\w]):(\w+)")
 _JSON_ITEM = {"rows": "BIGINT"}  # a list's item type on MariaDB, when not a task id (or a lane, book, kind)
@@ -43,6 +44,11 @@ _MY_TEXT = "VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
 def _json_list(name: str) -> str:
     item = _JSON_ITEM.get(name, _MY_TEXT)
     return f"JSON_TABLE(p_{name}, '$[*]' COLUMNS (v {item} PATH '$')) AS j_{name}"
+
+
+def refused_for_lease(exc: BaseException) -> bool:
+    """Whether a routine refused a write because the caller no longer holds the lease."""
+    return isinstance(exc, sa.exc.DBAPIError) and NO_LEASE in str(exc.orig)
 
 
 def body(dialect: str, sql: str) -> str:
@@ -135,9 +141,10 @@ class _Spell:
     def unless_found(self, then: str) -> str:
         return f"IF NOT {self.found} THEN {then} END IF;"
 
-    def refuse_unless(self, guard: str, message: str = "permission denied: the caller holds no lease for this") -> str:
+    def refuse_unless(self, guard: str, message: str = NO_LEASE) -> str:
         """Refused, unless the named guard (a SELECT of one boolean) holds, like a missing
-        privilege (PostgreSQL's 42501, MariaDB's 1370), so callers see one kind of refusal."""
+        privilege (PostgreSQL's 42501, MariaDB's 1370), so callers see one kind of refusal;
+        `NO_LEASE` tells a lease lost meanwhile (`refused_for_lease`) from a missing grant."""
         if self.dialect == "postgresql":
             return f"IF NOT ({self(guard)}) THEN RAISE EXCEPTION '{message}' USING ERRCODE = '42501'; END IF;"
         return (

@@ -162,7 +162,7 @@ def cancel_task(db: Database, task_id: str, *, by: str = "operator") -> list[str
 def was_canceled(db: Database, task_id: str) -> bool:
     """Whether the task was canceled: a fenced worker's cue to stop and cancel its remote job
     (a lease lost for any other reason leaves the remote job for the next holder to resume)."""
-    with db.engine.connect() as conn:
+    with reading(db) as conn:
         return (
             conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == task_id)).scalar() == Status.CANCELED.value
         )

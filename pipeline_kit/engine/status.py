@@ -615,5 +615,5 @@ def open_book_langs(db: Database) -> set[str]:
         )
         .exists()
     )
-    with db.engine.connect() as conn:
+    with reading(db) as conn:
         return set(conn.execute(sa.select(books.c.lang).distinct().where(waiting)).scalars())

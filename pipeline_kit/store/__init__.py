@@ -25,6 +25,7 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.migrate import default_store_root
 from pipeline_kit.db.schema import STORE_KEY, meta
 from pipeline_kit.errors import BadInput, GenerationError
+from pipeline_kit.engine.reading import reading
 
 DATABASE_URL = "database"
 
@@ -48,6 +49,7 @@ class Store(Protocol):
     url: str
     root: Path | None  # the folder holding the store's files on this PC (a folder store), else None
     swept: bool  # content-addressed blobs `store gc` sweeps: a publish names them on its attempt first
+    replaces: bool  # a publish replaces the file under its name (a folder): only a live lease may publish
 
     def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
         """Store `main` (and its side files) under `name`; safe to repeat. `lease` (task_id,
@@ -87,7 +89,7 @@ def checked_name(name: str) -> PurePosixPath:
 
 def stored_url(db: Database) -> str | None:
     """The store URL recorded for this database (set by the owner, or by `init` for SQLite)."""
-    with db.engine.connect() as conn:
+    with reading(db) as conn:
         return conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).scalar()
 
 

@@ -29,6 +29,7 @@ class BlobStore:
     url = ""
     root = None  # its files are not in a folder of this PC
     swept = True  # `store gc` deletes blobs nothing names
+    replaces = False  # a blob is never replaced: a late upload changes nothing anyone reads
     verify_by_default = False  # whether `store gc` checks every blob unasked (cheap to read back)
 
     def __init__(self, cache: Path) -> None:

@@ -12,6 +12,8 @@ reuses an old orphan is never swept under it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -21,7 +23,8 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import store_blobs, store_chunks
 from pipeline_kit.db.sqltime import now_plus
-from pipeline_kit.errors import GenerationError
+from pipeline_kit.engine.reading import reading
+from pipeline_kit.errors import GenerationError, LeaseLost
 from pipeline_kit.store import DATABASE_URL, Holder
 from pipeline_kit.store.blobs import BlobStore
 from pipeline_kit.store.gc import Listed
@@ -45,7 +48,7 @@ class DatabaseStore(BlobStore):
     def has(self, sha256: str, lease: Holder = None) -> bool:
         if routines.enabled(self.db):  # a worker account: only a blob its held attempt named
             task_id, token = lease or (None, None)
-            with self.db.engine.begin() as conn:
+            with _held(lease), self.db.engine.begin() as conn:
                 return bool(routines.call(conn, "pk_blob_seen", task_id=task_id, token=token, sha256=sha256)[0][0])
         with self.db.engine.begin() as conn:  # the routine's statement, from the same file
             return run_named(conn, "blob_seen", sha256=sha256) > 0
@@ -69,7 +72,7 @@ class DatabaseStore(BlobStore):
         routine = routines.enabled(self.db)  # a worker account: the routine checks lease and checksum
         held = dict(zip(("task_id", "token"), lease or (None, None)))
         try:
-            with self.db.engine.begin() as conn, source.open("rb") as fh:
+            with _held(lease), self.db.engine.begin() as conn, source.open("rb") as fh:
                 seq = 0
                 for seq, block in enumerate(iter(lambda: fh.read(CHUNK), b"")):
                     if routine:
@@ -86,7 +89,7 @@ class DatabaseStore(BlobStore):
                 raise
 
     def get(self, sha256: str, target: Path) -> None:
-        with self.db.engine.connect() as conn:
+        with reading(self.db) as conn:
             chunks = conn.execute(sa.select(store_blobs.c.chunks).where(store_blobs.c.sha256 == sha256)).scalar()
             if chunks is None:
                 raise GenerationError(
@@ -107,7 +110,7 @@ class DatabaseStore(BlobStore):
 
     def listed(self, grace_s: float) -> list[Listed]:
         """Every blob, past `grace_s` since it was stored or last found stored (database clock)."""
-        with self.db.engine.connect() as conn:
+        with reading(self.db) as conn:
             rows = conn.execute(
                 sa.select(
                     store_blobs.c.sha256,
@@ -127,3 +130,15 @@ class DatabaseStore(BlobStore):
                 return False
             conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == blob.sha256))
         return True
+
+
+@contextmanager
+def _held(lease: Holder) -> Iterator[None]:
+    """A worker account's routine refusing a blob write for a lease no longer held means the
+    task was taken over: LeaseLost (the worker drops its work as fenced), not a missing grant."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        if routines.refused_for_lease(exc):
+            raise LeaseLost(f"task {lease[0] if lease else '?'}: lease lost before its output was stored") from None
+        raise

@@ -24,6 +24,7 @@ from pipeline_kit.engine.queries import MADE, find_tasks
 from pipeline_kit.errors import BadInput, NotFound, PipelineKitError
 from pipeline_kit.store import Store, checked_name, side_name
 from pipeline_kit.store.cache import file_digest
+from pipeline_kit.engine.reading import reading
 
 Mode = Literal["new", "update", "force"]  # empty folders only; write what differs; overwrite
 
@@ -40,7 +41,7 @@ class Exported:
 
 def export_book(db: Database, store: Store, bookcode: str, folder: Path, *, mode: Mode = "new") -> Exported:
     """Write the book's outputs under `folder` (made if missing)."""
-    with db.engine.connect() as conn:
+    with reading(db) as conn:
         if conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode)).first() is None:
             raise NotFound(f"no book {bookcode!r}; `pipeline-kit status` lists the books")
         rows = find_tasks(conn, bookcode=bookcode, statuses=MADE, made=True)

@@ -26,6 +26,7 @@ class FolderStore:
     """Outputs under an absolute root folder, by name."""
 
     swept = False  # files by name: nothing for `store gc`, so nothing to name before a publish
+    replaces = True  # a publish renames over the file under its name
 
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.queries import named_checksums
 from pipeline_kit.store import Store
+from pipeline_kit.engine.reading import reading
 
 if TYPE_CHECKING:
     from pipeline_kit.store.blobs import BlobStore
@@ -62,7 +63,7 @@ def sweep(
     old = [blob for blob in store.listed(grace_s) if blob.old]
     check = store.verify_by_default if verify is None else verify
     damaged = [blob for blob in old if check and not store.intact(blob.sha256)]
-    with db.engine.connect() as conn:
+    with reading(db) as conn:
         named = named_checksums(conn)
     bad = {blob.sha256 for blob in damaged}
     unnamed = [blob for blob in old if blob.sha256 not in named and blob.sha256 not in bad]

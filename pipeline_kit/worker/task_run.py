@@ -24,7 +24,7 @@ from pipeline_kit.backends.base import provider, quote
 from pipeline_kit.backends.classify import classify
 from pipeline_kit.backends.direction import directed
 from pipeline_kit.engine import Ack, Completion, Lease, Status
-from pipeline_kit.errors import DatabaseUnavailable, GenerationError, StoreUnavailable
+from pipeline_kit.errors import DatabaseUnavailable, GenerationError, LeaseLost, StoreUnavailable
 from pipeline_kit.faults import fault
 from pipeline_kit.store import Store, Stored
 from pipeline_kit.worker.gateway import EngineGateway
@@ -210,8 +210,7 @@ class TaskRun:
     def _finish(self, paths: OutputPaths, out: Output) -> TaskEnd:
         shared, lease = self.shared, self.lease
         shared.heartbeat.set_stage(lease.task_id, "finalizing")
-        still_ours = shared.engine.renew(lease, lease_s=shared.cfg.lease_s, stage="finalizing")
-        if still_ours is not Ack.ACCEPTED or shared.heartbeat.is_fenced(lease.task_id, lease.token):
+        if shared.heartbeat.is_fenced(lease.task_id, lease.token) or not self._still_ours(out):
             shared.heartbeat.drop(lease.task_id)
             return TaskEnd.FENCED
         stored: Stored | None = None
@@ -233,7 +232,7 @@ class TaskRun:
                 stored = shared.retry(
                     "publishing", store.publish, paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)
                 )
-            except FileNotFoundError:  # woke too late: the new owner already took the .ready file
+            except (FileNotFoundError, LeaseLost):  # woke too late: taken over (its .ready file, or the lease)
                 shared.heartbeat.drop(lease.task_id)
                 return TaskEnd.FENCED
             store.settle(stored, paths.ready, sides)  # what stays local moves into the cache
@@ -258,6 +257,16 @@ class TaskRun:
         fault("after_complete")
         shared.heartbeat.drop(lease.task_id)
         return end
+
+    def _still_ours(self, out: Output) -> bool:
+        """Whether the lease holds, asked of the database (a write: the lease is renewed) only
+        before a publish that replaces a file under its name, where a late worker must not write
+        over the output of the one that took its task over. Anything else is fenced by the
+        completion itself: a blob is never replaced, and no output means nothing to publish."""
+        if out.path is None or not self.shared.store.replaces:
+            return True
+        shared, lease = self.shared, self.lease
+        return shared.engine.renew(lease, lease_s=shared.cfg.lease_s, stage="finalizing") is Ack.ACCEPTED
 
     def _complete(self, completion: Completion) -> TaskEnd:
         """Completed (or already, by this lease), fenced, or spooled: the database could not take

@@ -1,0 +1,94 @@
+"""How many write transactions a worker takes on SQLite, where each one holds the whole file's
+write lock and every other worker, screen and status query on the PC queues behind it.
+
+Invariant: a task costs its share of a batch's claim, one renewal before a publish that replaces
+a file under its name (a folder store), and its completion; reads (its inputs, whether another
+task owns its output name, the store setting, a lane) take no write lock.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sqlalchemy import event
+
+from pipeline_kit.db import Database, create
+from pipeline_kit.engine import TaskSpec, enqueue, seed_default_lanes
+from pipeline_kit.db.migrate import init
+from pipeline_kit.worker.runtime import Worker, WorkerConfig
+
+pytestmark = pytest.mark.db
+
+TASKS, BATCH = 30, 10
+# Once per run, whatever the tasks: register the worker, the watchdog's reclaim, the claim's
+# first read of the lanes' settings (then cached), the claim that finds the queue empty, the
+# worker's last touch.
+PER_RUN = 5
+
+
+def _counted(path: Path) -> tuple[Database, Counter[str]]:
+    """A fresh SQLite database whose connections count how each transaction begins."""
+    db = create(f"sqlite:///{path}")
+    init(db)
+    seed_default_lanes(db)
+    begun: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def trace(statement: str) -> None:
+        if statement.startswith("BEGIN"):
+            with lock:
+                begun[statement.split()[1] if " " in statement else "DEFERRED"] += 1
+
+    event.listen(db.engine, "connect", lambda dbapi, _record: dbapi.set_trace_callback(trace))
+    db.engine.dispose()  # connections made from now on are traced
+    with db.engine.begin() as conn:
+        enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
+    begun.clear()
+    return db, begun
+
+
+def _drain(db: Database, tmp_path: Path) -> None:
+    cfg = WorkerConfig(
+        worker_id="w",
+        backend="noop",
+        lanes=("default",),
+        batch=BATCH,
+        until_empty=True,
+        spool=tmp_path / "spool",
+        progress=False,
+        heartbeat_s=60,
+        lease_s=300,
+    )
+    summary = Worker(db, cfg).run()
+    assert sum(summary.counts.values()) == TASKS, summary.line()
+
+
+def test_a_folder_store_task_writes_twice_plus_its_share_of_the_claim(tmp_path: Path) -> None:
+    db, begun = _counted(tmp_path / "p.db")
+    try:
+        _drain(db, tmp_path)
+    finally:
+        db.dispose()
+    claims = math.ceil(TASKS / BATCH)
+    assert begun["IMMEDIATE"] <= claims + 2 * TASKS + PER_RUN, begun
+    assert begun["DEFERRED"] >= TASKS  # each task's read of its inputs took no write lock
+
+
+def test_a_blob_store_task_takes_no_renewal_before_its_publish(tmp_path: Path) -> None:
+    """A blob is never replaced and a completion is fenced, so no renewal is needed: a task
+    names its blob, finds it stored or stores it (two transactions here), and completes."""
+    from pipeline_kit.store import set_url
+
+    db, begun = _counted(tmp_path / "p.db")
+    try:
+        set_url(db, "database")
+        begun.clear()
+        _drain(db, tmp_path)
+    finally:
+        db.dispose()
+    claims = math.ceil(TASKS / BATCH)
+    assert begun["IMMEDIATE"] <= claims + 4 * TASKS + PER_RUN, begun
