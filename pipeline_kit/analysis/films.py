@@ -129,8 +129,20 @@ def films_html(films: list[Film], *, embed_from: Path | None = None) -> str:
             parts.append(f"<p class='note'>{' · '.join(links)}</p>")
         contact = _src(film.sides[CONTACT], embed_from) if CONTACT in film.sides else None
         if contact:
-            parts.append(f"<img src='{contact}' alt='contact sheet of {html.escape(title)}'>")
+            parts.append(_contact_html(contact, PurePosixPath(film.sides[CONTACT]).name, title))
     return "\n".join(parts)
+
+
+def _contact_html(src: str, name: str, title: str) -> str:
+    """A contact sheet at its own size (its labels read, where a page-wide image of a long
+    chapter shrank them), in a box about four rows tall that scrolls through the rest; the sheet
+    itself is a link that downloads it whole."""
+    name = html.escape(name, quote=True)
+    return (
+        f"<div class='sheet'><a href='{src}' download='{name}' title='download {name}'>"
+        f"<img src='{src}' alt='contact sheet of {html.escape(title)}'></a></div>"
+        f"<p class='note'>contact sheet: scroll through it, or click it to download {name}</p>"
+    )
 
 
 def _src(relative: str, embed_from: Path | None) -> str | None:

@@ -125,7 +125,8 @@ _CSS = """body{font-family:'DejaVu Sans',Arial,sans-serif;margin:2em;max-width:7
 table{border-collapse:collapse;margin:.3em 0 1.5em;font-size:90%}
 td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}th{background:#eee}
 img,video{max-width:100%;border:1px solid #ddd}.note{color:#666;font-size:85%;margin:.2em 0}
-.empty{color:#666;font-style:italic}"""
+.empty{color:#666;font-style:italic}
+.sheet{max-height:52em;overflow:auto;max-width:100%}.sheet img{max-width:none;display:block}"""
 
 
 def default_out_dir(bookcode: str | None) -> Path:

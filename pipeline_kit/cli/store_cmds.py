@@ -77,6 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_show(args: argparse.Namespace) -> int:
     url, why = effective_url(open_db(args))
     print(f"store: {url} ({why})")
+    if Path(url).is_absolute() and not Path(url).is_dir():  # a folder store whose folder is gone
+        sys.stderr.write(
+            f"pipeline-kit: warning: the store folder {url} is not there: mount it, or, if the outputs "
+            "were moved, `pipeline-kit store set FOLDER --force` names where they are now\n"
+        )
     return 0
 
 

@@ -96,6 +96,9 @@ def _add_provider_outages(conn: sa.Connection) -> None:
     provider_outages.create(conn, checkfirst=True)
 
 
+BESIDE_DATABASE = "."  # the store setting of a SQLite database whose store is the folder of its file
+
+
 def default_store_root(url: sa.engine.URL) -> str | None:
     """The folder store's root a new SQLite database gets: the absolute folder of its file (the
     data/ folder of data/production.db); None for a server database (its store is itself)."""
@@ -108,11 +111,19 @@ def default_store_root(url: sa.engine.URL) -> str | None:
 
 
 def _fix_store_root(conn: sa.Connection) -> None:
-    """Record the default store root of a SQLite database that has no store set, so every
-    process, from any folder, reads and writes the same files."""
+    """Keep a SQLite database's store beside its file, so every process, from any folder, reads
+    and writes the same files. The setting is BESIDE_DATABASE, not that folder's absolute path,
+    so a project folder moved or copied elsewhere keeps its own outputs (an absolute path would
+    lose them, or share the original's); a setting naming the folder beside the file, as older
+    versions wrote it, is turned into BESIDE_DATABASE. Run by every `init`."""
     root = default_store_root(conn.engine.url)
-    if root is not None and conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).first() is None:
-        conn.execute(sa.insert(meta).values(key=STORE_KEY, value=root))
+    if root is None:
+        return
+    setting = conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).first()
+    if setting is None:
+        conn.execute(sa.insert(meta).values(key=STORE_KEY, value=BESIDE_DATABASE))
+    elif setting.value == root:
+        conn.execute(sa.update(meta).where(meta.c.key == STORE_KEY).values(value=BESIDE_DATABASE))
 
 
 def store_name(output_path: str, roots: tuple[str, ...]) -> str:
@@ -236,9 +247,9 @@ def init(db: Database, *, then: Callable[[sa.Connection], object] | None = None)
         metadata.create_all(conn, checkfirst=True)
         for version in sorted(v for v in MIGRATIONS if (before or SCHEMA_VERSION) < v <= SCHEMA_VERSION):
             MIGRATIONS[version](conn)
+        _fix_store_root(conn)
         if before is None:
             wake.install(conn)
-            _fix_store_root(conn)
             conn.execute(sa.insert(meta).values(key="schema_version", value=str(SCHEMA_VERSION)))
         elif before != SCHEMA_VERSION:
             conn.execute(sa.update(meta).where(meta.c.key == "schema_version").values(value=str(SCHEMA_VERSION)))

@@ -24,7 +24,8 @@ THUMB_WIDTH = 320  # contact sheet cell width in pixels: half a 640-wide frame, 
 MAX_COLUMNS = 4  # so a sheet stays 1,280 pixels wide and reads at 100% on a laptop screen
 LABEL_SIZE = 16  # pixel size of the shot id under each thumbnail
 LABEL_HEIGHT = 26  # strip under each thumbnail holding the shot id
-MAX_SUBTITLE_LINES = 2
+MAX_SUBTITLE_LINES = 2  # lines of a burnt-in cue, at the largest size that fits them
+MIN_SUBTITLE_PX = 10  # the smallest burnt-in subtitle; a cue that needs more lines even so gets them
 PAGE_ROWS = 4  # rows of a contact sheet shown at once: a 1,280 x 824 page reads without zooming
 ROW_HEIGHT_KEY = "pipeline_kit:row_height"  # PNG text chunk: where a contact sheet's rows break
 
@@ -76,15 +77,26 @@ def title_card(size: tuple[int, int], heading: str, title: str, subtitle: str = 
     return image
 
 
+def subtitle_lines(size: tuple[int, int], text: str) -> tuple[Font, list[str]]:
+    """The font and lines a cue is burnt in with: a twentieth of the frame's height, made smaller
+    until the cue fits in MAX_SUBTITLE_LINES across 90% of its width (a portrait or square frame
+    is narrow for its height), down to 10 pixels; every word is kept, never cut."""
+    width, height = size
+    pixels = max(MIN_SUBTITLE_PX, height // 20)
+    while True:
+        face = font(pixels, text)
+        lines = wrap(text, face, width * 0.9)
+        if len(lines) <= MAX_SUBTITLE_LINES or pixels == MIN_SUBTITLE_PX:
+            return face, lines
+        pixels = max(MIN_SUBTITLE_PX, pixels * 9 // 10)
+
+
 def subtitle_overlay(size: tuple[int, int], text: str) -> Image.Image:
     """A transparent frame with `text` on a dark band near the bottom (for burning in)."""
     width, height = size
     image = Image.new("RGBA", size, (0, 0, 0, 0))
     draw = ImageDraw.Draw(image)
-    face = font(max(10, height // 20), text)
-    lines = wrap(text, face, width * 0.9)
-    if len(lines) > MAX_SUBTITLE_LINES:
-        lines = [*lines[: MAX_SUBTITLE_LINES - 1], lines[MAX_SUBTITLE_LINES - 1] + "…"]
+    face, lines = subtitle_lines(size, text)
     line_height = _px(face) * 1.3
     bottom = height * 0.94
     for i, line in enumerate(reversed(lines)):

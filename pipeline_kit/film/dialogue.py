@@ -8,8 +8,8 @@ pronoun's fitting character (他道, "said he"), the one still speaking (又道,
 into the next paragraph), or, for a line no narration tags, the other of two people talking in
 turn, reading the chapter's talk before the shot. A subtitle must be readable,
 so a long line is shown as several cues (`cue_texts`: at most SUBTITLE_CHARS per language each,
-broken at sentence ends, else at words or, in Chinese, characters); `shorten` still cuts a
-line to one cue where only one fits (a shot planned without a voice).
+broken at sentence ends, else at words or, in Chinese, characters), never cut, whether the
+shot is voiced or not.
 """
 
 from __future__ import annotations
@@ -58,11 +58,11 @@ _ZH_SENTENCE = re.compile(r"[。！？!?…\n]")
 
 def subtitles(text: str, *, dialogue: bool, lang: str) -> list[str]:
     """What to show under the shot, one entry per cue: in a dialogue shot each speaker's quoted
-    words on their own, else the narration. Scene-break ornaments are never shown."""
+    words on their own, else the narration; a long line as several cues (`cue_texts`), so
+    nothing is cut. Scene-break ornaments are never shown."""
     text = without_ornaments(text)
     spoken = [joined(turn, lang) for turn in speech_turns(text, lang)] if dialogue else []
-    shown = [shorten(line, lang) for line in spoken] if spoken else [shorten(text, lang)]
-    return [line for line in shown if line]
+    return [cue for line in spoken or [text] for cue in cue_texts(line, lang) if cue]
 
 
 @dataclass(frozen=True)
@@ -420,18 +420,3 @@ def cue_texts(text: str, lang: str) -> list[str]:
         cues.append(rest[:cut].strip())
         rest = rest[cut:].strip()
     return [*cues, rest] if rest else cues
-
-
-def shorten(text: str, lang: str) -> str:
-    """`text` on one line, at most SUBTITLE_CHARS[lang] characters (ellipsis when cut)."""
-    flat = _flat(text, lang)
-    limit = SUBTITLE_CHARS.get(lang, SUBTITLE_CHARS["en"])
-    if len(flat) <= limit:
-        return flat
-    head = flat[: limit - 1]
-    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
-    if ends and ends[-1] >= limit // 2:
-        return head[: ends[-1]].rstrip()
-    if lang != "zh" and " " in head[limit // 2 :]:
-        head = head[: head.rindex(" ")]
-    return head.rstrip(" ,;:，、；：") + "…"

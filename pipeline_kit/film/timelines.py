@@ -40,7 +40,9 @@ class Made:
 
 def write_timelines(db: Database, bookcode: str, exported: Callable[[str], Path]) -> list[Path]:
     """Write the .otio of each assembled chapter film and of the book film beside the exported
-    films (`exported(output_path)`: where export put a task's output); returns the files written."""
+    films (`exported(output_path)`: where export put a task's output); returns the files written.
+    A film export could not write (gone from the store) gets no timeline, nor does a book film
+    whose chapter films lack one: it would open with its picture missing."""
     with reading(db) as conn:
         title = conn.execute(sa.select(books.c.title).where(books.c.bookcode == bookcode)).scalar() or bookcode
         rows = find_tasks(conn, bookcode=bookcode, statuses=MADE, made=True)
@@ -50,13 +52,14 @@ def write_timelines(db: Database, bookcode: str, exported: Callable[[str], Path]
     written: list[Path] = []
     chapters: dict[str, otio.schema.Timeline] = {}
     for task_id, film in made.items():
-        if kinds[task_id] == CHAPTER_KIND and film.result.get("parts") is not None:
+        if kinds[task_id] == CHAPTER_KIND and film.result.get("parts") is not None and film.path.is_file():
             name = f"{title}: {film.params.get('title') or 'chapter ' + str(film.params.get('chapter'))}"
             chapters[task_id] = chapter_timeline(name, film, made)
             written.append(_write(chapters[task_id], film.path))
     for task_id, film in made.items():
         entries = film.params.get("chapters") or []
-        if kinds[task_id] == BOOK_KIND and entries and all(e.get("task") in chapters for e in entries):
+        exported_all = entries and film.path.is_file() and all(e.get("task") in chapters for e in entries)
+        if kinds[task_id] == BOOK_KIND and exported_all:
             timeline = book_timeline(title, film, [(made[e["task"]], chapters[e["task"]]) for e in entries])
             written.append(_write(timeline, film.path))
     return written

@@ -1,14 +1,15 @@
 """The output store every PC reaches: a folder, the database itself, or S3-compatible storage.
 
 Chosen per database (`pipeline-kit store set URL`, kept in pk_meta so every PC agrees), else
-per dialect: a SQLite database's folder store has its absolute root fixed by `init` (the folder
-of the database file), PostgreSQL and MariaDB keep outputs in the database; a worker may
-override it (`work --store URL`). A task's output is published under a PC-independent name
-(`outputs/BOOK/SHOT/KIND.ext`, `films/BOOK/film.mp4`) and the task row's completion records that
-name (`output_path`, never a process's path) and its checksums (`result.sha256`, `result.sides`);
-only that record, written under the lease token, makes a stored file an output. Readers fetch
-through the store (a folder store: ROOT/NAME; others into a local cache keyed by checksum), so
-every process finds every output, from any folder, and a PC never reads another PC's disk.
+per dialect: a SQLite database's folder store is fixed by `init` as the folder of the database
+file (kept as "beside the database", so a project folder moved or copied keeps its own);
+PostgreSQL and MariaDB keep outputs in the database; a worker may override it (`work --store
+URL`). A task's output is published under a PC-independent name (`outputs/BOOK/SHOT/KIND.ext`,
+`films/BOOK/film.mp4`) and the task row's completion records that name (`output_path`, never a
+process's path) and its checksums (`result.sha256`, `result.sides`); only that record, written
+under the lease token, makes a stored file an output. Readers fetch through the store (a folder
+store: ROOT/NAME; others into a local cache keyed by checksum), so every process finds every
+output, from any folder, and a PC never reads another PC's disk.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from urllib.parse import urlparse
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.migrate import default_store_root
+from pipeline_kit.db.migrate import BESIDE_DATABASE, default_store_root
 from pipeline_kit.db.schema import STORE_KEY, meta
 from pipeline_kit.errors import BadInput, GenerationError
 from pipeline_kit.engine.reading import reading
@@ -88,9 +89,11 @@ def checked_name(name: str) -> PurePosixPath:
 
 
 def stored_url(db: Database) -> str | None:
-    """The store URL recorded for this database (set by the owner, or by `init` for SQLite)."""
+    """The store URL recorded for this database (set by the owner, or by `init` for SQLite: the
+    absolute folder of the database file, wherever that file is now)."""
     with reading(db) as conn:
-        return conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).scalar()
+        url = conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).scalar()
+    return default_store_root(db.engine.url) if url == BESIDE_DATABASE else url
 
 
 def set_url(db: Database, url: str) -> str:

@@ -10,11 +10,12 @@ import pytest
 import sqlalchemy as sa
 
 from pipeline_kit import store, text
-from pipeline_kit.analysis.report import write_report
+from pipeline_kit.analysis.films import Film, films_html
+from pipeline_kit.analysis.report import _CSS, write_report
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import books, tasks
 from pipeline_kit.engine import TaskSpec, enqueue
-from pipeline_kit.film.names import BOOK_KIND, CHAPTER_KIND
+from pipeline_kit.film.names import BOOK_KIND, CHAPTER_KIND, CONTACT
 
 from ..worker.test_processes import SMALL_BOOK, finish
 from ..worker.test_several_pcs import cli, pc
@@ -131,3 +132,23 @@ def test_a_film_the_store_cannot_give_is_said_in_one_line(
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_a_contact_sheet_shows_at_its_own_size_in_a_box_and_downloads_whole(tmp_path: Path, embedded: bool) -> None:
+    """A long chapter's contact sheet is not shrunk to the page's width (its labels would not
+    read): it sits at its own size in a box a few rows tall that scrolls, and clicking it
+    downloads the whole sheet under its name, whether the page links its folder or carries it."""
+    sheet = tmp_path / "films" / "bk" / "chapter-001.contact.png"
+    sheet.parent.mkdir(parents=True)
+    sheet.write_bytes(b"\x89PNG\r\n\x1a\n")
+    film = tmp_path / "films" / "bk" / "chapter-001.mp4"
+    film.write_bytes(b"mp4")
+    sides = {CONTACT: "films/bk/chapter-001.contact.png"}
+    page = films_html([Film("t", "films/bk/chapter-001.mp4", False, sides)], embed_from=tmp_path if embedded else None)
+    src = "data:image/png;base64," if embedded else "films/bk/chapter-001.contact.png"
+    found = re.search(
+        r"<div class='sheet'><a href='([^']+)' download='chapter-001.contact.png'[^>]*><img src='([^']+)'", page
+    )
+    assert found and found[1].startswith(src) and found[2] == found[1]
+    assert ".sheet{max-height:52em;overflow:auto" in _CSS and ".sheet img{max-width:none" in _CSS

@@ -216,3 +216,22 @@ def test_two_speakers_in_one_shot_never_share_a_cue(clips: tuple[Clip, ...], mak
     second_words = b[2 * FPS - 1][band].astype(int) - a[2 * FPS - 1][band].astype(int)
     assert np.abs(first_words).mean() > 2 and np.abs(second_words).mean() > 2
     assert np.abs(b[0][band].astype(int) - b[2 * FPS - 1][band].astype(int)).mean() > 2
+
+
+@pytest.mark.parametrize("size", [(640, 360), (1280, 720), (720, 1280), (1080, 1920), (1024, 1024)])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "On the first evening of winter, the lamp at the top of Saltmarsh Lighthouse went dark",
+        "林黛玉走进荣国府，贾宝玉在厅上等候。林黛玉走进荣国府，贾宝玉在厅上等候。",
+    ],
+)
+def test_a_burned_cue_fits_its_lines_on_any_frame_shape_never_cut(size: tuple[int, int], text: str) -> None:
+    """A cue as long as a cue may be (SUBTITLE_CHARS), burnt into a landscape, portrait or square
+    frame: every word drawn, no ellipsis, in at most MAX_SUBTITLE_LINES lines (a portrait frame's
+    larger type is made smaller to fit), at the frame's usual size where it fits already."""
+    face, lines = cards.subtitle_lines(size, text)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "") and "…" not in "".join(lines)
+    assert len(lines) <= cards.MAX_SUBTITLE_LINES
+    if size[0] > size[1]:
+        assert face.size == size[1] // 20

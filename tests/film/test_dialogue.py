@@ -1,10 +1,10 @@
-"""Subtitle text: speech for dialogue shots, narration otherwise, short enough to read."""
+"""Subtitle text: speech for dialogue shots, narration otherwise, in cues short enough to read."""
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline_kit.film.dialogue import SUBTITLE_CHARS, Speakers, shorten, spoken_lines, subtitles
+from pipeline_kit.film.dialogue import SUBTITLE_CHARS, Speakers, spoken_lines, subtitles
 from tests.conftest import CORPUS
 
 
@@ -24,20 +24,32 @@ def test_speech_broken_by_narration_reads_as_one_line() -> None:
 
 
 @pytest.mark.parametrize(
-    "lang,text",
+    "lang,text,dialogue",
     [
-        ("en", "The rain had not stopped for three days. " * 6),
-        ("en", "word " * 60),
-        ("zh", "林黛玉走进荣国府，贾宝玉在厅上等候。" * 6),
+        ("en", "The rain had not stopped for three days. " * 6, False),
+        ("en", "word " * 60, False),
+        ("zh", "林黛玉走进荣国府，贾宝玉在厅上等候。" * 6, False),
+        ("en", '"' + "We must go down to the quay before the tide turns, or we lose it. " * 3 + '" he said.', True),
     ],
 )
-def test_long_text_is_cut_to_fit(lang: str, text: str) -> None:
-    """Long text is cut to the language's limit at a sentence or word end, marked when cut."""
-    short = shorten(text, lang)
-    assert 0 < len(short) <= SUBTITLE_CHARS[lang]
-    assert short.endswith(("…", ".", "。"))
+def test_long_text_becomes_several_cues_never_cut(lang: str, text: str, dialogue: bool) -> None:
+    """Narration or a speech longer than one cue (a shot assembled without a voice shows these)
+    is shown as several cues, each within the language's limit, breaking at a sentence or word
+    end, with no ellipsis and every word kept in order."""
+    cues = subtitles(text, dialogue=dialogue, lang=lang)
+    assert len(cues) > 1 and all(0 < len(c) <= SUBTITLE_CHARS[lang] for c in cues)
+    assert not any("…" in c for c in cues)
+    joiner = "" if lang == "zh" else " "
+    assert joiner.join(cues).split() == joiner.join(subtitles_whole(text, dialogue, lang)).split()
     if lang == "en":
-        assert not short.rstrip("…").endswith(" ") and "  " not in short
+        assert all(not c.endswith(" ") and "  " not in c for c in cues)
+
+
+def subtitles_whole(text: str, dialogue: bool, lang: str) -> list[str]:
+    """What the cues must hold between them: the spoken words (or the narration), flattened."""
+    if not dialogue:
+        return [" ".join(text.split()) if lang != "zh" else "".join(text.split())]
+    return [" ".join(text.split('"')[1].split())]
 
 
 LAMP = """\u201cThe lamp is out,\u201d Mara said. \u201cDidn\u2019t you see it?\u201d

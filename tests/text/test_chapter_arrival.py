@@ -162,7 +162,8 @@ def test_replacing_chapter_one_after_the_book_film_reopens_its_film_and_the_book
     assert now[chapter_task_id(bookcode, 1)] == now[book_task_id(bookcode)] == "pending"
     assert now[chapter_task_id(bookcode, 2)] == "completed"
     status = film_status(db, bookcode)
-    assert status.chapters[0].out_of_date == status.out_of_date == ("made before: chapter 1 re-ingested with --force",)
+    why = ("made before: chapter 1's shots changed (1 changed)",)  # the edited shot's subtitle cues
+    assert status.chapters[0].out_of_date == status.out_of_date == why
     assert status.chapters[1].out_of_date == ()
     check_film_graph(db, bookcode)
     counted = resets(db)

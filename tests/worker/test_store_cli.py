@@ -53,3 +53,22 @@ def test_bad_store_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert stored_url(sqlite_db) == before == str(tmp_path)
+
+
+def test_store_show_warns_when_the_store_folder_is_gone(
+    db: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder store whose folder is not there (a NAS not mounted, a folder moved away): `store
+    show` still names it (exit 0) and warns in one line how to point the database at the
+    outputs' new place; a folder that is there gets no warning."""
+    nas = tmp_path / "nas"
+    nas.mkdir()
+    assert main(["--db", _url(db), "store", "set", str(nas)]) == 0
+    capsys.readouterr()
+    assert main(["--db", _url(db), "store", "show"]) == 0
+    assert capsys.readouterr().err == ""
+    nas.rmdir()
+    assert main(["--db", _url(db), "store", "show"]) == 0
+    said = capsys.readouterr()
+    assert f"store: {nas} (set for this database)" in said.out
+    assert said.err.count("\n") == 1 and f"{nas} is not there" in said.err and "store set FOLDER --force" in said.err

@@ -3,6 +3,7 @@ different folders read and write the same files, and task rows hold store names,
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import sqlalchemy as sa
 
 from pipeline_kit import store, text
 from pipeline_kit.db import Database, create
-from pipeline_kit.db.migrate import init, store_name
+from pipeline_kit.db.migrate import BESIDE_DATABASE, init, store_name
 from pipeline_kit.db.schema import STORE_KEY, meta, tasks
 from pipeline_kit.ui.film_view import FilmModel
 from pipeline_kit.ui.storyboard import StoryboardModel
@@ -95,6 +96,81 @@ def test_init_fixes_the_root_beside_the_sqlite_file_from_any_folder(tmp_path: Pa
         db.dispose()
     shown = cli(url, tmp_path / "somewhere", "store", "show")
     assert shown.returncode == 0 and str(tmp_path / "project" / "data") in shown.stdout
+
+
+def test_export_from_a_store_that_lost_its_films_lists_them_without_a_traceback(
+    db_url: str, db: Database, tmp_path: Path
+) -> None:
+    """A folder store whose films/ folder is gone (deleted, a NAS share half there): `export`
+    writes every other output, names each film it could not write on stderr, writes no timeline
+    for a film that is not there, and exits 1 with no traceback."""
+    if db.dialect != "sqlite":
+        (tmp_path / "nas").mkdir()
+        assert cli(db_url, tmp_path / "owner", "store", "set", str(tmp_path / "nas")).returncode == 0
+    root = Path(store.effective_url(db)[0])
+    book = text.ingest_text(db, SMALL_BOOK, "Harbour Test", lang="en")
+    text.split_book(db, book.bookcode)
+    finish([pc(db_url, "A", tmp_path / "pc-a", "--until-empty")])
+    films = [r for r in _rows(db) if r["output_path"].startswith("films/")]
+    assert films and {r["status"] for r in _rows(db)} == {"completed"}
+    shutil.rmtree(root / "films")
+
+    done = cli(db_url, tmp_path / "elsewhere", "export", book.bookcode, "out")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert all(f"not written: {r['output_path']}: " in done.stderr for r in films), done.stderr
+    out = tmp_path / "elsewhere" / "out"
+    assert not list(out.rglob("*.otio"))
+    others = [r for r in _rows(db) if r not in films]
+    assert others and all((out / r["output_path"]).is_file() for r in others)
+
+
+@pytest.mark.db
+def test_a_project_folder_moved_or_copied_keeps_its_own_store(tmp_path: Path) -> None:
+    """A SQLite project made and worked in one folder, then moved: its database's store is the
+    folder beside the file where it is now, so `export` from another folder writes every output;
+    a copy of it uses the copy's files, never the original's (an absolute root kept in the
+    database would name the folder the project left)."""
+    first = tmp_path / "first"
+    (first / "data").mkdir(parents=True)
+    (first / "book.txt").write_text(SMALL_BOOK, encoding="utf-8")
+    url = f"sqlite:///{first / 'data' / 'production.db'}"
+    assert cli(url, first, "init").returncode == 0
+    made = cli(url, first, "ingest", "book.txt", "--title", "Harbour Test", "--lang", "en")
+    bookcode = made.stdout.strip()
+    assert made.returncode == 0 and cli(url, first, "split", bookcode).returncode == 0
+    assert finish([pc(url, "A", tmp_path / "pc-a", "--until-empty")])
+
+    moved = tmp_path / "moved"
+    first.rename(moved)
+    url = f"sqlite:///{moved / 'data' / 'production.db'}"
+    shown = cli(url, tmp_path / "elsewhere", "store", "show")
+    assert shown.returncode == 0 and f"store: {moved / 'data'} " in shown.stdout, shown.stdout
+    done = cli(url, tmp_path / "elsewhere", "export", bookcode, "out")
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert (tmp_path / "elsewhere" / "out" / "films" / bookcode / "film.mp4").is_file()
+
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy)
+    shown = cli(f"sqlite:///{copy / 'data' / 'production.db'}", tmp_path / "elsewhere", "store", "show")
+    assert f"store: {copy / 'data'} " in shown.stdout, shown.stdout
+
+
+@pytest.mark.db
+def test_init_keeps_a_root_older_versions_wrote_as_beside_the_database(tmp_path: Path) -> None:
+    """A database whose store setting is the absolute folder beside its file (as earlier versions
+    of `init` wrote it) is upgraded by `init` to follow the file; a folder set elsewhere stays."""
+    db = create(f"sqlite:///{tmp_path / 'production.db'}")
+    try:
+        init(db)
+        for setting, kept in ((str(tmp_path), BESIDE_DATABASE), ("/mnt/nas", "/mnt/nas")):
+            with db.engine.begin() as conn:
+                conn.execute(sa.update(meta).where(meta.c.key == STORE_KEY).values(value=setting))
+            init(db)
+            with db.engine.connect() as conn:
+                assert conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).scalar() == kept
+            assert store.stored_url(db) == setting
+    finally:
+        db.dispose()
 
 
 @pytest.mark.parametrize(
