@@ -195,7 +195,8 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     for first, second in _epithets(joined, names - roles):  # 李四又名铁拐, 人称 (老者又叫掌灯 shouts)
         names |= {first, second}
         sets.join(first, second)
-    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal}
+    # A name ending like a place (花果山, 赵家庄) is a place unless it is given or speaks: 周大山说.
+    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard}
     counts, pairs = _zh_counts(joined, names)
     names = {n for n in names if counts[n] >= least or n in sets.parent}  # rare aliases stay
     partners = Counter(a for (a, _), n in pairs.items() if n >= 2)  # 龙王敖广, 龙王敖顺: a shared title

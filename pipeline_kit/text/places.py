@@ -87,12 +87,19 @@ def find_places(
     """The book's places: named ones and settings used at least MIN_PLACE_MENTIONS times, none a
     person's name; `fixed` (locked or dropped) entries are kept as they are."""
     fixed = list(fixed)
-    taken = {n for p in fixed for n in p.names} | set(people)
+    people = set(people)
+    taken = {n for p in fixed for n in p.names} | people
     counts: Counter[str] = Counter()
     for mentions in found:
         counts.update(n for n, is_place in zip(mentions.names, mentions.is_place) if is_place)
     for text in texts:
         counts.update(name for _, name in settings(text, lang))
+    if lang == "zh":  # 大山 of 周大山: the mentions inside a person's name are the person's
+        joined = "\n".join(texts)
+        for name in list(counts):
+            holders = [p for p in people if len(p) > len(name) and name in p]
+            if holders:
+                counts[name] = joined.count(name) - sum(joined.count(p) for p in holders)
     places = [
         Place(name, mentions=n)
         for name, n in counts.items()

@@ -1,0 +1,74 @@
+"""The bible on made-up texts written after the rules (issue 28's audit, docs in
+/work/issues/audit-28.md): a person whose name ends like a place (周大山) is a person and lends
+no place his name; a word met mostly in a place's name (Hatherley of Hatherley Farm) or after a
+capitalised preposition (In Dunmore) is no person; an epithet statement folds by the text's
+grammar (the Monkey King was called Sun Wukong; Everyone called Ada Fenn the Owl: Everyone is
+the caller, not a name)."""
+
+from __future__ import annotations
+
+from pipeline_kit.text.cast import build_bible
+
+ZH_VILLAGE = (
+    "梅姑住在柳树村。梅姑道：“来了。”梅姑笑了。\n"
+    "周大山来到柳树村，见了梅姑。周大山说：“好久不见。”梅姑道：“你来做什么？”周大山道：“来看你。”\n"
+    "梅姑领着周大山走进了祠堂。周大山在祠堂里坐下。周大山回到了柳树村。\n"
+)
+
+EN_HARBOUR = "\n\n".join(
+    [
+        "At Hatherley Farm, Mara Quill kept the lamps. Mara Quill said, “Late again.”",
+        "Tobias Venn laughed. “That is the Hatherley light,” said Tobias Venn.",
+        "The Monkey King was called Sun Wukong by his master. Sun Wukong laughed. “Go,” said the Monkey King.",
+        "The Monkey King flew. Sun Wukong landed.",
+        "Everyone called Ada Fenn the Owl. “Hush,” said the Owl. Ada Fenn smiled. The Owl wept.",
+        "Ada Fenn left for Dunmore. In Dunmore she met Tobias Venn. Mara Quill waved.",
+    ]
+)
+
+
+def test_zh_a_person_whose_name_ends_like_a_place_is_a_person() -> None:
+    """周大山 speaks, so his 山 makes no place of him; 大山 inside his name is no place."""
+    bible = build_bible([ZH_VILLAGE], "zh")
+    assert "周大山" in bible.by_name
+    assert "大山" not in bible.place_names and "周大山" not in bible.place_names
+
+
+def test_en_places_inside_place_names_and_after_capitalised_prepositions_are_no_people() -> None:
+    bible = build_bible([EN_HARBOUR], "en")
+    assert {"Mara Quill", "Tobias Venn", "Ada Fenn"} <= set(bible.by_name)
+    assert "Hatherley" not in bible.canonical and "Dunmore" not in bible.canonical
+
+
+def test_en_epithets_fold_by_the_statements_grammar() -> None:
+    bible = build_bible([EN_HARBOUR], "en")
+    assert bible.canonical["Monkey King"] == "Sun Wukong"
+    assert bible.canonical["Owl"] == "Ada Fenn"
+    assert "Everyone" not in bible.canonical
+
+
+EN_LOOKS = "\n\n".join(
+    [
+        "Nell Ardent stepped onto the quay as the bell rang. She was a tall woman of thirty, with cropped red hair.",
+        "“You’re late,” said Corin Vale. He was a stout old man with a white beard. Corin Vale laughed.",
+        "Nell Ardent watched a light blink three short flashes. Corin Vale shrugged. Nell Ardent smiled.",
+    ]
+)
+ZH_LOOKS = (
+    "阿Ｗ是个瘦高的年轻人，脸上有一道疤，忽然笑了。阿Ｗ道：“走吧。”\n"
+    "钱嫂叹了口气。她是个矮胖的老妇人，头发花白。钱嫂道：“慢些。”阿Ｗ道：“好。”钱嫂道：“去吧。”\n"
+    "钱嫂点了点头，年方十六的女儿也来了。阿Ｗ道：“回去。”\n"
+)
+
+
+def test_looks_from_the_sentence_a_pronoun_opens_and_from_is_a_statements() -> None:
+    """She was a tall woman…/他是个瘦高的年轻人: what the text says of the person's looks, in the
+    sentence after the name when the person's own pronoun opens it, and clauses that go on
+    describing (脸上有一道疤) but not a later clause about someone else (年方十六的女儿)."""
+    en = build_bible([EN_LOOKS], "en")
+    assert en.by_name["Nell Ardent"].description.startswith("a tall woman of thirty")
+    assert "flashes" not in en.by_name["Nell Ardent"].description
+    assert en.by_name["Corin Vale"].description == "a stout old man with a white beard"
+    zh = build_bible([ZH_LOOKS], "zh")
+    assert zh.by_name["阿Ｗ"].description == "瘦高的年轻人，脸上有一道疤"
+    assert zh.by_name["钱嫂"].description == "矮胖的老妇人，头发花白"
