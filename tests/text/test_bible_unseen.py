@@ -72,3 +72,19 @@ def test_looks_from_the_sentence_a_pronoun_opens_and_from_is_a_statements() -> N
     zh = build_bible([ZH_LOOKS], "zh")
     assert zh.by_name["阿Ｗ"].description == "瘦高的年轻人，脸上有一道疤"
     assert zh.by_name["钱嫂"].description == "矮胖的老妇人，头发花白"
+
+
+def test_zh_a_named_place_no_dictionary_knows_is_found_where_people_go() -> None:
+    """柳树村 and 李家祠堂 are in no dictionary; people go and stay there, so they are places, and a
+    shot set there says so."""
+    bible = build_bible([ZH_VILLAGE.replace("祠堂", "李家祠堂")], "zh")
+    assert {"柳树村", "李家祠堂"} <= set(bible.place_names)
+    assert "周大山" in bible.by_name
+
+
+def test_zh_an_epithet_statement_names_its_person_though_nothing_else_did() -> None:
+    """张小梅人称梅姑: 张小梅, built like a name and opening the statement, is the person the known
+    梅姑 names, though she is never met as an object (the rule a book's names need)."""
+    text = "张小梅人称梅姑，住在柳树村。梅姑道：“来了。”张小梅道：“等等我。”梅姑笑了。张小梅走了。\n" + ZH_VILLAGE
+    bible = build_bible([text], "zh")
+    assert bible.canonical["梅姑"] == "张小梅"
