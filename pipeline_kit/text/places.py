@@ -103,7 +103,8 @@ def find_places(
         joined = "\n".join(texts)
         for name in {m.group(1) for m in _ZH_NAMED_SETTING.finditer(joined)} - counts.keys():
             counts[name] = joined.count(name)
-        for name in list(counts):
+        names_of_people = "\n".join(people)
+        for name in [n for n in counts if n in names_of_people]:
             holders = [p for p in people if len(p) > len(name) and name in p]
             if holders:
                 counts[name] = joined.count(name) - sum(joined.count(p) for p in holders)
