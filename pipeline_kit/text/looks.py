@@ -3,13 +3,13 @@
 A phrase counts only when it is about the person named just before it, with no other person
 named in between, and it is built around a word for the body, clothing, build, age or what one
 carries: `Alice, a tall girl with red hair` gives "a tall girl with red hair"; `her coat was
-green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽". A sentence that merely holds
-such a word (three short flashes of a light) gives nothing; an adjective of age or build just
-before the name (`young Mara`) and the next sentence's clothing when it is about the same person
-by a pronoun that agrees with the person's (`She pulled on her boots`, `He was a stout old man`,
-`她是个矮胖的老妇人，头发花白`) count too, and so do the clauses that go on describing
-(`阿Ｑ是个瘦高的年轻人，脸上有一道疤`); a character the text never
-describes gets no looks (and says so), for the director or a person to fill in.
+green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽". A sentence that merely holds such a
+word (three short flashes of a light) gives nothing; an adjective of age or build just before
+the name (`young Mara`), the person a name is given to (`a boy named John Pike`) and the next
+sentence's clothing when it is about the same person by a pronoun that agrees with the person's
+(`She pulled on her boots`, `He was a stout old man`, `她是个矮胖的老妇人，头发花白`) count too, and so do the
+clauses that go on describing (`阿Ｑ是个瘦高的年轻人，脸上有一道疤`); a character the text never describes gets
+no looks (and says so), for the director or a person to fill in.
 """
 
 from __future__ import annotations
@@ -61,8 +61,9 @@ _EN_PATTERNS = tuple(
         r"^,? ((?:aged|of about|about) (?:\w+-)?\w+(?: years(?: of age| old)?)?)(?=[,.;])",
     )
 )
-# An adjective of age or build just before the name: "young Mara Quill", "old Hetty".
-_EN_BEFORE = re.compile(rf"\b({_EN_BUILD})\s+$", re.I)
+# An adjective of age or build just before the name: "young Mara Quill", "old Hetty"; or the
+# person the name is given to: "a boy named John Pike", "a thin woman called Ada".
+_EN_BEFORE = re.compile(rf"\b(?:({_EN_BUILD})|(an? {_ADJ}(?:{_EN_PERSON})) (?:named|called))\s+$", re.I)
 # The next sentence, about the same person by a pronoun: "She pulled on her boots", "He was a stout man".
 _EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
 _ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
@@ -116,9 +117,14 @@ def looks_of(
             if name not in out or len(out[name]) >= MAX_PHRASES or seen[name] > LOOK_MENTIONS:
                 continue
             end = min(found[k + 1][0] if k + 1 < len(found) else len(text), stop + WINDOW[lang])
-            before = _EN_BEFORE.search(text, max(0, start - 24), start) if lang != "zh" else None
+            before = _EN_BEFORE.search(text, max(0, start - 48), start) if lang != "zh" else None
             pronoun = PRONOUNS[lang if lang == "zh" else "en"].get(genders.get(name, ""))
-            for phrase in ([before.group(1).lower()] if before else []) + _phrases(text[stop:end], lang, pronoun):
+            # a surname alone is a family's (a man named Oakshott; his wife is Mrs. Oakshott)
+            given = (
+                [before.group(1) or before.group(2)] if before and (before.group(1) or " " in text[start:stop]) else []
+            )
+            given = [g.lower() for g in given]
+            for phrase in given + _phrases(text[stop:end], lang, pronoun):
                 if phrase not in out[name] and len(out[name]) < MAX_PHRASES:
                     out[name].append(phrase)
     return out

@@ -88,3 +88,18 @@ def test_zh_an_epithet_statement_names_its_person_though_nothing_else_did() -> N
     text = "张小梅人称梅姑，住在柳树村。梅姑道：“来了。”张小梅道：“等等我。”梅姑笑了。张小梅走了。\n" + ZH_VILLAGE
     bible = build_bible([text], "zh")
     assert bible.canonical["梅姑"] == "张小梅"
+
+
+def test_the_person_a_full_name_is_given_to_is_that_persons_looks_and_gender() -> None:
+    """A boy named Jem Harlow: a boy, so male; a man named Crane, where Mrs. Crane is named too,
+    is a family's surname and tells nothing."""
+    text = "\n\n".join(
+        [
+            "A boy named Jem Harlow sat on a coil of rope. Jem Harlow waved. “Hi,” said Jem Harlow.",
+            "Her sister had married a man named Crane. “Come in,” said Mrs. Crane. Mrs. Crane smiled. Mrs. Crane sat.",
+        ]
+    )
+    bible = build_bible([text], "en")
+    assert bible.by_name["Jem Harlow"].description == "a boy" and bible.by_name["Jem Harlow"].gender == "male"
+    crane = bible.by_name[bible.canonical["Crane"]]
+    assert crane.gender == "female" and "man" not in crane.description
