@@ -8,6 +8,7 @@ the caller, not a name)."""
 from __future__ import annotations
 
 from pipeline_kit.text.cast import build_bible
+from pipeline_kit.text.noise import clean
 
 ZH_VILLAGE = (
     "梅姑住在柳树村。梅姑道：“来了。”梅姑笑了。\n"
@@ -103,3 +104,9 @@ def test_the_person_a_full_name_is_given_to_is_that_persons_looks_and_gender() -
     assert bible.by_name["Jem Harlow"].description == "a boy" and bible.by_name["Jem Harlow"].gender == "male"
     crane = bible.by_name[bible.canonical["Crane"]]
     assert crane.gender == "female" and "man" not in crane.description
+
+
+def test_end_marks_are_no_story_and_a_one_word_exclamation_is() -> None:
+    """（本章完）, 未完待续 and THE END on lines of their own make no shot; “完！” said aloud stays."""
+    text = "他走了。\n（本章完）\n未完待续……\n“完！”\nShe left.\nTHE END.\n(完)"
+    assert clean(text).split("\n") == ["他走了。", "“完！”", "She left."]
