@@ -107,7 +107,7 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         if _en_name_ok(w)
         and _name_word(w, lower, capitalised, inner)
         and before_place[w] * 4 < joined.count(w)
-        and in_place[w] * 2 < joined.count(w)
+        and (not in_place[w] or in_place[w] * 2 < joined.count(w))
         and not _EN_PLACE_END.search(w)
         and after_the[w] < THE_SHARE * max(capitalised[w], 1)  # the Heron: a boat, not a person
     }
