@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from pipeline_kit import text
+from pipeline_kit import kinds, text
 from pipeline_kit.db import Database
 from pipeline_kit.text import castdb, placesdb, voices
 from pipeline_kit.text.lang import check_lang
@@ -16,6 +16,7 @@ from pipeline_kit.text.direct import CONTEXT_TOKENS, LANGUAGES, DirectorSettings
 from pipeline_kit.cli.common import open_db, positive_int, print_json
 from pipeline_kit.errors import BadInput
 from pipeline_kit.plural import plural
+from pipeline_kit.worker.runtime import DEFAULT_LANES
 
 SHOT_ID_HELP = "the shot, e.g. BOOKCODE-001-0001 (`status` and the storyboard show them)"
 
@@ -163,6 +164,13 @@ def cmd_split(args: argparse.Namespace) -> int:
         f"({report.chapters_already_split} already), "
         f"{plural(report.shots_created, 'shot')}, {plural(report.tasks_created, 'task')} created"
     )
+    if director is not None and report.tasks_created:
+        lane = kinds.BY_NAME["direct_chapter"].lane
+        sys.stderr.write(
+            f"the director's tasks wait in lane {lane}, which `pipeline-kit work` serves only when asked "
+            f"(--lanes {','.join((*DEFAULT_LANES, lane))}); the frames wait for them, and go ahead with the "
+            "rules' prompts where the model cannot be reached\n"
+        )
     for why in report.films_replanned:
         sys.stderr.write(f"films re-planned, to be made again: {why}\n")
     if report.recast:

@@ -326,7 +326,8 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             pronoun = _first_pronoun(clause, bible.lang, subject=True)
             he[name] += pronoun == "male"
             she[name] += pronoun == "female"
-    phrases = looks_of(texts, bible.lang, spans, {c.name for c in bible.characters if not c.locked})
+    told_by_pronouns = {n: "male" if he[n] > she[n] else "female" for n in he.keys() | she.keys() if he[n] != she[n]}
+    phrases = looks_of(texts, bible.lang, spans, {c.name for c in bible.characters if not c.locked}, told_by_pronouns)
     titled = Counter(
         (m.group(2), _EN_TITLE[m.group(1)])
         for t in ([] if zh else texts)

@@ -25,8 +25,12 @@ THE_SHARE = 0.8  # a word after "the" this often is a thing, a boat or a title, 
 _CAP = r"(?:Mc|Mac|O’|O'|D’|D')?[A-Z][a-z]+"  # a capitalised name word: Holmes, McCarthy, O’Brien
 _EN_FULL = re.compile(rf"\b(?=({_CAP}) ({_CAP})\b)")  # overlapping: "Then Alice Brown"
 _EN_EPITHET = re.compile(
-    rf"\b((?:{_CAP} )?{_CAP}),? (?:also |otherwise |better |commonly )?(?:known as|called|named|nicknamed|alias|"
-    rf"whom (?:\w+ ){{0,2}}called) (?:the )?((?:{_CAP} ){{0,2}}{_CAP})\b"
+    rf"\b((?:{_CAP} )?{_CAP}),? (?:was |is )?(?:also |otherwise |better |commonly )?(?:known as|called|named|"
+    rf"nicknamed|alias|whom (?:\w+ ){{0,2}}called) (?:the )?((?:{_CAP} ){{0,2}}{_CAP})\b(?! {_CAP}| the {_CAP})"
+)
+# Someone calls a person by an epithet: "Everyone called Ada Fenn the Owl" (Everyone is the caller).
+_EN_CALLED_THE = re.compile(
+    rf"\b(?:called|named|nicknamed|dubbed) ((?:{_CAP} )?{_CAP}) the ((?:{_CAP} ){{0,2}}{_CAP})\b"
 )
 _EN_SPEECH = (
     "said",
@@ -66,7 +70,7 @@ _EN_STOP = frozenset(
 # A place's marks: a preposition of place, a journey's "to" (going to Stoke Moran), or "of" after a
 # person's name (the Roylotts of Stoke Moran, Joseph of Arimathea).
 _EN_AT_PLACE = re.compile(
-    r"\b(?:in|at|from|near|into|through|towards?|reached"
+    r"\b(?:[Ii]n|[Aa]t|[Ff]rom|[Nn]ear|[Ii]nto|[Tt]hrough|[Tt]owards?|reached"
     r"|(?:come|came|coming|go|goes|going|went|gone|drove|driven|travelled|traveled|returned|back) to"
     r"|[A-Z][a-z]+s?,? of)\s+([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b"
 )
@@ -88,6 +92,11 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     before_place: Counter[str] = Counter()
     for m in _EN_AT_PLACE.finditer(joined):  # "at Stoke Moran" counts for Stoke Moran and for Stoke
         before_place.update({m.group(1), *m.group(1).split()})
+    in_place: Counter[str] = Counter()  # Hatherley of Hatherley Farm: a word mostly met in a place's name
+    for m in found:
+        for name, is_place in zip(m.names, m.is_place):
+            if is_place and " " in name:
+                in_place.update(name.split())
     capitalised = Counter(re.findall(r"\b[A-Z][\w’']*\b", joined))
     after_the = Counter(re.findall(r"\b[Tt]he ([A-Z][\w’']*)\b", joined))
     lower = Counter(re.findall(r"\b[a-z]+\b", joined))
@@ -98,6 +107,7 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         if _en_name_ok(w)
         and _name_word(w, lower, capitalised, inner)
         and before_place[w] * 4 < joined.count(w)
+        and (not in_place[w] or in_place[w] * 2 < joined.count(w))
         and not _EN_PLACE_END.search(w)
         and after_the[w] < THE_SHARE * max(capitalised[w], 1)  # the Heron: a boat, not a person
     }
@@ -172,10 +182,10 @@ def _epithets(text: str, names: set[str]) -> list[tuple[str, str]]:
     known as the Grey Fox`, `Nell, whom the village called Mother Hollis`; the epithet's `the` left out."""
     out = []
     speakers = {m.group(1) or m.group(2) for m in _EN_SPOKE_THE.finditer(text)}
-    for m in _EN_EPITHET.finditer(text):
+    for m in [*_EN_EPITHET.finditer(text), *_EN_CALLED_THE.finditer(text)]:
         name, epithet = m.group(1), m.group(2).strip()
         known = name in names or epithet in names or epithet in speakers or any(part in names for part in name.split())
-        if known and epithet != name and all(_en_name_ok(w) for w in epithet.split()):
+        if known and epithet != name and _phrase_ok(name) and _phrase_ok(epithet):
             out.append((name, epithet))
     return out
 
@@ -194,6 +204,11 @@ def _name_word(word: str, lower: Counter[str], capitalised: Counter[str], inner:
     Elizabeth" and Having are capitalised only to open a sentence."""
     many = max(capitalised[word], 1)
     return _en_name_ok(word) and (lower[word.lower()] * 3 < many or inner[word] * 3 >= many)
+
+
+def _phrase_ok(phrase: str) -> bool:
+    """A name or epithet of one or more words: one word no stop word (the Monkey King, not He)."""
+    return any(_en_name_ok(w) for w in phrase.split())
 
 
 def _en_name_ok(word: str) -> bool:

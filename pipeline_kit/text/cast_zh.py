@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pipeline_kit.text.cast_roles import counted_as_one, held, zh_role_names, zh_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
-from pipeline_kit.text.zh_subjects import clause_subjects, met_as_objects
+from pipeline_kit.text.zh_subjects import built_like_a_name, clause_subjects, met_as_objects
 
 _HAN = "\u4e00-\u9fff"
 _LATIN = "A-Za-zＡ-Ｚａ-ｚ"
@@ -195,7 +195,8 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     for first, second in _epithets(joined, names - roles):  # 李四又名铁拐, 人称 (老者又叫掌灯 shouts)
         names |= {first, second}
         sets.join(first, second)
-    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal}
+    # A name ending like a place (花果山, 赵家庄) is a place unless it is given or speaks: 周大山说.
+    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard}
     counts, pairs = _zh_counts(joined, names)
     names = {n for n in names if counts[n] >= least or n in sets.parent}  # rare aliases stay
     partners = Counter(a for (a, _), n in pairs.items() if n >= 2)  # 龙王敖广, 龙王敖顺: a shared title
@@ -298,7 +299,8 @@ def _join_claims(sets: NameSets, claims: list[tuple[str, str]], talks: Counter[t
 
 def _epithets(text: str, names: set[str]) -> list[tuple[str, str]]:
     """(name, epithet) from the narration's naming statements: 李四又名铁拐, 王五，人称‘白面郎’.
-    The name before is a known one; the epithet after is quoted, known, or runs to the clause end."""
+    The name before is a known one, or one built like a name opening its clause when the epithet
+    is known (张小梅人称梅姑); the epithet after is quoted, known, or runs to the clause end."""
     pairs = []
     for m in _EPITHET.finditer(text):
         before = text[max(0, m.start() - 5) : m.start()]
@@ -306,6 +308,15 @@ def _epithets(text: str, names: set[str]) -> list[tuple[str, str]]:
         after = text[m.end() : m.end() + 8]
         quoted = _QUOTED.match(after)
         known = next((after[:k] for k in (5, 4, 3, 2) if after[:k] in names), None)
+        if first is None and known:
+            first = next(
+                (
+                    before[-k:]
+                    for k in (4, 3, 2)
+                    if built_like_a_name(before[-k:]) and not _is_name_char(before[-k - 1 : -k] or "，")
+                ),
+                None,
+            )
         bare = re.match(rf"[{_NAME_CHARS}]{{2,4}}(?=[，,。！？!?；;、])", after)
         second = quoted.group(1) if quoted else known or (bare.group() if bare else None)
         if first and second and second != first and _zh_name_ok(second):

@@ -3,17 +3,19 @@
 A phrase counts only when it is about the person named just before it, with no other person
 named in between, and it is built around a word for the body, clothing, build, age or what one
 carries: `Alice, a tall girl with red hair` gives "a tall girl with red hair"; `her coat was
-green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽". A sentence that merely holds
-such a word (three short flashes of a light) gives nothing; an adjective of age or build just
-before the name (`young Mara`) and the next sentence's clothing when it is about the same person
-by a pronoun (`She pulled on her boots`) count too; a character the text never
-describes gets no looks (and says so), for the director or a person to fill in.
+green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽". A sentence that merely holds such a
+word (three short flashes of a light) gives nothing; an adjective of age or build just before
+the name (`young Mara`), the person a name is given to (`a boy named John Pike`) and the next
+sentence's clothing when it is about the same person by a pronoun that agrees with the person's
+(`She pulled on her boots`, `He was a stout old man`, `她是个矮胖的老妇人，头发花白`) count too, and so do the
+clauses that go on describing (`阿Ｑ是个瘦高的年轻人，脸上有一道疤`); a character the text never describes gets
+no looks (and says so), for the director or a person to fill in.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 MAX_PHRASES = 4
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
@@ -51,20 +53,21 @@ _EN_PATTERNS = tuple(
         rf"(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "wore a grey coat", "was dressed in black", "carried a lantern"
         rf"^,? (?:who )?((?:wore|wears|was wearing|is wearing|was dressed in|was clad in|in|carried|carrying|carries|"
-        rf"held|holding) [^.;:!?”\"]{{0,40}}?\b(?:{_EN_CLOTHES}|{_EN_CARRY}|black|white|grey|gray|rags|mourning)s?)\b",
+        rf"held|holding|pulled on|put on|took up|picked up) [^.;:!?”\",]{{0,40}}"
+        rf"\b(?:{_EN_CLOTHES}|{_EN_CARRY}|black|white|grey|gray|rags|mourning)s?)\b",
         # "'s long grey beard", "with red hair"
         rf"^(?:’s|'s|,? with) ({_ADJ1}(?:{_EN_BODY}|{_EN_CLOTHES}))\b",
         # "aged sixty", "of about forty years"
         r"^,? ((?:aged|of about|about) (?:\w+-)?\w+(?: years(?: of age| old)?)?)(?=[,.;])",
     )
 )
-# An adjective of age or build just before the name: "young Mara Quill", "old Hetty".
-_EN_BEFORE = re.compile(rf"\b({_EN_BUILD})\s+$", re.I)
-# The next sentence, about the same person by a pronoun: "She pulled on her boots".
-_EN_NEXT = re.compile(
-    rf"^\s*(?:He|She)\s+((?:pulled on|put on|wore|was wearing|was dressed in|carried|took up|picked up) "
-    rf"[^.;:!?”\"]{{0,40}}?\b(?:{_EN_CLOTHES}|{_EN_CARRY})s?)\b"
-)
+# An adjective of age or build just before the name: "young Mara Quill", "old Hetty"; or the
+# person the name is given to: "a boy named John Pike", "a thin woman called Ada".
+_EN_BEFORE = re.compile(rf"\b(?:({_EN_BUILD})|(an? {_ADJ}(?:{_EN_PERSON})) (?:named|called))\s+$", re.I)
+# The next sentence, about the same person by a pronoun: "She pulled on her boots", "He was a stout man".
+_EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
+_ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
+PRONOUNS = {"en": {"male": "He", "female": "She"}, "zh": {"male": "他", "female": "她"}}
 _EN_HIS = re.compile(rf"\b(?:his|her) ({_ADJ}(?:{_EN_BODY}|{_EN_CLOTHES}) (?:was|were) [^.;:!?”\"]{{2,40}})", re.I)
 
 _ZH_CUE = re.compile(
@@ -74,6 +77,15 @@ _ZH_CUE = re.compile(
 )
 # Cues that also open other phrases (一头钻下水去, headlong): looks only with a word for hair, skin or dress.
 _ZH_LOOSE_CUE = re.compile(r"^(?:一头|一脸|一身|满头)")
+# "is a tall young man": 是个瘦高的年轻人 (a word of build or age, then a word for a person).
+_ZH_IS_A = re.compile(
+    r"^是(?:一)?个([^，。！？；：“”\n]{0,6}?[高矮胖瘦老幼少年轻白黑俊丑美壮秀弱][^，。！？；：“”\n]{0,6}?"
+    r"(?:人|汉子|女子|男子|老者|老汉|妇人|姑娘|少年|孩子|书生|和尚|道士|后生|青年|女人|男人|丫头|小伙子))"
+)
+# A clause that goes on describing: 脸上有一道疤, 头发花白.
+_ZH_BODY_CLAUSE = re.compile(
+    r"^(?:脸上|面上|脸|头上|头发|眼睛|双眼|眉毛|胡子|胡须|身上|手里|手中|腰间|背上|肩上|额上)[^，。！？；：“”\n]{1,10}"
+)
 _ZH_LOOK_NOUN = re.compile(r"[发须髯眉毛鬓汗泥血衣甲袍裙衫巾帽冠靴鞋麻皮肉骨]")
 # An English phrase about looks holds a word for build, age, body, dress or what one carries, or an age.
 _EN_LOOKS_WORD = re.compile(
@@ -86,10 +98,17 @@ _EN_NAME_BREAK = re.compile(r"[.!?]")
 
 
 def looks_of(
-    texts: Sequence[str], lang: str, mentions: Sequence[Sequence[tuple[int, int, str]]], names: set[str]
+    texts: Sequence[str],
+    lang: str,
+    mentions: Sequence[Sequence[tuple[int, int, str]]],
+    names: set[str],
+    genders: Mapping[str, str] | None = None,
 ) -> dict[str, list[str]]:
     """Canonical name -> up to MAX_PHRASES looks phrases, from each chapter's (start, end, name)
-    mentions (one list per text); only phrases about that person, in book order, each once."""
+    mentions (one list per text); only phrases about that person, in book order, each once.
+    `genders` (name -> male/female, as the pronouns after it say) keeps a next sentence's "She
+    was a tall woman" from a man's looks."""
+    genders = genders or {}
     out: dict[str, list[str]] = {n: [] for n in names}
     seen: dict[str, int] = {}
     for text, found in zip(texts, mentions):
@@ -98,30 +117,58 @@ def looks_of(
             if name not in out or len(out[name]) >= MAX_PHRASES or seen[name] > LOOK_MENTIONS:
                 continue
             end = min(found[k + 1][0] if k + 1 < len(found) else len(text), stop + WINDOW[lang])
-            before = _EN_BEFORE.search(text, max(0, start - 24), start) if lang != "zh" else None
-            for phrase in ([before.group(1).lower()] if before else []) + _phrases(text[stop:end], lang):
+            before = _EN_BEFORE.search(text, max(0, start - 48), start) if lang != "zh" else None
+            pronoun = PRONOUNS[lang if lang == "zh" else "en"].get(genders.get(name, ""))
+            # a surname alone is a family's (a man named Oakshott; his wife is Mrs. Oakshott)
+            given = (
+                [before.group(1) or before.group(2)] if before and (before.group(1) or " " in text[start:stop]) else []
+            )
+            given = [g.lower() for g in given]
+            for phrase in given + _phrases(text[stop:end], lang, pronoun):
                 if phrase not in out[name] and len(out[name]) < MAX_PHRASES:
                     out[name].append(phrase)
     return out
 
 
-def _phrases(after: str, lang: str) -> list[str]:
-    """Looks phrases in the text just after a name, up to the next person named."""
+def _phrases(after: str, lang: str, pronoun: str | None = None) -> list[str]:
+    """Looks phrases in the text just after a name, up to the next person named, and in the next
+    sentence when a pronoun opens it (the person's own, when the text has told which)."""
     if lang == "zh":
-        clause = re.split(r"[。！？\n]", after, maxsplit=1)[0]
-        found = [
-            m.group()
-            for m in _ZH_CUE.finditer(clause)
-            if m.start() <= ZH_CUE_GAP and (not _ZH_LOOSE_CUE.match(m.group()) or _ZH_LOOK_NOUN.search(m.group()))
-        ]
-        found += [m.group() for m in _ZH_AGE.finditer(clause) if not _ZH_CUE.match(clause, m.start())][:1]
+        clause, *rest = re.split(r"[。！？\n]", after, maxsplit=2)
+        found = _zh_phrases(clause)
+        following = _ZH_NEXT.match(rest[0]) if rest else None
+        if following and pronoun in (None, following.group(1)):
+            found += _zh_phrases(following.group(2))
         return [_cut(p, lang) for p in found]
     sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
     found = [m.group(1) for p in _EN_PATTERNS for m in [p.search(sentence)] if m]
     found += [m.group(1) for m in _EN_HIS.finditer(sentence)]
     following = _EN_NEXT.match(rest[0]) if rest else None
-    found += [following.group(1)] if following else []
+    if following and pronoun in (None, following.group(1)):
+        found += [m.group(1) for p in _EN_PATTERNS[1:3] for m in [p.search(following.group(2))] if m]
+        found += [m.group(1) for m in _EN_HIS.finditer(following.group(2))]
     return [_cut(p.strip(" ,"), lang) for p in found if _EN_LOOKS_WORD.search(p)]  # not "man of the world"
+
+
+def _zh_phrases(clause: str) -> list[str]:
+    """Looks in a Chinese clause right after its person: cues near its start (头戴…, 是个瘦高的年轻人),
+    then each comma clause that goes on describing (脸上有一道疤), and an age."""
+    is_a = _ZH_IS_A.match(clause)
+    cues = [
+        m
+        for m in _ZH_CUE.finditer(clause)
+        if m.start() <= ZH_CUE_GAP and (not _ZH_LOOSE_CUE.match(m.group()) or _ZH_LOOK_NOUN.search(m.group()))
+    ]
+    found = [is_a.group(1)] if is_a else []
+    found += [m.group() for m in cues]
+    said = max(m.end() for m in [is_a, *cues] if m) if found else 0
+    for part in re.split(r"[，,；]", clause[said:])[1:] if found else ():  # not 年方十六 of another subject
+        more = _ZH_CUE.match(part) or _ZH_BODY_CLAUSE.match(part)
+        if not more:
+            break
+        found.append(more.group())
+    found += [m.group() for m in _ZH_AGE.finditer(clause) if not _ZH_CUE.match(clause, m.start())][:1]
+    return found
 
 
 def _cut(phrase: str, lang: str) -> str:

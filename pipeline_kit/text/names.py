@@ -44,10 +44,15 @@ _EN_TITLES = frozenset("mr mrs miss ms dr sir lady lord colonel captain inspecto
 _EN_PLACE_WORDS = "|".join(
     "Street Road Square Lane Place Terrace Avenue Hall House Court Bridge Park Station Hotel Inn Lighthouse "
     "Pier Quay Abbey Manor Castle Farm Woods? Forest River Harbour Harbor Market Tower Gate Hill Mill Lodge "
-    "Yard Cottage Grange Temple Church Chapel Wharf Row Crescent Gardens".split()
+    "Yard Cottage Grange Temple Church Chapel Wharf Row Crescent Gardens Island Isle Bay Point Cove Lake Moor "
+    "Heath Creek Valley Mountain".split()
 )
+# Words that open a place's name: Port Ellery, Mount Tabor, Cape Wrath.
+_EN_PLACE_LEAD = "Port|Mount|Fort|Cape|Lake|Isle of"
 _EN_NOT_A_PLACE = "The|A|An|In|At|To|From|Of|Our|My|His|Her|Their|This|That"  # words a place name never opens with
-_EN_PLACE_PHRASE = re.compile(rf"\b(?!(?:{_EN_NOT_A_PLACE}) )(?:[A-Z][a-z’']+ )+(?:{_EN_PLACE_WORDS})\b")
+_EN_PLACE_PHRASE = re.compile(
+    rf"\b(?!(?:{_EN_NOT_A_PLACE}) )(?:[A-Z][a-z’']+ )+(?:{_EN_PLACE_WORDS})\b|\b(?:{_EN_PLACE_LEAD}) [A-Z][a-z’']+\b"
+)
 _EN_WORD = re.compile(r"\b(?:Mc|Mac|O’|O'|D’|D')?[A-Z][a-z’']*[a-z]\b")
 _EN_PLACE_BEFORE = frozenset("in at from near towards toward into through reached across within outside".split())
 # "to" is a place's only after a move (went to Paris; wrote to Holmes is a person's); "of" only

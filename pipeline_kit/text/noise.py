@@ -1,11 +1,12 @@
 """What a book's file carries that is not the story: web-page markers and editorial note blocks.
 
 Books scraped from the web keep their pages' furniture: a page marker on a line of its own
-(`_分节阅读_12`, `-- 12 --`, `Page 12`, `第12页`), the site's navigation (上一页, 返回目录), HTML
-comments, and the editors' notes, a block headed 注释/注/Notes whose lines open with a note mark
-(〔1〕, [2], ①, ⑴, ⒈; the first note may share the heading's line), plus the marks in the text that
-point at them. Editions add bracketed blocks ([Illustration: …], [Footnote: …]) and e-texts a
-licence header and footer around the story. `clean` drops them, so no shot is made of them.
+(`_分节阅读_12`, `-- 12 --`, `Page 12`, `第12页`), an end mark (（本章完）, THE END), the site's navigation
+(上一页, 返回目录), HTML comments, and the editors' notes, a block headed 注释/注/Notes whose lines open
+with a note mark (〔1〕, [2], ①, ⑴, ⒈; the first note may share the heading's line), plus the
+marks in the text that point at them. Editions add bracketed blocks ([Illustration: …],
+[Footnote: …]) and e-texts a licence header and footer around the story. `clean` drops them, so
+no shot is made of them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ _PAGE_LINE = re.compile(
 # Site furniture: navigation and download notices, on short lines of their own.
 _CHROME = re.compile(r"上一页|下一页|返回目录|加入书签|本章未完|点击下一页|txt下载|全文阅读|手机阅读|更多精彩")
 _CHROME_MAX = 40
+# A story's or chapter's end mark on a line of its own: （本章完）, (完), 未完待续, THE END.
+_END_LINE = re.compile(
+    r"^[\W_]*(?:本章完|本章结束|本回完|全文完|全书完|未完待续|待续|the end|finis)[\W_]*$|^[（(]完[)）]$", re.I
+)
 # A note mark: a bracketed number or a circled, parenthesised or dotted digit (①, ⑴, ⒈).
 NOTE_MARK = r"(?:〔(?:[0-9０-９]+)〕|［(?:[0-9０-９]+)］|\[(?:[0-9]+)\]|[①-⑳⑴-⒇⒈-⒛])"
 _NOTE_WORD = r"(?:注释|注解|附注|注|校注|译注|notes?|footnotes?|endnotes?)"
@@ -45,7 +50,9 @@ def is_noise_line(line: str) -> bool:
     flat = line.strip()
     if not flat:
         return False
-    return bool(_PAGE_LINE.match(flat)) or len(flat) <= _CHROME_MAX and bool(_CHROME.search(flat))
+    return (
+        bool(_PAGE_LINE.match(flat) or _END_LINE.match(flat)) or len(flat) <= _CHROME_MAX and bool(_CHROME.search(flat))
+    )
 
 
 def _story_part(text: str) -> str:

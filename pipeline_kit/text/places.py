@@ -1,13 +1,13 @@
-"""The place bible: the book's places, named (Baker Street, 花果山) or not (the quay, 码头), and
-the place of each shot.
+"""The place bible: the book's places, named (Baker Street, 花果山) or not (the quay, 码头), and the
+place of each shot.
 
 Named places are what the chapters' mentions call places (a word for a place ends them, or a
 preposition of place comes before them, or jieba's dictionary tags them `ns` with a place
-ending). Unnamed settings are a word for a place after a preposition of place or a move (`on
-the quay`, `into the lamp room`, 走进厨房, 来到码头). A shot's place is the last place its own text
-names, else its setting, else the place of the shot before in the same scene for at most
-`CARRY` shots: a place found once does not stick to a whole scene. A move with a one-character
-place word (上山, 进城, 关门) is what someone does, never a place.
+ending, or someone goes or stays there: 来到柳树村). Unnamed settings are a word for a place after a
+preposition of place or a move (`on the quay`, `into the lamp room`, 走进厨房, 来到码头). A shot's place
+is the last place its own text names, else its setting, else the place of the shot before in the
+same scene for at most `CARRY` shots: a place found once does not stick to a whole scene. A move
+with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 """
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ _ZH_SETTING = re.compile(
     r"(?:在|到|进|入|上|出|回|往|向|至|进了|到了|来到|走进|走到|回到|坐在|站在|立在|躺在|来至)("
     + "|".join(sorted(_ZH_SETTING_NOUNS, key=len, reverse=True))
     + ")"
+)
+# A named place nobody's dictionary knows, where someone goes or stays: 来到柳树村, 住在赵家庄, 走进李家祠堂.
+_ZH_NAMED_SETTING = re.compile(
+    r"(?:来到|来至|到了|回到|住在|走进|走出|进了|出了|去了|离开|离了|前往)(?:了)?"
+    r"((?![一二三四五六七八九十两这那几每各此某本我你他她])[\u4e00-\u9fff]{1,3}(?:[庄村府镇寨城寺庙宫]|祠堂|客栈))"
 )
 _NOT_A_PLACE = re.compile(r"[了着过的得地之么]")
 # A move and a one-character place word is a verb phrase, not a place's name: 上城, 上山, 进城, 出门.
@@ -87,12 +92,22 @@ def find_places(
     """The book's places: named ones and settings used at least MIN_PLACE_MENTIONS times, none a
     person's name; `fixed` (locked or dropped) entries are kept as they are."""
     fixed = list(fixed)
-    taken = {n for p in fixed for n in p.names} | set(people)
+    people = set(people)
+    taken = {n for p in fixed for n in p.names} | people
     counts: Counter[str] = Counter()
     for mentions in found:
         counts.update(n for n, is_place in zip(mentions.names, mentions.is_place) if is_place)
     for text in texts:
         counts.update(name for _, name in settings(text, lang))
+    if lang == "zh":  # 大山 of 周大山: the mentions inside a person's name are the person's
+        joined = "\n".join(texts)
+        for name in {m.group(1) for m in _ZH_NAMED_SETTING.finditer(joined)} - counts.keys():
+            counts[name] = joined.count(name)
+        names_of_people = "\n".join(people)
+        for name in [n for n in counts if n in names_of_people]:
+            holders = [p for p in people if len(p) > len(name) and name in p]
+            if holders:
+                counts[name] = joined.count(name) - sum(joined.count(p) for p in holders)
     places = [
         Place(name, mentions=n)
         for name, n in counts.items()

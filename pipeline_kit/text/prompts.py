@@ -182,10 +182,11 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
 
 def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequence[str] = ()) -> str:
     """A frame task's prompt: the shot's image prompt pinned to one moment, what the shot's first
-    (or last) sentence shows happening with its spoken words left out; a shot that is all talk
+    (or last) sentence shows happening with its spoken words left out (a sentence that only
+    describes someone is no moment: the looks are in the Characters line); a shot that is all talk
     shows its people talking. The last frame continues the first one (drawn from it where the
     provider takes a reference). Every frame asks for a picture without lettering."""
-    sentences = _unspoken_sentences(text, lang)
+    sentences = _moments(text, lang)
     talking = f"{' and '.join(characters[:3])} talking" if characters else "the speaker mid-sentence"
     if frame == "first_frame":
         moment, action = "the moment the shot opens", sentences[0] if sentences else talking
@@ -200,6 +201,21 @@ def _unspoken_sentences(text: str, lang: str) -> list[str]:
     """The sentences of what the text shows happening (a shot's two frames ask for the same)."""
     flat = re.sub(r"\s+", "" if lang == "zh" else " ", unspoken(text, lang).replace("_", "")).strip()
     return [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
+
+
+# A sentence that tells what someone is like, not what happens (the Characters line carries
+# looks): "Mr. Marsh was a thin man in a black coat", "她是个矮胖的老妇人".
+_STATE = {
+    "zh": re.compile(r"^[^，。]{0,6}?(?:是个|是一个|生得|长得)"),
+    "en": re.compile(r"^[^,;]{0,40}? (?:was|is|seemed|looked like) (?:an? |of (?:about |some )?\w+ years)"),
+}
+
+
+def _moments(text: str, lang: str) -> list[str]:
+    """The sentences a frame can show: what the shot shows happening, less the ones that only
+    describe someone (unless that is all it has)."""
+    sentences = _unspoken_sentences(text, lang)
+    return [s for s in sentences if not _STATE[lang].match(s)] or sentences
 
 
 def video_prompt(templates: Templates, fields: dict[str, str]) -> str:

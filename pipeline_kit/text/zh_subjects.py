@@ -52,7 +52,7 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
         if n >= MIN_OPENINGS
         and len(run) <= 4
         and ahead[run] * 5 < n * 3  # 七斤嫂 goes on as 七斤嫂说, 七斤嫂道, 七斤嫂有: she ends here
-        and (_built_like_a_name(run) or len(run) <= 3 and _speaks(opens, run))
+        and (built_like_a_name(run) or len(run) <= 3 and _speaks(opens, run))
         and not common(run)  # last: it looks the run up in the dictionary
     }
     found = {run for run in found if not any(run[:k] in found for k in range(2, len(run)))}  # not 阿Ｑ很 of 阿Ｑ
@@ -76,7 +76,8 @@ def _speaks(opens: Counter[str], run: str) -> bool:
     return sum(opens[run + v] for v in _SPEECH) >= 2 and not _NOT_A_NAME.search(run)
 
 
-def _built_like_a_name(run: str) -> bool:
+def built_like_a_name(run: str) -> bool:
+    """A common surname and a given name, 老/小/阿 and one character, or a word for a person at the end."""
     if _NOT_A_NAME.search(run[1:]) or _NOT_A_NAME.match(run):
         return False
     if _PERSON_END.search(run) and len(run) > 2:

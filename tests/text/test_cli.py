@@ -130,6 +130,19 @@ def test_model_splitter_falls_back_when_the_model_is_unreachable(tmp_path: Path)
     assert run(url, "split", bookcode, "--model", "gpt").returncode == 2
 
 
+def test_split_with_a_director_says_which_lane_its_tasks_wait_in(tmp_path: Path) -> None:
+    """A worker serves the llm lane only when asked, and the frames wait for the director: the
+    split says so in one line, with the lanes to serve, so the film is not left waiting unseen."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    run(url, "init")
+    bookcode = run(url, "ingest", str(sample_book_path()), "--title", SAMPLE_TITLE).stdout.strip()
+    result = run(url, "split", bookcode, "--director", "openai:director-1")
+    assert result.returncode == 0, result.stderr
+    told = [line for line in result.stderr.splitlines() if "lane llm" in line]
+    assert len(told) == 1 and "--lanes image,video,voice,assembly,llm" in told[0]
+    assert "lane llm" not in run(url, "split", bookcode).stderr  # nothing new, nothing said
+
+
 def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: str, tmp_path: Path) -> None:
     """Without a CJK font, ingesting a Chinese book and starting a worker on it each write one
     warning line (not one per frame); with the font found, neither warns."""

@@ -86,3 +86,16 @@ def test_first_and_last_frame_take_the_opening_and_closing_action() -> None:
     zh = "行者举起铁棒。八戒躲在后面。唐僧念起紧箍咒。"
     first, last = (frame_prompt("P", kind, zh, "zh") for kind in ("first_frame", "last_frame"))
     assert "行者举起铁棒" in first and "唐僧念起紧箍咒" in last
+
+
+def test_a_sentence_that_only_describes_someone_is_no_frames_moment() -> None:
+    """“Mr. Marsh was a thin man in a black coat” is what he looks like (the Characters line says
+    it), not a moment: the last frame takes the last thing that happens."""
+    text = "John Marsh lit the lamps. He climbed down. Mr. Marsh was a thin man in a black coat."
+    last = frame_prompt("P", "last_frame", text, "en")
+    assert "He climbed down" in last and "thin man" not in last
+    zh = "王婶走进门来。她是个矮胖的老妇人，头发花白。"
+    first, last = (frame_prompt("P", kind, zh, "zh") for kind in ("first_frame", "last_frame"))
+    assert "王婶走进门来" in last and "矮胖" not in first + last
+    only = frame_prompt("P", "first_frame", "Mr. Marsh was a thin man.", "en")
+    assert "thin man" in only  # a shot with nothing else still shows him
