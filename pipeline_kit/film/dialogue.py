@@ -14,10 +14,12 @@ shot is voiced or not.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pipeline_kit.ornaments import without_ornaments
 
@@ -110,9 +112,25 @@ class Speakers:
 
     def mentioned(self, text: str, lang: str) -> list[str]:
         """The characters `text` names, in order (a name several hold is left out)."""
-        pattern = self.pattern if lang == "zh" else self._words
-        found = [self.holders[m.group()] for m in pattern.finditer(text)] if pattern and text else []
-        return [names[0] for names in found if len(names) == 1]
+        key = ("mentioned", text, lang)
+        if key not in self._seen:
+            pattern = self.pattern if lang == "zh" else self._words
+            found = [self.holders[m.group()] for m in pattern.finditer(text)] if pattern and text else []
+            self._seen[key] = [names[0] for names in found if len(names) == 1]
+        return self._seen[key]
+
+    @cached_property
+    def _seen(self) -> dict[tuple[Any, ...], Any]:
+        """Answers already worked out against this cast: a shot reads again the turns its
+        neighbours read (the chapter before it, `CONTEXT_CHARS`), so a split asks each once."""
+        return {}
+
+    def tagged(self, hint: str, lang: str, characters: Sequence[str]) -> tuple[str | None, str]:
+        """`_tagged` of a turn's hint, worked out once per hint and shot cast."""
+        key = ("tagged", hint, lang, tuple(characters))
+        if key not in self._seen:
+            self._seen[key] = _tagged(hint, lang, characters, self)
+        return self._seen[key]
 
 
 @dataclass(frozen=True)
@@ -188,41 +206,47 @@ def attributed_turns(text: str, lang: str) -> list[Turn]:
     turns: list[Turn] = []
     told, left_open = "", False
     for paragraph in paragraphs:
-        quotes = list(_QUOTED.finditer(paragraph))
-        turn: list[str] = []
-        last_speaker, hint, lead = None, "", ""
-        for i, match in enumerate(quotes):
-            before = paragraph[quotes[i - 1].end() if i else 0 : match.start()]
-            after = paragraph[match.end() : quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
-            said = next(g for g in match.groups() if g).strip()
-            speaker = None if lang == "zh" else _speaker(said, before, after)
-            if turn and (
-                (lang == "zh" and _INTRODUCED.search(before))
-                or (
-                    speaker
-                    and last_speaker
-                    and speaker != last_speaker
-                    and not {speaker, last_speaker} & _PRONOUN.keys()
-                )
-            ):
-                turns.append(Turn(hint, turn, lead))
-                turn, last_speaker, told = [], None, ""
-            if not turn:
-                hint, lead = before, told + before
-            turn.append(said)
-            if speaker and (last_speaker is None or last_speaker in _PRONOUN):
-                last_speaker = speaker
-            if lang != "zh":
-                hint = last_speaker or ""
-        if turn and left_open and not last_speaker and not paragraph[: quotes[0].start()].strip():
-            hint = GOES_ON
-        if turn:
-            turns.append(Turn(hint, turn, lead))
-            told = paragraph[quotes[-1].end() :]
-        else:
-            told += "\n" + paragraph
-        left_open = bool(quotes) and quotes[-1].end() == len(paragraph) and not quotes[-1].group().endswith(_CLOSING)
+        found, told, left_open = _paragraph_turns(paragraph, lang, told, left_open)
+        turns += found
     return turns
+
+
+@functools.lru_cache(maxsize=4096)
+def _paragraph_turns(paragraph: str, lang: str, told: str, left_open: bool) -> tuple[tuple[Turn, ...], str, bool]:
+    """One paragraph's turns (see `attributed_turns`), given the narration since the last turn
+    and whether the paragraph before left a quotation open; with both, as they stand after it.
+    Kept for the paragraphs read last: each shot reads again the chapter just before it."""
+    quotes = list(_QUOTED.finditer(paragraph))
+    turns: list[Turn] = []
+    turn: list[str] = []
+    last_speaker, hint, lead = None, "", ""
+    for i, match in enumerate(quotes):
+        before = paragraph[quotes[i - 1].end() if i else 0 : match.start()]
+        after = paragraph[match.end() : quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
+        said = next(g for g in match.groups() if g).strip()
+        speaker = None if lang == "zh" else _speaker(said, before, after)
+        if turn and (
+            (lang == "zh" and _INTRODUCED.search(before))
+            or (speaker and last_speaker and speaker != last_speaker and not {speaker, last_speaker} & _PRONOUN.keys())
+        ):
+            turns.append(Turn(hint, turn, lead))
+            turn, last_speaker, told = [], None, ""
+        if not turn:
+            hint, lead = before, told + before
+        turn.append(said)
+        if speaker and (last_speaker is None or last_speaker in _PRONOUN):
+            last_speaker = speaker
+        if lang != "zh":
+            hint = last_speaker or ""
+    if turn and left_open and not last_speaker and not paragraph[: quotes[0].start()].strip():
+        hint = GOES_ON
+    if turn:
+        turns.append(Turn(hint, turn, lead))
+        told = paragraph[quotes[-1].end() :]
+    else:
+        told += "\n" + paragraph
+    left_open = bool(quotes) and quotes[-1].end() == len(paragraph) and not quotes[-1].group().endswith(_CLOSING)
+    return tuple(turns), told, left_open
 
 
 def attribute(turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers) -> list[str | None]:
@@ -230,7 +254,7 @@ def attribute(turns: Sequence[Turn], lang: str, characters: Sequence[str], speak
     pronoun: see `_by_pronoun`); for 又道 or a speech going on the one speaking before; for a
     turn no narration tags, the other of the two who spoke just before or just after it (people
     talk in turn), else the other of the shot's only two characters."""
-    found = [_tagged(turn.hint, lang, characters, speakers) for turn in turns]
+    found = [speakers.tagged(turn.hint, lang, characters) for turn in turns]
     who: list[str | None] = []
     named: list[str] = []  # the cast as the narration names them, in order
     for turn, (name, how) in zip(turns, found):
@@ -295,14 +319,26 @@ def _tagged_zh(hint: str, characters: Sequence[str], speakers: Speakers) -> tupl
     """A Chinese turn's speaker: in the sentence before the quote, the first name opening a
     clause (not one spoken to, a place or an owner: 对行者道, 在佛祖手心, 丞相府), from the clause of
     the speech verb backwards; nobody for a crowd (菩萨、金刚等众曰)."""
-    if not hint:
-        return None, "untagged"
-    sentence = _ZH_SENTENCE.split(hint.rstrip("：:，, \u3000"))[-1]
+    if speakers.holders:  # the book's cast: what the hint names depends on it alone
+        key = ("zh hint", hint)
+        if key not in speakers._seen:
+            speakers._seen[key] = _zh_hint(hint, speakers.pattern)
+        found, how = speakers._seen[key]
+    else:
+        found, how = _zh_hint(hint, _names_pattern(characters))
+    if how == "named" and found is not None:
+        return speakers.named(found, characters) or (found if found in characters else None), how
+    return found, how
+
+
+def _zh_hint(hint: str, pattern: re.Pattern[str] | None) -> tuple[str | None, str]:
+    """What a Chinese turn's hint says of its speaker (see `_tagged_zh`): the name it gives as
+    written (None for a crowd), a pronoun, "again" or "untagged"."""
+    sentence = _ZH_SENTENCE.split(hint.strip().rstrip("：:，, \u3000"))[-1] if hint.strip() else ""
     if not sentence:
         return None, "untagged"
     if _ZH_STILL.match(sentence):
         return None, "again"
-    pattern = speakers.pattern if speakers.holders else _names_pattern(characters)
     for clause in reversed(_ZH_CLAUSE.split(sentence)):
         for m in pattern.finditer(clause) if pattern else ():
             lead, tail = clause[m.start() - 1 : m.start()], clause[m.end() : m.end() + 1]
@@ -310,7 +346,7 @@ def _tagged_zh(hint: str, characters: Sequence[str], speakers: Speakers) -> tupl
                 continue
             if tail and tail in _ZH_MANY_AFTER:
                 return None, "named"  # several speak at once
-            return speakers.named(m.group(), characters) or (m.group() if m.group() in characters else None), "named"
+            return m.group(), "named"
         pronoun = re.match(r"^(?:那|这)?([他她])", clause)
         if pronoun:
             return pronoun.group(1), "pronoun"
