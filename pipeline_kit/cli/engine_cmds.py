@@ -212,6 +212,8 @@ def render_status(view: Overview, *, bookcode: str | None = None) -> str:
         lines += ["", *view.providers_down]
     if view.fell_back:
         lines += ["", *view.fell_back]
+    if view.unserved:
+        lines += ["", *view.unserved]
     for title, problems in (("stuck", view.stuck), ("blocked", view.blocked), ("failed", view.failed)):
         if problems:
             lines.append(f"\n{title}:")

@@ -59,6 +59,7 @@ from pipeline_kit.engine.status import (
     open_work,
     overview,
     pending_elsewhere,
+    unserved_lanes,
     review_count,
     shown_state,
 )
@@ -108,6 +109,7 @@ __all__ = [
     "pause_with_alert",
     "overview",
     "pending_elsewhere",
+    "unserved_lanes",
     "reclaim_expired",
     "name_blobs",
     "record_cost",

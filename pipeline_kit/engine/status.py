@@ -103,6 +103,7 @@ class Overview:
     went_ahead: list[str] = field(default_factory=list)  # optional dependencies gone, one line each
     providers_down: list[str] = field(default_factory=list)  # providers workers find down, one line each
     fell_back: list[str] = field(default_factory=list)  # director tasks that kept the rules for some items
+    unserved: list[str] = field(default_factory=list)  # lanes with pending work no running worker serves
 
     @property
     def total(self) -> int:
@@ -219,6 +220,7 @@ def overview(
         ]
         fell_back = _fell_back(conn, scope)
     return Overview(
+        unserved=_unserved(per_lane, shown),
         counts=counts,
         lanes=per_lane,
         workers=shown,
@@ -524,6 +526,22 @@ def _local_time(at: datetime) -> str:
     return f"{at.replace(tzinfo=timezone.utc).astimezone():%H:%M}"
 
 
+LIVE = (Liveness.WORKING, Liveness.IDLE, Liveness.PAUSED)  # a worker that still claims
+
+
+def _unserved(per_lane: Mapping[str, dict[str, Any]], shown: Mapping[str, dict[str, Any]]) -> list[str]:
+    """One line per lane holding pending tasks that none of the running workers serves, while
+    some run: a fleet that left a lane out (a director's llm lane, say) waits on it forever."""
+    live = [info for info in shown.values() if info["liveness"] in {x.value for x in LIVE} and info["lanes"]]
+    served = {lane for info in live for lane in info["lanes"].split(",")}
+    return [
+        f"lane {lane}: {plural(n, 'task')} pending, and no running worker serves it: "
+        f"start one with `pipeline-kit work --lanes {lane}`"
+        for lane, info in sorted(per_lane.items())
+        if live and lane not in served and (n := info["counts"].get(Status.PENDING.value, 0))
+    ]
+
+
 def _by_tasks(current: list[dict[str, Any]]) -> Liveness | None:
     """An unregistered worker: not responding if a lease it holds ran out, working if it holds
     one, unknown otherwise."""
@@ -538,22 +556,23 @@ def _age(now: datetime | None, then: datetime | None) -> float | None:
     return round((now - then).total_seconds(), 1)
 
 
-def open_work(db: Database, lanes_served: Sequence[str]) -> int:
+def open_work(db: Database, lanes_served: Sequence[str], *, held_by: Sequence[str] = ()) -> int:
     """Tasks in these lanes that are pending or running, leaving out those that wait (directly or
-    not) on an output awaiting review: a worker `--until-empty` stops at 0, since only a person
-    can release those."""
+    not) on an output awaiting review, or on open tasks of the lanes `held_by` (lanes no worker
+    serves): a worker `--until-empty` stops at 0, since only a person can release those."""
     with reading(db) as conn:
-        in_lanes = [
-            tasks.c.lane.in_(list(lanes_served)),
-            tasks.c.status.in_([Status.PENDING.value, Status.PROCESSING.value]),
-        ]
+        open_ = [Status.PENDING.value, Status.PROCESSING.value]
+        in_lanes = [tasks.c.lane.in_(list(lanes_served)), tasks.c.status.in_(open_)]
         count = int(conn.execute(sa.select(sa.func.count()).select_from(tasks).where(*in_lanes)).scalar_one())
         if not count:
             return 0
-        waiting = conn.execute(
-            sa.select(tasks.c.task_id).where(tasks.c.status == Status.AWAITING_REVIEW.value)
-        ).scalars()
-        held = transitive_dependents(conn, waiting)
+        waiting = sa.select(tasks.c.task_id).where(
+            sa.or_(
+                tasks.c.status == Status.AWAITING_REVIEW.value,
+                sa.and_(tasks.c.lane.in_(list(held_by)), tasks.c.status.in_(open_)),
+            )
+        )
+        held = transitive_dependents(conn, conn.execute(waiting).scalars())
         for i in range(0, len(held), 500):
             count -= int(
                 conn.execute(
@@ -563,6 +582,24 @@ def open_work(db: Database, lanes_served: Sequence[str]) -> int:
                 ).scalar_one()
             )
         return count
+
+
+def unserved_lanes(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:
+    """Lanes outside `lanes_served` whose pending tasks no live worker serves (by the lanes each
+    registered worker said it serves), with how many wait there: work a fleet leaves undone."""
+    with reading(db) as conn:
+        now = conn.execute(sa.select(db_now())).scalar()
+        served = set(lanes_served)
+        for row in conn.execute(sa.select(workers.c.lanes, workers.c.state, workers.c.last_seen_at, workers.c.lease_s)):
+            if row.lanes and judge(row.state, _age(now, row.last_seen_at), row.lease_s) in LIVE:
+                served.update(row.lanes.split(","))
+        rows = conn.execute(
+            sa.select(tasks.c.lane, sa.func.count())
+            .where(tasks.c.status == Status.PENDING.value, tasks.c.lane.not_in(sorted(served)))
+            .group_by(tasks.c.lane)
+            .order_by(tasks.c.lane)
+        )
+        return {lane: int(n) for lane, n in rows}
 
 
 def review_count(db: Database, bookcode: str | None = None) -> int:

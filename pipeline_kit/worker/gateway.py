@@ -63,8 +63,11 @@ class EngineGateway:
             skip_kinds=skip_kinds,
         )
 
-    def open_work(self, lanes: Sequence[str]) -> int:
-        return self._retry("open work", engine.open_work, self.db, lanes)
+    def open_work(self, lanes: Sequence[str], *, held_by: Sequence[str] = ()) -> int:
+        return self._retry("open work", engine.open_work, self.db, lanes, held_by=held_by)
+
+    def unserved_lanes(self, lanes: Sequence[str]) -> dict[str, int]:
+        return self._retry("unserved lanes", engine.unserved_lanes, self.db, lanes)
 
     def pending_elsewhere(self, lanes: Sequence[str]) -> dict[str, int]:
         return self._retry("other lanes", engine.pending_elsewhere, self.db, lanes)

@@ -47,6 +47,9 @@ from pipeline_kit.worker.windows import Window
 from pipeline_kit.plural import plural
 
 IDLE_CHECK_S = 10.0  # how often an idle worker re-reads what it waits for
+# A worker --until-empty whose open work all waits on lanes no live worker serves stops once it has
+# had nothing to claim this long (the other PCs of a fleet started together register well within it).
+STRANDED_AFTER_S = 60.0
 
 # Kinds any worker performs itself, whatever backend it runs: kind -> backend name (a director
 # task names its own chat protocol and model).
@@ -167,6 +170,8 @@ class Worker:
         self.flight = InFlight(cfg.inflight, cfg.worker_id)
         self._last_watchdog = -1e9
         self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said so, and what
+        self._dry_since: float | None = None  # since when nothing was claimable (see _stranded)
+        self._stranded_checked = -1e9
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -265,9 +270,15 @@ class Worker:
                     self.summary.waiting = self.engine.pending_elsewhere(self.cfg.lanes)
                     self.summary.awaiting_review = self.engine.review_count()
                     return "empty"
+                stranded = self._stranded()
+                if stranded:
+                    self.summary.waiting = stranded
+                    self.summary.awaiting_review = self.engine.review_count()
+                    return "what is left waits on lanes no worker serves"
                 self._say_idle(bar)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
+            self._dry_since = None
             if self._idle_said:
                 bar.set_postfix_str("")
                 self._idle_said, self._idle_checked = "", -1e9
@@ -302,6 +313,21 @@ class Worker:
             return is_remote(self.router.backend_for(kind))
         except GenerationError:  # routed nowhere: failed in the loop, like any other task
             return False
+
+    def _stranded(self) -> dict[str, int]:
+        """With --until-empty, once nothing was claimable for STRANDED_AFTER_S: the lanes no live
+        worker serves, if every open task of this worker's lanes waits on them (a director's llm
+        lane nobody runs, say); else nothing, and the worker waits on."""
+        now = time.monotonic()
+        if self._dry_since is None:
+            self._dry_since = now
+        if not self.cfg.until_empty or now - self._dry_since < STRANDED_AFTER_S:
+            return {}
+        if now - self._stranded_checked < IDLE_CHECK_S:
+            return {}
+        self._stranded_checked = now
+        unserved = self.engine.unserved_lanes(self.cfg.lanes)
+        return unserved if unserved and self.engine.open_work(self.cfg.lanes, held_by=list(unserved)) == 0 else {}
 
     def _say_idle(self, bar: Progress) -> None:
         """An idle worker says what it waits for (on the bar, or a line in a log), not just a still counter:
