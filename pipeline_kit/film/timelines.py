@@ -2,8 +2,9 @@
 Resolve, Kdenlive; OTIO's adapters for FCPXML and the rest) opens the film as its parts.
 
 One `.otio` per chapter film and one for the book: a video track with the title card (a range of
-the exported film, where it is drawn) and every shot's clip at its real length, followed by a gap
-where the film holds the clip's last frame under longer speech; audio tracks with each shot's
+the exported film, where it is drawn) and every shot's clip at its real length, followed, where
+the film holds the clip's last frame under longer speech, by that hold as a range of the exported
+film (no gap: an editor shows the held frame the viewer sees); audio tracks with each shot's
 speech where it is said, the clips' own sound (when a provider's clip has some) and the book's
 music bed (the exported bed, repeated to the film's length); the subtitles as markers. Media
 references are the exported files' absolute file URLs. Lengths come from what the assembly
@@ -78,16 +79,19 @@ def chapter_timeline(name: str, film: Made, made: Mapping[str, Made]) -> otio.sc
         for track in sound.values():
             track.append(_gap(lead, fps))
     by_shot = {s["shot_id"]: s for s in film.params.get("shots") or []}
+    at = lead  # where the shot starts in the film
     for part in film.result["parts"]:
         shot = by_shot[part["shot_id"]]
         frames, shown = int(part["frames"]), int(part["clip_frames"])
         clip = made.get(shot["video_task"])
-        if clip is None:  # not exported: the span stays, empty
-            video.append(_gap(frames, fps))
-        else:
+        if clip is not None:
             video.append(_clip(part["shot_id"], clip.path, 0, shown, fps, shown))
-            if frames > shown:  # the film holds the clip's last frame while the speech goes on
-                video.append(_gap(frames - shown, fps, hold=part["shot_id"]))
+        else:  # not exported (re-opened since the film was made): the film's own frames of the shot
+            shown = 0
+        if frames > shown:  # the film holds the clip's last frame while the speech goes on
+            held = _from_film(part["shot_id"], film.path, at + shown, frames - shown, fps, total, clip is not None)
+            video.append(held)
+        at += frames
         voice = made.get(shot.get("voice_task") or "")
         said = min(frames, round(float(part["speech_s"]) * fps))
         _fill(sound[SPEECH], voice.path if voice and said > 0 else None, f"{part['shot_id']} speech", said, frames, fps)
@@ -161,12 +165,17 @@ def _clip(name: str, path: Path, start: int, frames: int, fps: float, available:
     return otio.schema.Clip(name=name, media_reference=reference, source_range=_range(start, frames, fps))
 
 
-def _gap(frames: int, fps: float, hold: str | None = None) -> otio.schema.Gap:
-    gap = otio.schema.Gap(source_range=_range(0, frames, fps))
-    if hold:
-        gap.name = f"{hold} hold"
-        gap.metadata["pipeline_kit"] = {"holds_last_frame_of": hold}
-    return gap
+def _from_film(shot: str, film: Path, start: int, frames: int, fps: float, total: int, hold: bool) -> otio.schema.Clip:
+    """Frames of the shot that no clip file has, as a range of the exported film, which has them:
+    the clip's last frame held under longer speech (`hold`), or the whole shot when its clip was
+    not exported. The picture track thus has no gap: an editor shows what the film shows."""
+    clip = _clip(f"{shot} hold" if hold else shot, film, start, frames, fps, total)
+    clip.metadata["pipeline_kit"] = {"holds_last_frame_of" if hold else "shot_from_film": shot}
+    return clip
+
+
+def _gap(frames: int, fps: float) -> otio.schema.Gap:
+    return otio.schema.Gap(source_range=_range(0, frames, fps))
 
 
 def _range(start: int, frames: int, fps: float) -> otio.opentime.TimeRange:

@@ -212,7 +212,8 @@ def test_the_timeline_has_the_speech_the_clip_sound_and_the_music_on_tracks_of_t
     scene: dict[str, Any], tmp_path: Path
 ) -> None:
     """The chapter with speech, a clip with sound and a bed, as an editor opens it (written to
-    .otio and read back): one clip a shot on the picture track, the speech where it is said, the
+    .otio and read back): one clip a shot on the picture track, where speech outlasts a clip the
+    held frame as a range of the film (no gap), the speech where it is said, the
     clip's own sound under its shot, the bed repeated to the film's length; every clip points at
     its file and every track lasts as long as the film."""
     film, result = chapter(scene["folder"], scene["clips"], scene["voices"], music=scene["bed"], profile="provider")
@@ -226,7 +227,12 @@ def test_the_timeline_has_the_speech_the_clip_sound_and_the_music_on_tracks_of_t
     read = otio.adapters.read_from_file(str(tmp_path / "chapter.otio"))
     assert [t.name for t in read.tracks] == ["picture", "speech", "clip sound", "music"]
     picture, speech, sound, music = read.tracks
-    assert [c.name for c in picture.find_clips()] == ["title card", *[s["shot_id"] for s in shots]]
+    one, two, three = (s["shot_id"] for s in shots)  # shot 1's 2 s of speech outlast its 1.5 s clip
+    assert [c.name for c in picture.find_clips()] == ["title card", one, f"{one} hold", two, three]
+    hold = list(picture.find_clips())[2]
+    assert hold.media_reference.target_url == film.resolve().as_uri(), "the film's own held frame"
+    assert hold.source_range.start_time.to_frames() == picture.range_of_child(hold).start_time.to_frames()
+    assert not [item for item in picture if isinstance(item, otio.schema.Gap)]
     assert [c.name for c in speech.find_clips()] == [f"{shots[0]['shot_id']} speech"]
     assert [c.name for c in sound.find_clips()] == [f"{shots[2]['shot_id']} sound"]
     assert len(music.find_clips()) >= 2, "a 3 s bed repeats under a longer film"
