@@ -9,6 +9,12 @@ speech where it is said, the clips' own sound (when a provider's clip has some) 
 music bed (the exported bed, repeated to the film's length); the subtitles as markers. Media
 references are the exported files' absolute file URLs. Lengths come from what the assembly
 recorded (`result.parts`), so a timeline lasts as long as its film, frame for frame.
+
+A timeline counts time at a rate SMPTE timecode has (24, 25, 30, 48, 50, 60): the film's own, or
+else the smallest such whole multiple of it (the animatic's 12 fps on a 24 fps timeline, each
+frame held for two, as animation "on twos" is cut). OTIO's FCP XML and EDL adapters write
+timecode and refuse any other rate, so an animatic's timeline converts for Premiere or Final Cut
+like a provider's 24 fps one.
 """
 
 from __future__ import annotations
@@ -101,10 +107,10 @@ def chapter_timeline(name: str, film: Made, made: Mapping[str, Made]) -> otio.sc
     bed = made.get(str(film.params.get("music_task") or ""))
     if film.result.get("music") and bed is not None:
         tracks.append(_music(bed, total, fps))
-    timeline = otio.schema.Timeline(name=name, global_start_time=otio.opentime.RationalTime(0, fps))
+    timeline = otio.schema.Timeline(name=name, global_start_time=_time(0, fps))
     timeline.tracks.extend(tracks)
     _cues(timeline, side_path(film.path, SRT), fps)
-    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": total}
+    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": total, "fps": fps}
     return timeline
 
 
@@ -122,17 +128,17 @@ def book_timeline(title: str, film: Made, chapters: list[tuple[Made, otio.schema
             track.append(_gap(lead, fps))
     for _, chapter in chapters:
         by_name = {t.name: t for t in chapter.tracks}
-        length = chapter.tracks[0].duration().to_frames()
+        length = chapter.tracks[0].duration()
         for into in (video, *sound.values()):
             track = by_name.get(into.name)
             if track is None:
-                into.append(_gap(length, fps))
+                into.append(otio.schema.Gap(duration=length))
             for item in track or []:
                 into.append(item.deepcopy())
-    timeline = otio.schema.Timeline(name=title, global_start_time=otio.opentime.RationalTime(0, fps))
+    timeline = otio.schema.Timeline(name=title, global_start_time=_time(0, fps))
     timeline.tracks.extend([video, *sound.values()])
     _cues(timeline, side_path(film.path, SRT), fps)
-    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": int(film.result["frames"])}
+    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": int(film.result["frames"]), "fps": fps}
     return timeline
 
 
@@ -179,7 +185,21 @@ def _gap(frames: int, fps: float) -> otio.schema.Gap:
 
 
 def _range(start: int, frames: int, fps: float) -> otio.opentime.TimeRange:
-    return otio.opentime.TimeRange(otio.opentime.RationalTime(start, fps), otio.opentime.RationalTime(frames, fps))
+    """`frames` film frames from film frame `start`, at the timeline's rate."""
+    return otio.opentime.TimeRange(_time(start, fps), _time(frames, fps))
+
+
+def _time(frames: int, fps: float) -> otio.opentime.RationalTime:
+    """`frames` frames of a film at `fps`, counted at its timeline's rate (`edit_rate`)."""
+    rate = edit_rate(fps)
+    return otio.opentime.RationalTime(frames * (rate // max(1, round(fps))), rate)
+
+
+def edit_rate(fps: float) -> int:
+    """The timeline's rate for a film at `fps` (a whole rate, as every film is made): the film's
+    when SMPTE timecode has it, else its smallest whole multiple that timecode has, else its own."""
+    rate = max(1, round(fps))
+    return next((r for r in range(rate, 61, rate) if otio.opentime.RationalTime.is_valid_timecode_rate(r)), rate)
 
 
 def _cues(timeline: otio.schema.Timeline, subtitles: Path, fps: float) -> None:

@@ -238,4 +238,4 @@ def test_the_timeline_has_the_speech_the_clip_sound_and_the_music_on_tracks_of_t
     assert len(music.find_clips()) >= 2, "a 3 s bed repeats under a longer film"
     for clip in read.find_clips():
         assert Path(clip.media_reference.target_url.removeprefix("file://")).is_file()
-    assert {t.duration().to_frames() for t in read.tracks} == {result["frames"]}
+    assert {t.duration().to_frames(result["fps"]) for t in read.tracks} == {result["frames"]}
