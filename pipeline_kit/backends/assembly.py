@@ -239,7 +239,9 @@ class AssemblyBackend:
         sounds = [ffmpeg.Sound(lead / frame.fps)] if lead else []
         start, lengths = lead, []
         for i, (entry, film, probe, subs) in enumerate(zip(entries, films, probes, subtitles)):
-            frames = frames_for(probe.duration_s, frame.fps)
+            # the chapter's picture, not its header's duration (its sound's, up to a frame longer)
+            shown = ffmpeg.video_frames(film, timeout_s=ctx.timeout_s, what=f"the film of chapter {entry['chapter']}")
+            frames = shown if _matches(probe, frame) else frames_for(shown / (probe.fps or frame.fps), frame.fps)
             lengths.append(frames)
             sounds.append(ffmpeg.Sound(frames / frame.fps, (film,) if probe.audio else ()))
             if _matches(probe, frame):
