@@ -179,6 +179,19 @@ def test_without_a_bed_there_is_no_music(scene: dict[str, Any]) -> None:
     )
 
 
+def test_a_clip_whose_sound_outlasts_its_picture_lasts_as_long_as_its_picture(scene: dict[str, Any]) -> None:
+    """A provider's clip whose sound runs 0.3 s past its 2 s picture (its header says 2.3 s): the
+    shot and the clip on the timeline are its picture's 24 frames, not the header's 28 (the
+    timeline's clip would claim frames the file does not have)."""
+    folder, (shot, path, _) = scene["folder"], scene["clips"][1]
+    longer = folder / "sound-outlasts.mp4"
+    run(["-i", str(path), "-f", "lavfi", "-i", f"sine=frequency={CLIP_HZ}:duration=2.3"]
+        + ["-c:v", "copy", "-c:a", "aac", str(longer)])  # fmt: skip
+    assert ffmpeg.probe(longer, timeout_s=30).duration_s >= 2.25
+    _, result = chapter(folder, [(shot, longer, 2.0)], {}, profile="provider")
+    assert [(p["frames"], p["clip_frames"], p["clip_sound"]) for p in result["parts"]] == [(24, 24, True)]
+
+
 def provider_clip(folder: Path, name: str, seconds: int) -> Path:
     """A clip as the Ark stand-in delivers Seedance 720p: 1280x720 at 24 fps."""
     path = folder / f"{name}.mp4"
