@@ -22,7 +22,7 @@ import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -224,7 +224,10 @@ class AssemblyBackend:
         for entry, path in zip(entries, subtitles):
             if not path.is_file():
                 raise missing_input(f"the subtitles of chapter {entry['chapter']} are missing at {path}")
-        probes = [_probe(f, f"the film of chapter {e['chapter']}", ctx.timeout_s) for e, f in zip(entries, films)]
+        probes = [
+            _by_picture(_probe(f, what, ctx.timeout_s), f, what, ctx.timeout_s)
+            for f, what in zip(films, [f"the film of chapter {e['chapter']}" for e in entries])
+        ]
         frame = Frame.of(p, probes)
         lead = card_frames(_card_s(p), frame.fps)
         ctx.stage("generating_video")
@@ -397,10 +400,21 @@ def _clip_probes(clips: Sequence[Path], shots: Sequence[Mapping[str, Any]], time
     """Each clip's header (real length, whether it has sound), from one ffmpeg run; a clip it
     could not read is probed alone, which names what is wrong with it."""
     found = ffmpeg.probe_all(clips, timeout_s=timeout_s) if clips else []
+    whats = [f"the clip of shot {shot['shot_id']}" for shot in shots]
     return [
-        probe or _probe(clip, f"the clip of shot {shot['shot_id']}", timeout_s)
-        for probe, clip, shot in zip(found, clips, shots)
+        _by_picture(probe or _probe(clip, what, timeout_s), clip, what, timeout_s)
+        for probe, clip, what in zip(found, clips, whats)
     ]
+
+
+def _by_picture(probe: ffmpeg.Probe, path: Path, what: str, timeout_s: float) -> ffmpeg.Probe:
+    """`probe` lasting as long as its picture. A header's duration is its longest stream's, and a
+    file's AAC track ends up to a frame after its picture: a chapter film's so made each later
+    chapter's sound and subtitles start after its picture in the book film, a provider clip's
+    gave the timeline a frame more than the clip has. Files without sound keep the header's."""
+    if not probe.audio or probe.fps <= 0:
+        return probe
+    return replace(probe, duration_s=ffmpeg.video_frames(path, timeout_s=timeout_s, what=what) / probe.fps)
 
 
 def _probe(path: Path, what: str, timeout_s: float) -> ffmpeg.Probe:

@@ -72,8 +72,9 @@ def exe() -> str:
     return str(imageio_ffmpeg.get_ffmpeg_exe())
 
 
-def run(args: Sequence[str], *, timeout_s: float, what: str) -> None:
-    """Run ffmpeg quietly; a failure raises GenerationError naming `what` and ffmpeg's reason."""
+def run(args: Sequence[str], *, timeout_s: float, what: str) -> str:
+    """Run ffmpeg quietly and return what it wrote to stdout; a failure raises GenerationError
+    naming `what` and ffmpeg's reason."""
     command = [exe(), "-hide_banner", "-nostdin", "-v", "error", "-y", *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
@@ -85,6 +86,23 @@ def run(args: Sequence[str], *, timeout_s: float, what: str) -> None:
         raise GenerationError(
             f"ffmpeg failed on {what}: {last_line(done.stderr)}", error_kind="ffmpeg_failed", retryable=True
         )
+    return done.stdout
+
+
+def video_frames(path: Path, *, timeout_s: float, what: str) -> int:
+    """How many frames the first video stream of `path` holds, counted by copying its packets (no
+    decoding: a tenth of a second for a chapter film). A header's duration is its longest
+    stream's, and a film's AAC track ends up to a frame after its picture: a length taken from it
+    put each later chapter's sound and subtitles that much after its picture in the book film."""
+    progress = run(
+        ["-i", str(path), "-map", "0:v:0", "-c", "copy", "-f", "null", "-", "-progress", "pipe:1"],
+        timeout_s=timeout_s,
+        what=what,
+    )
+    counted = re.findall(r"^frame=(\d+)$", progress, flags=re.MULTILINE)
+    if not counted:
+        raise GenerationError(f"ffmpeg counted no frames in {what}", error_kind="ffmpeg_failed", retryable=True)
+    return int(counted[-1])
 
 
 def probe(path: Path, *, timeout_s: float) -> Probe:

@@ -2,12 +2,19 @@
 Resolve, Kdenlive; OTIO's adapters for FCPXML and the rest) opens the film as its parts.
 
 One `.otio` per chapter film and one for the book: a video track with the title card (a range of
-the exported film, where it is drawn) and every shot's clip at its real length, followed by a gap
-where the film holds the clip's last frame under longer speech; audio tracks with each shot's
+the exported film, where it is drawn) and every shot's clip at its real length, followed, where
+the film holds the clip's last frame under longer speech, by that hold as a range of the exported
+film (no gap: an editor shows the held frame the viewer sees); audio tracks with each shot's
 speech where it is said, the clips' own sound (when a provider's clip has some) and the book's
 music bed (the exported bed, repeated to the film's length); the subtitles as markers. Media
 references are the exported files' absolute file URLs. Lengths come from what the assembly
 recorded (`result.parts`), so a timeline lasts as long as its film, frame for frame.
+
+A timeline counts time at a rate SMPTE timecode has (24, 25, 30, 48, 50, 60): the film's own, or
+else the smallest such whole multiple of it (the animatic's 12 fps on a 24 fps timeline, each
+frame held for two, as animation "on twos" is cut). OTIO's FCP XML and EDL adapters write
+timecode and refuse any other rate, so an animatic's timeline converts for Premiere or Final Cut
+like a provider's 24 fps one.
 """
 
 from __future__ import annotations
@@ -81,16 +88,19 @@ def chapter_timeline(name: str, film: Made, made: Mapping[str, Made]) -> otio.sc
         for track in sound.values():
             track.append(_gap(lead, fps))
     by_shot = {s["shot_id"]: s for s in film.params.get("shots") or []}
+    at = lead  # where the shot starts in the film
     for part in film.result["parts"]:
         shot = by_shot[part["shot_id"]]
         frames, shown = int(part["frames"]), int(part["clip_frames"])
         clip = made.get(shot["video_task"])
-        if clip is None:  # not exported: the span stays, empty
-            video.append(_gap(frames, fps))
-        else:
+        if clip is not None:
             video.append(_clip(part["shot_id"], clip.path, 0, shown, fps, shown))
-            if frames > shown:  # the film holds the clip's last frame while the speech goes on
-                video.append(_gap(frames - shown, fps, hold=part["shot_id"]))
+        else:  # not exported (re-opened since the film was made): the film's own frames of the shot
+            shown = 0
+        if frames > shown:  # the film holds the clip's last frame while the speech goes on
+            held = _from_film(part["shot_id"], film.path, at + shown, frames - shown, fps, total, clip is not None)
+            video.append(held)
+        at += frames
         voice = made.get(shot.get("voice_task") or "")
         said = min(frames, round(float(part["speech_s"]) * fps))
         _fill(sound[SPEECH], voice.path if voice and said > 0 else None, f"{part['shot_id']} speech", said, frames, fps)
@@ -100,10 +110,10 @@ def chapter_timeline(name: str, film: Made, made: Mapping[str, Made]) -> otio.sc
     bed = made.get(str(film.params.get("music_task") or ""))
     if film.result.get("music") and bed is not None:
         tracks.append(_music(bed, total, fps))
-    timeline = otio.schema.Timeline(name=name, global_start_time=otio.opentime.RationalTime(0, fps))
+    timeline = otio.schema.Timeline(name=name, global_start_time=_time(0, fps))
     timeline.tracks.extend(tracks)
     _cues(timeline, side_path(film.path, SRT), fps)
-    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": total}
+    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": total, "fps": fps}
     return timeline
 
 
@@ -121,17 +131,17 @@ def book_timeline(title: str, film: Made, chapters: list[tuple[Made, otio.schema
             track.append(_gap(lead, fps))
     for _, chapter in chapters:
         by_name = {t.name: t for t in chapter.tracks}
-        length = chapter.tracks[0].duration().to_frames()
+        length = chapter.tracks[0].duration()
         for into in (video, *sound.values()):
             track = by_name.get(into.name)
             if track is None:
-                into.append(_gap(length, fps))
+                into.append(otio.schema.Gap(duration=length))
             for item in track or []:
                 into.append(item.deepcopy())
-    timeline = otio.schema.Timeline(name=title, global_start_time=otio.opentime.RationalTime(0, fps))
+    timeline = otio.schema.Timeline(name=title, global_start_time=_time(0, fps))
     timeline.tracks.extend([video, *sound.values()])
     _cues(timeline, side_path(film.path, SRT), fps)
-    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": int(film.result["frames"])}
+    timeline.metadata["pipeline_kit"] = {"film": film.path.name, "frames": int(film.result["frames"]), "fps": fps}
     return timeline
 
 
@@ -164,16 +174,35 @@ def _clip(name: str, path: Path, start: int, frames: int, fps: float, available:
     return otio.schema.Clip(name=name, media_reference=reference, source_range=_range(start, frames, fps))
 
 
-def _gap(frames: int, fps: float, hold: str | None = None) -> otio.schema.Gap:
-    gap = otio.schema.Gap(source_range=_range(0, frames, fps))
-    if hold:
-        gap.name = f"{hold} hold"
-        gap.metadata["pipeline_kit"] = {"holds_last_frame_of": hold}
-    return gap
+def _from_film(shot: str, film: Path, start: int, frames: int, fps: float, total: int, hold: bool) -> otio.schema.Clip:
+    """Frames of the shot that no clip file has, as a range of the exported film, which has them:
+    the clip's last frame held under longer speech (`hold`), or the whole shot when its clip was
+    not exported. The picture track thus has no gap: an editor shows what the film shows."""
+    clip = _clip(f"{shot} hold" if hold else shot, film, start, frames, fps, total)
+    clip.metadata["pipeline_kit"] = {"holds_last_frame_of" if hold else "shot_from_film": shot}
+    return clip
+
+
+def _gap(frames: int, fps: float) -> otio.schema.Gap:
+    return otio.schema.Gap(source_range=_range(0, frames, fps))
 
 
 def _range(start: int, frames: int, fps: float) -> otio.opentime.TimeRange:
-    return otio.opentime.TimeRange(otio.opentime.RationalTime(start, fps), otio.opentime.RationalTime(frames, fps))
+    """`frames` film frames from film frame `start`, at the timeline's rate."""
+    return otio.opentime.TimeRange(_time(start, fps), _time(frames, fps))
+
+
+def _time(frames: int, fps: float) -> otio.opentime.RationalTime:
+    """`frames` frames of a film at `fps`, counted at its timeline's rate (`edit_rate`)."""
+    rate = edit_rate(fps)
+    return otio.opentime.RationalTime(frames * (rate // max(1, round(fps))), rate)
+
+
+def edit_rate(fps: float) -> int:
+    """The timeline's rate for a film at `fps` (a whole rate, as every film is made): the film's
+    when SMPTE timecode has it, else its smallest whole multiple that timecode has, else its own."""
+    rate = max(1, round(fps))
+    return next((r for r in range(rate, 61, rate) if otio.opentime.RationalTime.is_valid_timecode_rate(r)), rate)
 
 
 def _cues(timeline: otio.schema.Timeline, subtitles: Path, fps: float) -> None:

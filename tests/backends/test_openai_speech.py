@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from servers.speech_fake import FakeSpeech  # noqa: E402
 
 LINES = [
-    {"text": "Who is there?", "speaker": "Mara", "narration": False, "gender": "female", "voice": "shimmer"},
+    {"text": "Who is there?", "speaker": "Mara", "narration": False, "gender": "female", "voice": "marin"},
     {"text": "Only the wind.", "speaker": None, "narration": True, "gender": None, "voice": None},
 ]
 
@@ -37,12 +37,13 @@ def backend(server: FakeSpeech, key: str = "sk-test-secret") -> OpenAISpeech:
 
 
 def test_lines_are_said_in_their_voices_and_joined(speech: FakeSpeech, make_job: MakeJob) -> None:
-    """Two lines: two requests (the cast voice, then the narrator's default), one WAV at 24 kHz
-    whose lines last what the service said, GAP_S apart; the cost is the price per 1,000
-    characters said, and the key never appears in what is recorded."""
+    """Two lines: two requests (the cast voice, marin, one of the newest the API lists, then the
+    narrator's default), one WAV at 24 kHz whose lines last what the service said, GAP_S apart;
+    the cost is the price per 1,000 characters said, and the key never appears in what is
+    recorded."""
     job = make_job("voice", {"lang": "en", "lines": LINES}, suffix=".wav")
     output = backend(speech).run(job, LocalContext())
-    assert [b["voice"] for b in speech.billing] == ["shimmer", "alloy"]
+    assert [b["voice"] for b in speech.billing] == ["marin", "alloy"]
     said, seconds = audio.read_lines(output.extras[audio.LINES])
     assert [s.end_s - s.start_s for s in said] == pytest.approx([0.06 * 13, 0.06 * 14], abs=0.002)
     assert said[1].start_s == pytest.approx(said[0].end_s + audio.GAP_S, abs=0.001)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import imageio_ffmpeg
 import pytest
 
 from pipeline_kit.backends import Job, LocalContext, get_backend
 from pipeline_kit.errors import GenerationError
-from pipeline_kit.film import side_path, srt
+from pipeline_kit.film import ffmpeg, side_path, srt
 from pipeline_kit.film.names import SRT
 from pipeline_kit.film.timeline import TITLE_CARD_S
 
@@ -120,3 +122,39 @@ def test_book_without_a_chapter_film_is_missing_input(chapters: list[dict[str, A
             srt_path.write_bytes(kept)
         assert (info.value.error_kind, info.value.retryable) == ("missing_input", True)
         assert needle in str(info.value)
+
+
+def test_a_chapter_whose_sound_outlasts_its_picture_is_as_long_as_its_picture(tmp_path: Path) -> None:
+    """A chapter film's header lasts as long as its longest stream, and its AAC track may end a
+    frame or more after its picture. The book counts each chapter by its picture: its length and
+    every later chapter's cues and sound start where that chapter's picture starts, not later by
+    the overhang (which, summed over a book's chapters, pushed sound and subtitles after the
+    picture)."""
+    made = []
+    for number in (1, 2):
+        path = tmp_path / "films" / f"chapter-{number:03d}.mp4"
+        path.parent.mkdir(exist_ok=True)
+        subprocess.run(  # 24 frames of picture (2 s), 2.5 s of sound
+            [
+                imageio_ffmpeg.get_ffmpeg_exe(),
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                f"testsrc=size=640x360:rate={FPS}:d=2",
+            ]
+            + ["-f", "lavfi", "-i", "sine=frequency=440:duration=2.5", "-c:v", "libx264"]
+            + ["-pix_fmt", "yuv420p", "-c:a", "aac", "-ar", "48000", "-ac", "2", str(path)],
+            check=True,
+        )
+        side_path(path, SRT).write_text(srt.render([srt.Cue(500, 1500, f"chapter {number}")]), encoding="utf-8")
+        made.append({"chapter": number, "task": f"bk/film/chapter-{number:03d}", "path": path, "seconds": 2.0})
+    assert ffmpeg.probe(made[0]["path"], timeout_s=30).duration_s >= 2.4, "the header says the sound's length"
+    job = book_job(made, tmp_path)
+    output = ASSEMBLY.run(job, LocalContext())
+    lead = round(TITLE_CARD_S * FPS)
+    assert output.result["chapter_frames"] == [24, 24]
+    assert output.result["frames"] == lead + 48 == ffmpeg.video_frames(job.out_path, timeout_s=30, what="the book")
+    cues = srt.parse(output.extras[SRT].read_text(encoding="utf-8"))
+    assert [c.start_ms for c in cues] == [round((lead / FPS + 0.5) * 1000), round(((lead + 24) / FPS + 0.5) * 1000)]

@@ -89,7 +89,7 @@ def test_profile_and_music_set_from_the_command_line(
     assert cli(db_url, "export", bookcode, str(out), "--cache", str(tmp_path / "cache")) == 0
     timeline = otio.adapters.read_from_file(str(out / "films" / bookcode / "chapter-001.otio"))
     music = [t for t in timeline.tracks if t.name == "music"]
-    assert len(music) == 1 and music[0].duration().to_frames() == result["frames"]
+    assert len(music) == 1 and music[0].duration().to_frames(result["fps"]) == result["frames"]
     targets = {Path(c.media_reference.target_url.removeprefix("file://")) for c in music[0].find_clips()}
     assert len(targets) == 1 and targets.pop().suffix == ".m4a"
 

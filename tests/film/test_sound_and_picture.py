@@ -179,6 +179,19 @@ def test_without_a_bed_there_is_no_music(scene: dict[str, Any]) -> None:
     )
 
 
+def test_a_clip_whose_sound_outlasts_its_picture_lasts_as_long_as_its_picture(scene: dict[str, Any]) -> None:
+    """A provider's clip whose sound runs 0.3 s past its 2 s picture (its header says 2.3 s): the
+    shot and the clip on the timeline are its picture's 24 frames, not the header's 28 (the
+    timeline's clip would claim frames the file does not have)."""
+    folder, (shot, path, _) = scene["folder"], scene["clips"][1]
+    longer = folder / "sound-outlasts.mp4"
+    run(["-i", str(path), "-f", "lavfi", "-i", f"sine=frequency={CLIP_HZ}:duration=2.3"]
+        + ["-c:v", "copy", "-c:a", "aac", str(longer)])  # fmt: skip
+    assert ffmpeg.probe(longer, timeout_s=30).duration_s >= 2.25
+    _, result = chapter(folder, [(shot, longer, 2.0)], {}, profile="provider")
+    assert [(p["frames"], p["clip_frames"], p["clip_sound"]) for p in result["parts"]] == [(24, 24, True)]
+
+
 def provider_clip(folder: Path, name: str, seconds: int) -> Path:
     """A clip as the Ark stand-in delivers Seedance 720p: 1280x720 at 24 fps."""
     path = folder / f"{name}.mp4"
@@ -212,7 +225,8 @@ def test_the_timeline_has_the_speech_the_clip_sound_and_the_music_on_tracks_of_t
     scene: dict[str, Any], tmp_path: Path
 ) -> None:
     """The chapter with speech, a clip with sound and a bed, as an editor opens it (written to
-    .otio and read back): one clip a shot on the picture track, the speech where it is said, the
+    .otio and read back): one clip a shot on the picture track, where speech outlasts a clip the
+    held frame as a range of the film (no gap), the speech where it is said, the
     clip's own sound under its shot, the bed repeated to the film's length; every clip points at
     its file and every track lasts as long as the film."""
     film, result = chapter(scene["folder"], scene["clips"], scene["voices"], music=scene["bed"], profile="provider")
@@ -226,10 +240,15 @@ def test_the_timeline_has_the_speech_the_clip_sound_and_the_music_on_tracks_of_t
     read = otio.adapters.read_from_file(str(tmp_path / "chapter.otio"))
     assert [t.name for t in read.tracks] == ["picture", "speech", "clip sound", "music"]
     picture, speech, sound, music = read.tracks
-    assert [c.name for c in picture.find_clips()] == ["title card", *[s["shot_id"] for s in shots]]
+    one, two, three = (s["shot_id"] for s in shots)  # shot 1's 2 s of speech outlast its 1.5 s clip
+    assert [c.name for c in picture.find_clips()] == ["title card", one, f"{one} hold", two, three]
+    hold = list(picture.find_clips())[2]
+    assert hold.media_reference.target_url == film.resolve().as_uri(), "the film's own held frame"
+    assert hold.source_range.start_time.to_frames() == picture.range_of_child(hold).start_time.to_frames()
+    assert not [item for item in picture if isinstance(item, otio.schema.Gap)]
     assert [c.name for c in speech.find_clips()] == [f"{shots[0]['shot_id']} speech"]
     assert [c.name for c in sound.find_clips()] == [f"{shots[2]['shot_id']} sound"]
     assert len(music.find_clips()) >= 2, "a 3 s bed repeats under a longer film"
     for clip in read.find_clips():
         assert Path(clip.media_reference.target_url.removeprefix("file://")).is_file()
-    assert {t.duration().to_frames() for t in read.tracks} == {result["frames"]}
+    assert {t.duration().to_frames(result["fps"]) for t in read.tracks} == {result["frames"]}

@@ -135,26 +135,54 @@ def test_a_book_made_offline_has_a_film_that_speaks(
     assert "2 timelines written" in capsys.readouterr().out
     timeline = otio.adapters.read_from_file(str(out / "films" / bookcode / "chapter-001.otio"))
     picture, speech = timeline.tracks
-    shots = [c for c in picture.find_clips() if c.name != "title card"]
+    assert not [item for item in picture if isinstance(item, otio.schema.Gap)], "the picture never goes black"
+    holds = [c for c in picture.find_clips() if "holds_last_frame_of" in c.metadata.get("pipeline_kit", {})]
+    assert holds, "the narrated shots outlast their clips"
+    shots = [c for c in picture.find_clips() if c.name != "title card" and c not in holds]
     assert [c.name for c in shots] == [s["shot_id"] for s in film_params["shots"]]
-    assert [c.source_range.duration.to_frames() for c in shots] == [
+    assert [c.source_range.duration.to_frames(fps) for c in shots] == [
         min(a, b) for a, b in zip(clips, result_frames(result))
     ]
     for item in [*picture.find_clips(), *speech.find_clips()]:
         target = Path(item.media_reference.target_url.removeprefix("file://"))
         assert target.is_file() and out in target.parents, target
     assert [Path(c.media_reference.target_url).suffix for c in speech.find_clips()] == [".wav"] * len(shots)
-    assert timeline.duration().to_frames() == result["frames"] == picture.duration().to_frames()
-    assert speech.duration().to_frames() == result["frames"]
+    assert timeline.duration().to_frames(fps) == result["frames"] == picture.duration().to_frames(fps)
+    assert speech.duration().to_frames(fps) == result["frames"]
+    assert timeline.duration().rate == 24, "the animatic's 12 fps on a 24 fps timeline: FCP XML and EDL need timecode"
+    assert timeline.duration().to_timecode().count(":") == 3  # raises at a rate SMPTE timecode lacks
     assert [m.name for m in timeline.tracks.markers] == [c.text for c in cues]
+    for hold in holds:  # a range of the exported film showing the held clip's last frame
+        held = next(c for c in shots if c.name == hold.metadata["pipeline_kit"]["holds_last_frame_of"])
+        assert Path(hold.media_reference.target_url.removeprefix("file://")).name == film.name
+        at = hold.source_range.start_time.to_frames(fps)
+        assert picture.range_of_child(hold).start_time.to_frames(fps) == at, "the film's own frames at that time"
+        last = held.source_range.duration.to_frames(fps) - 1
+        shown = frame_at(Path(hold.media_reference.target_url.removeprefix("file://")), at, fps)
+        clip_last = frame_at(Path(held.media_reference.target_url.removeprefix("file://")), last, fps)
+        assert np.abs(shown - clip_last).mean() < 8, hold.name
     whole = otio.adapters.read_from_file(str(out / "films" / bookcode / "film.otio"))
     assert whole.duration().to_seconds() == pytest.approx(length, abs=0.15)
     assert len([c for c in whole.find_clips() if c.name in {s.name for s in shots}]) == len(shots)
-    assert [c.name for c in whole.tracks[0].find_clips()] == ["title card", "title card", *[c.name for c in shots]]
+    assert not [item for item in whole.tracks[0] if isinstance(item, otio.schema.Gap)]
+    named = [c.name for c in whole.tracks[0].find_clips() if c.name not in {h.name for h in holds}]
+    assert named == ["title card", "title card", *[c.name for c in shots]]
     for item in whole.find_clips():
         target = Path(item.media_reference.target_url.removeprefix("file://"))
         assert target.is_file() and out in target.parents, target
     assert {t.duration().to_frames() for t in whole.tracks} == {whole.duration().to_frames()}
+
+
+def frame_at(path: Path, index: int, fps: int) -> np.ndarray:
+    """Frame `index` of the video at `path` (at `fps`), as grey levels."""
+    done = subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-vf", f"fps={fps},select=eq(n\\,{index})"]
+        + ["-frames:v", "1", "-s", "160x90", "-pix_fmt", "gray", "-f", "rawvideo", "-"],
+        capture_output=True,
+        check=True,
+    )
+    assert len(done.stdout) == 160 * 90, (path, index)
+    return np.frombuffer(done.stdout, dtype=np.uint8).astype(float)
 
 
 def result_frames(result: dict) -> list[int]:

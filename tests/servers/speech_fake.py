@@ -1,8 +1,9 @@
 """A fake OpenAI speech API: POST /v1/audio/speech (JSON in, audio bytes out).
 
 Strict like the real one: a Bearer key; a JSON object with `model`, `input` (1 to 4096
-characters) and `voice` (one of the built-in voices) required, `response_format` one of mp3,
-opus, aac, flac, wav, pcm, `speed` 0.25 to 4, `instructions` optional, anything else refused;
+characters) and `voice` (one of the built-in voices, marin and cedar included) required,
+`response_format` one of mp3, opus, aac, flac, wav, pcm, `speed` 0.25 to 4, `instructions` and
+`stream_format` (audio or sse) optional, anything else refused;
 errors as `{"error": {"message", "type", "param", "code"}}` (an unknown voice is a 400 naming
 the `voice` param). A `pcm` answer is 16-bit mono samples at 24 kHz, a tone lasting 60 ms a
 character. Specials: cut (the answer stops halfway through the Content-Length it announced).
@@ -16,9 +17,23 @@ from typing import Any
 
 from servers.scripted import FakeServer, Request
 
-VOICES = {"alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse"}
+VOICES = {
+    "alloy",
+    "ash",
+    "ballad",
+    "cedar",
+    "coral",
+    "echo",
+    "fable",
+    "marin",
+    "nova",
+    "onyx",
+    "sage",
+    "shimmer",
+    "verse",
+}
 FORMATS = {"mp3", "opus", "aac", "flac", "wav", "pcm"}
-KNOWN = {"model", "input", "voice", "response_format", "speed", "instructions"}
+KNOWN = {"model", "input", "voice", "response_format", "speed", "instructions", "stream_format"}
 RATE = 24000
 
 
@@ -86,6 +101,8 @@ class FakeSpeech(FakeServer):
             return "voice", f"Invalid value for 'voice': {body['voice']!r}; supported: {sorted(VOICES)}"
         if body.get("response_format", "mp3") not in FORMATS:
             return "response_format", f"Invalid value for 'response_format': {body['response_format']!r}"
+        if body.get("stream_format", "audio") not in {"audio", "sse"}:
+            return "stream_format", f"Invalid value for 'stream_format': {body['stream_format']!r}"
         speed = body.get("speed", 1.0)
         if not isinstance(speed, (int, float)) or not 0.25 <= speed <= 4:
             return "speed", "'speed' must be from 0.25 to 4.0"
