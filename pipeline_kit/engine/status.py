@@ -219,8 +219,9 @@ def overview(
             for o in down(conn).values()
         ]
         fell_back = _fell_back(conn, scope)
+        unserved = _unserved(conn, per_lane)
     return Overview(
-        unserved=_unserved(per_lane, shown),
+        unserved=unserved,
         counts=counts,
         lanes=per_lane,
         workers=shown,
@@ -529,16 +530,25 @@ def _local_time(at: datetime) -> str:
 LIVE = (Liveness.WORKING, Liveness.IDLE, Liveness.PAUSED)  # a worker that still claims
 
 
-def _unserved(per_lane: Mapping[str, dict[str, Any]], shown: Mapping[str, dict[str, Any]]) -> list[str]:
+def _served_lanes(conn: sa.Connection) -> set[str]:
+    """The lanes the live registered workers serve (by the lanes each said it serves)."""
+    now = conn.execute(sa.select(db_now())).scalar()
+    served: set[str] = set()
+    for row in conn.execute(sa.select(workers.c.lanes, workers.c.state, workers.c.last_seen_at, workers.c.lease_s)):
+        if row.lanes and judge(row.state, _age(now, row.last_seen_at), row.lease_s) in LIVE:
+            served.update(row.lanes.split(","))
+    return served
+
+
+def _unserved(conn: sa.Connection, per_lane: Mapping[str, dict[str, Any]]) -> list[str]:
     """One line per lane holding pending tasks that none of the running workers serves, while
     some run: a fleet that left a lane out (a director's llm lane, say) waits on it forever."""
-    live = [info for info in shown.values() if info["liveness"] in {x.value for x in LIVE} and info["lanes"]]
-    served = {lane for info in live for lane in info["lanes"].split(",")}
+    served = _served_lanes(conn)
     return [
         f"lane {lane}: {plural(n, 'task')} pending, and no running worker serves it: "
         f"start one with `pipeline-kit work --lanes {lane}`"
         for lane, info in sorted(per_lane.items())
-        if live and lane not in served and (n := info["counts"].get(Status.PENDING.value, 0))
+        if served and lane not in served and (n := info["counts"].get(Status.PENDING.value, 0))
     ]
 
 
@@ -588,18 +598,8 @@ def unserved_lanes(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:
     """Lanes outside `lanes_served` whose pending tasks no live worker serves (by the lanes each
     registered worker said it serves), with how many wait there: work a fleet leaves undone."""
     with reading(db) as conn:
-        now = conn.execute(sa.select(db_now())).scalar()
-        served = set(lanes_served)
-        for row in conn.execute(sa.select(workers.c.lanes, workers.c.state, workers.c.last_seen_at, workers.c.lease_s)):
-            if row.lanes and judge(row.state, _age(now, row.last_seen_at), row.lease_s) in LIVE:
-                served.update(row.lanes.split(","))
-        rows = conn.execute(
-            sa.select(tasks.c.lane, sa.func.count())
-            .where(tasks.c.status == Status.PENDING.value, tasks.c.lane.not_in(sorted(served)))
-            .group_by(tasks.c.lane)
-            .order_by(tasks.c.lane)
-        )
-        return {lane: int(n) for lane, n in rows}
+        served = _served_lanes(conn)
+    return pending_elsewhere(db, sorted(served.union(lanes_served)))
 
 
 def review_count(db: Database, bookcode: str | None = None) -> int:

@@ -25,8 +25,8 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.migrate import BESIDE_DATABASE, default_store_root
 from pipeline_kit.db.schema import STORE_KEY, meta
-from pipeline_kit.errors import BadInput, GenerationError
 from pipeline_kit.engine.reading import reading
+from pipeline_kit.errors import BadInput, GenerationError
 
 DATABASE_URL = "database"
 

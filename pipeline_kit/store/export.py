@@ -21,10 +21,10 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books
 from pipeline_kit.engine.queries import MADE, find_tasks
+from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import BadInput, NotFound, PipelineKitError
 from pipeline_kit.store import Store, checked_name, side_name
 from pipeline_kit.store.cache import file_digest
-from pipeline_kit.engine.reading import reading
 
 Mode = Literal["new", "update", "force"]  # empty folders only; write what differs; overwrite
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.queries import named_checksums
-from pipeline_kit.store import Store
 from pipeline_kit.engine.reading import reading
+from pipeline_kit.store import Store
 
 if TYPE_CHECKING:
     from pipeline_kit.store.blobs import BlobStore
