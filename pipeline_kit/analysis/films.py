@@ -51,7 +51,7 @@ def copy_films(db: Database, bookcode: str | None, out_dir: Path, store: Store |
     )
     if bookcode is not None:
         query = query.where(tasks.c.bookcode == bookcode)
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         rows = conn.execute(query).all()
     if not rows:
         return []

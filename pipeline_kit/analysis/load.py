@@ -122,17 +122,16 @@ class RunLog:
 
 def load(db: Database, bookcode: str | None = None, *, chunk_rows: int = CHUNK_ROWS) -> RunLog:
     """Load the whole log, or the part of it that concerns one book."""
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         _read_snapshot(conn, db.dialect)
         frames = {name: _read(conn, db.dialect, name, _select(name, bookcode), chunk_rows) for name in COLUMNS}
     return RunLog(bookcode=bookcode, **frames)
 
 
 def _read_snapshot(conn: sa.Connection, dialect: str) -> None:
-    """Make every read below see the same committed state, without taking a write lock."""
-    if dialect == "sqlite":
-        conn.execution_options(sqlite_begin="DEFERRED")
-    else:
+    """Make every read below see the same committed state (SQLite's one transaction does by
+    itself; its reading connection takes no write lock)."""
+    if dialect != "sqlite":
         conn.execution_options(isolation_level="REPEATABLE READ")
 
 

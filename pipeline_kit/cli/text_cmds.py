@@ -247,7 +247,7 @@ def _flags(entry: Any) -> str:
 def cmd_style(args: argparse.Namespace) -> int:
     db = open_db(args)
     if args.text is None:
-        with db.engine.connect() as conn:
+        with db.reading() as conn:
             book = get_book(conn, args.bookcode)
         print(book.style or f"{STYLE} (the default)")
         return 0
@@ -283,7 +283,7 @@ def cmd_cast(args: argparse.Namespace) -> int:
                 f"{c.name}{flags}\t{c.gender or '-'}\t{c.mentions}\t{e.first_shot or '-'}..{e.last_shot or '-'}"
                 f"\t{', '.join(c.aliases)}\t{e.looks}\tvoice: {e.voice or 'default'}"
             )
-        with db.engine.connect() as conn:
+        with db.reading() as conn:
             told = voices.book_voices(conn, args.bookcode)
         print(f"narrator\tvoice: {told.narrator or 'default'}\tnarration {'on' if told.narration else 'off'}")
         return 0

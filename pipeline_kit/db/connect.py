@@ -54,6 +54,13 @@ class Database:
         """Which database this is, for a person: see `describe_url`."""
         return describe_url(self.engine.url)
 
+    def reading(self) -> sa.Connection:
+        """A connection for a read-only look, used as a context manager: on SQLite its
+        transactions begin `DEFERRED`, taking no write lock, so a screen or a status query never
+        queues behind a worker's claim (every other connection begins `IMMEDIATE`); the server
+        databases begin as always."""
+        return self.engine.connect().execution_options(sqlite_begin="DEFERRED")
+
     def dispose(self) -> None:
         self.engine.dispose()
 

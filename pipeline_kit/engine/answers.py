@@ -16,14 +16,13 @@ from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import llm_answers
-from pipeline_kit.engine.reading import reading
 
 FIELDS = ("answer", "model", "tokens_in", "tokens_out", "cost")
 
 
 def recall_answer(db: Database, key: str) -> dict[str, Any] | None:
     """The kept answer for `key` ({answer, model, tokens_in, tokens_out, cost}), or None."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         row = (
             conn.execute(sa.select(*(llm_answers.c[f] for f in FIELDS)).where(llm_answers.c.key == key))
             .mappings()

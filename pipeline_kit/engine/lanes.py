@@ -11,7 +11,6 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import lanes
 from pipeline_kit.engine.events import alert
 from pipeline_kit.errors import BadInput, NotFound
-from pipeline_kit.engine.reading import reading
 
 # Seeded by `init`. llm is "one worker, one brain": one model call at a time across the fleet.
 DEFAULT_LANES: dict[str, int | None] = {
@@ -52,7 +51,7 @@ def seed_lanes(conn: sa.Connection) -> list[str]:
 
 
 def list_lanes(db: Database) -> list[Lane]:
-    with reading(db) as conn:
+    with db.reading() as conn:
         return [_lane(r) for r in conn.execute(sa.select(lanes).order_by(lanes.c.lane)).mappings()]
 
 
@@ -86,7 +85,7 @@ def add_lane(
 
 
 def get_lane(db: Database, name: str) -> Lane:
-    with reading(db) as conn:
+    with db.reading() as conn:
         row = conn.execute(sa.select(lanes).where(lanes.c.lane == name)).mappings().first()
     if row is None:
         raise NotFound(f"unknown lane {name!r}: add it with `pipeline-kit lane add {name}`")

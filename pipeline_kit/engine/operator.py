@@ -17,7 +17,6 @@ from pipeline_kit.engine.dependents import (
     unblock_dependents,
 )
 from pipeline_kit.engine.events import record_each
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import DEAD_ENDS, VERBS, Status
 from pipeline_kit.errors import BadInput, NotFound
 
@@ -63,7 +62,7 @@ def retry(db: Database, selection: RetrySelection, *, by: str = "operator", dry_
     wrong = [s.value for s in selection.statuses if s not in RETRYABLE]
     if wrong:
         raise BadInput(f"only failed or canceled tasks can be retried, not {', '.join(wrong)} ones")
-    with reading(db) as conn:
+    with db.reading() as conn:
         chosen = _chosen(conn, selection)
         conn.rollback()
     if dry_run:
@@ -139,7 +138,7 @@ def split_targets(db: Database, targets: Iterable[str]) -> tuple[tuple[str, ...]
     """Targets an operator typed, as (task ids, bookcodes): a task's id names that task, else a
     book's code names the book; anything else is NotFound."""
     names = list(dict.fromkeys(targets))
-    with reading(db) as conn:
+    with db.reading() as conn:
         task_ids = set(conn.execute(sa.select(tasks.c.task_id).where(tasks.c.task_id.in_(names))).scalars())
         rest = [n for n in names if n not in task_ids]
         known = set(conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode.in_(rest))).scalars())
@@ -162,7 +161,7 @@ def cancel_task(db: Database, task_id: str, *, by: str = "operator") -> list[str
 def was_canceled(db: Database, task_id: str) -> bool:
     """Whether the task was canceled: a fenced worker's cue to stop and cancel its remote job
     (a lease lost for any other reason leaves the remote job for the next holder to resume)."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         return (
             conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == task_id)).scalar() == Status.CANCELED.value
         )

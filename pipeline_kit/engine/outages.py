@@ -19,7 +19,6 @@ from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import provider_outages
 from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.engine.events import alert, record
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import BadInput
 
 DEFAULT_QUORUM = 2  # workers that must agree before a provider is paused for the whole fleet
@@ -96,7 +95,7 @@ def fleet_down(db: Database, quorum: int = DEFAULT_QUORUM) -> dict[str, Outage]:
     """The providers at least `quorum` workers hold a live vote against, by provider."""
     if quorum < 1:
         raise BadInput(f"the fleet pause needs at least 1 worker to agree, got {quorum}")
-    with reading(db) as conn:
+    with db.reading() as conn:
         return down(conn, quorum)
 
 

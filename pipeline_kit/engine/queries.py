@@ -2,7 +2,7 @@
 
 Screens, the film's status, the output store and export ask here instead of writing SQL on
 `tasks`, `attempts` and `task_deps`, which the engine owns. Each function runs on the caller's
-connection (`reading(db)` for a look that takes no write lock, or the caller's transaction), so
+connection (`db.reading()` for a look that takes no write lock, or the caller's transaction), so
 a screen that reads several things reads them in one go.
 """
 

@@ -23,7 +23,6 @@ from pipeline_kit.db.finishes import count_off
 from pipeline_kit.db.schema import books, tasks
 from pipeline_kit.engine.events import record, record_each
 from pipeline_kit.engine.operator import reset_tasks
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import BadInput, NotFound
 
@@ -59,7 +58,7 @@ def awaiting_review(
         query = query.where(tasks.c.bookcode == bookcode)
     if kinds is not None:
         query = query.where(tasks.c.kind.in_(list(kinds)))
-    with reading(db) as conn:
+    with db.reading() as conn:
         return [ReviewItem(r.task_id, r.shot_id, r.kind, r.output_path) for r in conn.execute(query)]
 
 

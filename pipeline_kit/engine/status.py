@@ -15,7 +15,6 @@ from pipeline_kit.db.schema import attempts, books, events, lanes, task_deps, ta
 from pipeline_kit.db.sqltime import db_now, now_plus
 from pipeline_kit.engine.dependents import transitive_dependents
 from pipeline_kit.engine.outages import DEFAULT_QUORUM, down
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.registry import FOLD_AFTER_S, Liveness, judge
 from pipeline_kit.engine.spend import provider_spend
 from pipeline_kit.engine.states import DEAD_ENDS, Outcome, Status
@@ -130,7 +129,7 @@ def overview(
     with advice, and the pace (rates, ETA, stall warning after `stall_after_s`). An unknown
     bookcode is NotFound; `all_workers` also lists the folded workers."""
     scope = [tasks.c.bookcode == bookcode] if bookcode else []
-    with reading(db) as conn:
+    with db.reading() as conn:
         now = conn.execute(sa.select(db_now())).scalar()
         books_seen = _books(conn, bookcode)
         if bookcode and bookcode not in books_seen:
@@ -244,7 +243,7 @@ def overview(
 def covered_window(db: Database, window_s: float, bookcode: str | None = None) -> float:
     """Seconds of the last `window_s` that work covered (see `Rate`): what a rate over that
     window divides by. At least a second, so a rate is always defined."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         now = conn.execute(sa.select(db_now())).scalar()
         first = _Activity.total(_activity(conn, bookcode, window_s, window_s)).first_short
         return _covered(first, now, window_s)
@@ -398,7 +397,7 @@ def _fell_back(conn: sa.Connection, scope: list[Any]) -> list[str]:
 
 def last_decisions(db: Database, bookcode: str | None = None) -> list[ReviewDecision]:
     """The last review decisions (in one book, or in all), newest first."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         return _decisions(conn, bookcode)
 
 
@@ -570,7 +569,7 @@ def open_work(db: Database, lanes_served: Sequence[str], *, held_by: Sequence[st
     """Tasks in these lanes that are pending or running, leaving out those that wait (directly or
     not) on an output awaiting review, or on open tasks of the lanes `held_by` (lanes no worker
     serves): a worker `--until-empty` stops at 0, since only a person can release those."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         open_ = [Status.PENDING.value, Status.PROCESSING.value]
         in_lanes = [tasks.c.lane.in_(list(lanes_served)), tasks.c.status.in_(open_)]
         count = int(conn.execute(sa.select(sa.func.count()).select_from(tasks).where(*in_lanes)).scalar_one())
@@ -597,7 +596,7 @@ def open_work(db: Database, lanes_served: Sequence[str], *, held_by: Sequence[st
 def unserved_lanes(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:
     """Lanes outside `lanes_served` whose pending tasks no live worker serves (by the lanes each
     registered worker said it serves), with how many wait there: work a fleet leaves undone."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         served = _served_lanes(conn)
     return pending_elsewhere(db, sorted(served.union(lanes_served)))
 
@@ -605,7 +604,7 @@ def unserved_lanes(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:
 def review_count(db: Database, bookcode: str | None = None) -> int:
     """How many outputs wait for a person's review (in one book, or in all)."""
     scope = [tasks.c.bookcode == bookcode] if bookcode else []
-    with reading(db) as conn:
+    with db.reading() as conn:
         return int(
             conn.execute(
                 sa.select(sa.func.count())
@@ -617,7 +616,7 @@ def review_count(db: Database, bookcode: str | None = None) -> int:
 
 def pending_elsewhere(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:
     """Pending tasks per lane outside `lanes_served`: what a worker that ran dry leaves undone."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         rows = conn.execute(
             sa.select(tasks.c.lane, sa.func.count())
             .select_from(tasks)
@@ -631,7 +630,7 @@ def pending_elsewhere(db: Database, lanes_served: Sequence[str]) -> dict[str, in
 def open_kinds(db: Database, lanes_served: Sequence[str]) -> dict[str, str]:
     """Kind -> its lane, for the kinds of the tasks in these lanes still to be made (pending,
     running or blocked): what a worker starting on them must be able to make."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         rows = conn.execute(
             sa.select(tasks.c.kind, tasks.c.lane)
             .distinct()
@@ -652,5 +651,5 @@ def open_book_langs(db: Database) -> set[str]:
         )
         .exists()
     )
-    with reading(db) as conn:
+    with db.reading() as conn:
         return set(conn.execute(sa.select(books.c.lang).distinct().where(waiting)).scalars())

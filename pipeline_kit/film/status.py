@@ -24,7 +24,6 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, chapters, shots
 from pipeline_kit.engine.planned import task_params
 from pipeline_kit.engine.queries import TaskOutput, find_tasks, reopened, tasks_by_id
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.errors import NotFound
 from pipeline_kit.film.names import book_task_id, chapter_task_id, music_task_id
@@ -104,7 +103,7 @@ class FilmStatus:
 
 def film_status(db: Database, bookcode: str) -> FilmStatus:
     """The book's film status; unknown bookcode -> NotFound."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         book_row = conn.execute(
             sa.select(books.c.title, books.c.film_profile, books.c.music).where(books.c.bookcode == bookcode)
         ).first()

@@ -31,7 +31,6 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books
 from pipeline_kit.engine.planned import task_params
 from pipeline_kit.engine.queries import MADE, find_tasks
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.film import srt
 from pipeline_kit.film.names import BOOK_KIND, CHAPTER_KIND, SRT, side_path
 
@@ -50,7 +49,7 @@ def write_timelines(db: Database, bookcode: str, exported: Callable[[str], Path]
     films (`exported(output_path)`: where export put a task's output); returns the files written.
     A film export could not write (gone from the store) gets no timeline, nor does a book film
     whose chapter films lack one: it would open with its picture missing."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         title = conn.execute(sa.select(books.c.title).where(books.c.bookcode == bookcode)).scalar() or bookcode
         rows = find_tasks(conn, bookcode=bookcode, statuses=MADE, made=True)
         params = task_params(conn, [r.task_id for r in rows])

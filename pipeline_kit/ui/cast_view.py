@@ -23,7 +23,6 @@ from pipeline_kit import engine, kinds
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import shots
 from pipeline_kit.engine.queries import dependent_shots, dependents, find_tasks, tasks_by_id
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.store import Store
 from pipeline_kit.text import castdb
@@ -79,7 +78,7 @@ class CastModel:
         """The bible (most mentioned first, dropped names left out) with each sheet's state."""
         entries = [e for e in castdb.list_cast(self.db, self.bookcode) if not e.character.dropped]
         ids = {e.character.name: sheet_task_id(self.bookcode, e.character.name) for e in entries}
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             sheets = {r.task_id: r for r in find_tasks(conn, bookcode=self.bookcode, kinds=(SHEET,))}
             where = _book_places(conn, self.bookcode)
             waiting = _waiting_shots(
@@ -148,7 +147,7 @@ class CastModel:
 
     def _places_to_review(self) -> list[str]:
         """The book's place sheets waiting for review."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return sorted(
                 r.task_id for r in find_tasks(conn, bookcode=self.bookcode, kinds=(PLACE_SHEET,), statuses=(WAITING,))
             )
@@ -200,7 +199,7 @@ class CastModel:
         """What an edit sends back to be drawn, in words: the character's sheet, the frames and
         clips of the shots it changed, and films made from them; 'redrawn' when they were drawn."""
         sheet = sheet_task_id(self.bookcode, report.character.name) if report.character else None
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             found = {r.task_id: r for r in tasks_by_id(conn, [*report.reset, *([sheet] if sheet else [])])}
         redo = [found[t] for t in report.reset if t in found]
         if sheet in found and found[sheet].status is Status.PENDING and sheet not in report.reset:
@@ -226,14 +225,14 @@ class CastModel:
 
     def _frames_waiting(self, sheets: list[str]) -> set[tuple[str | None, str]]:
         """(shot, frame task) of the frames still waiting on any of `sheets`."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return {(d.shot_id, d.task_id) for d in dependents(conn, sheets, Status.PENDING)}
 
     def _frames_waiting_any(self, frames: Collection[tuple[str | None, str]]) -> set[tuple[str | None, str]]:
         """Of these frames, those still waiting on some task (another character's sheet)."""
         if not frames:
             return set()
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             held = {r.task_id for r in tasks_by_id(conn, [t for _, t in frames]) if r.deps_remaining > 0}
         return {f for f in frames if f[1] in held}
 

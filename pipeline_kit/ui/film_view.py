@@ -18,7 +18,6 @@ import ipywidgets as w
 from pipeline_kit import kinds
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.queries import TaskOutput, find_tasks, made_outputs
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.film import film_status
 from pipeline_kit.film.cards import contact_pages
@@ -67,7 +66,7 @@ class FilmModel:
     def films(self) -> tuple[FilmRow, ...]:
         """The book's film first, then each chapter's, made or not (NotFound: unknown book)."""
         status = film_status(self.db, self.bookcode)
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             found = {r.task_id: r for r in find_tasks(conn, bookcode=self.bookcode, kinds=FILMS)}
         done = f"{status.clips_done} of {status.shots} clips done"
         rows = [
@@ -102,7 +101,7 @@ class FilmModel:
 
 def made_films(db: Database, store: Store, bookcode: str | None = None, *, limit: int = 5) -> tuple[FilmRow, ...]:
     """The films made last (in one book, or in all), newest first, each fetched through the store."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         rows = made_outputs(conn, FILMS, bookcode=bookcode, limit=limit)
     return tuple(
         _made(

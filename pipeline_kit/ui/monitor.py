@@ -20,7 +20,6 @@ from typing import Any
 from pipeline_kit import engine, kinds
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.queries import latest_outputs, open_in_lanes, outcome_counts
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.registry import Liveness
 from pipeline_kit.engine.states import Outcome, Status
 from pipeline_kit.engine.status import Problem, ReviewDecision
@@ -193,7 +192,7 @@ class MonitorModel:
         """The frames and character sheets completed last (approved or waiting for review), newest
         first, each fetched through the store; sought among the newest attempts only (read back
         along the attempts' key, so a refresh never scans the task table)."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             newest = latest_outputs(conn, PICTURES, bookcode=self.bookcode, limit=limit, among=RECENT)
         return tuple(OutputRow(r.task_id, r.kind, local_copy(self.store, r.output_path, r.result)) for r in newest)
 
@@ -241,7 +240,7 @@ class MonitorModel:
         """Attempts closed within the rate window by outcome, and completions in the last hour;
         rates divide by the part of the window that work covered (a run that began two minutes
         ago by two minutes), rounded up to a tenth of a minute as the screen shows it."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             rows = outcome_counts(conn, window_s=RATE_WINDOW_S, since_s=HOUR_S, bookcode=self.bookcode)
         covered = engine.covered_window(self.db, RATE_WINDOW_S, self.bookcode)
         return Throughput(
@@ -253,7 +252,7 @@ class MonitorModel:
 
 def _open_in(db: Database, lanes: tuple[str, ...]) -> int:
     """Tasks pending or running in these lanes, those held by review included."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         return open_in_lanes(conn, lanes)
 
 

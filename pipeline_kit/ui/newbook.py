@@ -19,7 +19,6 @@ import sqlalchemy as sa
 from pipeline_kit import text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, chapters
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import BadInput, PipelineKitError
 from pipeline_kit.text.chapters import one_chapter
 from pipeline_kit.text.decode import decode_bytes
@@ -86,7 +85,7 @@ class NewBookModel:
             .outerjoin(counted, counted.c.bookcode == books.c.bookcode)
             .order_by(books.c.title)
         )
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return tuple(
                 BookRow(r.bookcode, r.title, r.lang, int(r.n or 0), bool(r.review)) for r in conn.execute(query)
             )
@@ -101,7 +100,7 @@ class NewBookModel:
             .where(chapters.c.bookcode == bookcode)
             .order_by(chapters.c.number)
         )
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return tuple(
                 ChapterRow(r.number, r.title, int(r.size), r.split_at is not None) for r in conn.execute(query)
             )
@@ -160,7 +159,7 @@ class NewBookModel:
         except PipelineKitError:
             return None
         checksum = hashlib.sha256(raw.text.encode()).hexdigest()
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return conn.execute(
                 sa.select(sa.func.min(chapters.c.number)).where(
                     chapters.c.bookcode == bookcode, chapters.c.checksum == checksum

@@ -20,7 +20,6 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books, shots
 from pipeline_kit.engine.queries import held_shots, tasks_by_id
 from pipeline_kit.engine.planned import task_params
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.store import Store
 from pipeline_kit.ui.actions import ActionResult, attempt
@@ -116,7 +115,7 @@ class ReviewModel:
         self.db, self.bookcode, self.store = db, bookcode, store
 
     def review_on(self) -> bool:
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return bool(conn.execute(sa.select(books.c.review).where(books.c.bookcode == self.bookcode)).scalar())
 
     def set_review(self, on: bool) -> ActionResult:
@@ -134,7 +133,7 @@ class ReviewModel:
         waiting = engine.awaiting_review(self.db, self.bookcode, kinds=kinds)
         where = {}
         if any(r.shot_id for r in waiting):  # the book's shots read at once: cheaper than hundreds of keys
-            with reading(self.db) as conn:
+            with self.db.reading() as conn:
                 where = _shots(conn, shots.c.bookcode == self.bookcode)
         rows = []
         for r in waiting:
@@ -155,7 +154,7 @@ class ReviewModel:
     def frame(self, task_id: str) -> ReviewFrame | None:
         """A frame waiting for review, fetched through the store, with its shot's text and the
         prompt it was drawn from; None once it no longer waits."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             row = next((r for r in tasks_by_id(conn, [task_id]) if r.status is WAITING), None)
             if row is None:
                 return None
@@ -172,7 +171,7 @@ class ReviewModel:
         sheets = [r.task_id for r in waiting if r.kind in SHEETS]
         held = 0
         if sheets:
-            with reading(self.db) as conn:
+            with self.db.reading() as conn:
                 held = held_shots(conn, sheets)
         places = sum(r.kind == "location_sheet" for r in waiting)
         return ReviewCounts(

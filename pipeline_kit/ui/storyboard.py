@@ -24,7 +24,6 @@ from pipeline_kit import kinds, text
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import shots
 from pipeline_kit.engine.queries import MADE, shot_states, tasks_by_id
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.engine.states import Status
 from pipeline_kit.store import Store
 from pipeline_kit.text.graph import FRAMES, shot_task_ids
@@ -209,7 +208,7 @@ class StoryboardModel:
         ids = {shot_task_ids(r.shot_id)[k]: r.shot_id for r in rows for k in SHOT_KINDS}
         if not ids:
             return {}
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             found = tasks_by_id(conn, ids)
         store = self.store if any(r.output_path for r in found) else None
         tiles: dict[str, dict[str, Tile]] = defaultdict(dict)
@@ -235,7 +234,7 @@ class StoryboardModel:
 
     def clip(self, task_id: str) -> MediaItem | None:
         """One output fetched through the store (a clip, when the person asks to play it)."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             found = tasks_by_id(conn, [task_id])
         return media_item(self.store, found[0]) if found else None
 
@@ -283,18 +282,18 @@ class StoryboardModel:
     def media(self, shot_id: str) -> tuple[MediaItem, ...]:
         """The shot's frames and clip, in order, with whether each file is there to show."""
         ids = shot_task_ids(shot_id)
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             found = {r.task_id: r for r in tasks_by_id(conn, ids.values())}
         store = self.store
         return tuple(media_item(store, found[ids[kind]]) for kind in SHOT_KINDS if ids[kind] in found)
 
     def _made(self, shot_id: str) -> bool:
         """Whether any of the shot's tasks got past waiting (so a reset makes things again)."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             return any(r.status is not Status.PENDING for r in tasks_by_id(conn, shot_task_ids(shot_id).values()))
 
     def _shots(self) -> list[ShotRow]:
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             statuses: dict[str, dict[str, Status]] = defaultdict(dict)
             states: dict[str, dict[str, str]] = defaultdict(dict)
             for r in shot_states(conn, self.bookcode):
