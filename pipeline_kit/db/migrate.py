@@ -15,7 +15,6 @@ import sqlalchemy as sa
 from pipeline_kit.db import dialects, wake
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import (
-    ATTEMPTS_FILLFACTOR,
     OUTPUT_INDEX,
     SCHEMA_VERSION,
     STORE_KEY,
@@ -190,14 +189,11 @@ def _add_worker_account(conn: sa.Connection) -> None:
 
 def _lighter_task_writes(conn: sa.Connection) -> None:
     """v14: tasks.output_path indexed only where a task has an output (PostgreSQL and SQLite; a
-    partial index MariaDB has not), and PostgreSQL's attempts keep room on their pages for their
-    close: claims and completions write fewer index entries. Pages already full keep their rows."""
+    partial index MariaDB has not): a claim, and a completion without an output, write no entry."""
     if conn.dialect.name not in ("postgresql", "sqlite"):
         return
     conn.execute(sa.text(f"DROP INDEX IF EXISTS {OUTPUT_INDEX.name}"))
     OUTPUT_INDEX.create(conn)
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.text(f"ALTER TABLE attempts SET (fillfactor = {ATTEMPTS_FILLFACTOR})"))
 
 
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
@@ -207,7 +203,7 @@ def _lighter_task_writes(conn: sa.Connection) -> None:
 # v9: one store root per database, task rows holding store names, attempts naming their blobs.
 # v10: provider outages. v11: voices (a character's voice, the book's narrator and narration switch).
 # v12: the book's film profile and music bed. v13: the worker account a workers row belongs to.
-# v14: fewer index writes per claim and completion (a partial output index, room for HOT closes).
+# v14: the output index holds only tasks with an output (fewer index writes per claim and completion).
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     2: _drop_attempt_indexes,
     3: wake.install,

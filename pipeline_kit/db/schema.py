@@ -232,8 +232,6 @@ task_deps = Table(
     **_mysql,
 )
 
-ATTEMPTS_FILLFACTOR = 50
-
 attempts = Table(
     "attempts",
     metadata,
@@ -256,9 +254,6 @@ attempts = Table(
     # named before the upload: `store gc` never deletes a blob an attempt names
     Column("output_blobs", Text),
     UniqueConstraint("task_id", "attempt_no", name="uq_attempts_no"),
-    # PostgreSQL: pages half filled by the claims' inserts keep room for each row's one update
-    # (its close), which then stays on its page without new index entries (a HOT update).
-    postgresql_with={"fillfactor": ATTEMPTS_FILLFACTOR},
     **_mysql,
 )
 
