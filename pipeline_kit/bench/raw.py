@@ -14,7 +14,7 @@ with the same process count and batch; see bench/README.md.
 
 from __future__ import annotations
 
-import uuid
+import secrets
 
 from pipeline_kit.bench.errors import BenchFailed
 from pipeline_kit.bench.workload import LANE
@@ -53,7 +53,7 @@ class RawWorker:
     def run(self) -> int:
         total = 0
         while True:
-            token = uuid.uuid4().hex
+            token = secrets.token_hex(16)  # as the engine's claim
             ids = self.claim(token)
             if not ids:
                 return total

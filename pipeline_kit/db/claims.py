@@ -112,7 +112,7 @@ def run_claim(tx: Tx, sql: Mapping[str, str], params: Mapping[str, Any]) -> list
             tx.run(sql["update"], {**params, "ids": ids}, defer=True)  # sent with the read-back
             rows = tx.rows(sql["read_back"], {"ids": ids, "token": params["token"]})
     if "open_attempts" in sql and rows:
-        tx.run(sql["open_attempts"], {"ids": [r["task_id"] for r in rows], "token": params["token"]}, defer=True)
+        tx.run(sql["open_attempts"], {"ids": [r["id"] for r in rows], "token": params["token"]}, defer=True)
     return rows
 
 

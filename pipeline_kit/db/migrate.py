@@ -187,6 +187,15 @@ def _add_worker_account(conn: sa.Connection) -> None:
         conn.execute(sa.text(f"ALTER TABLE workers ADD COLUMN account {kind}"))
 
 
+def _lighter_task_writes(conn: sa.Connection) -> None:
+    """v14: tasks.output_path indexed only where a task has an output (PostgreSQL and SQLite; a
+    partial index MariaDB has not): a claim, and a completion without an output, write no entry."""
+    if conn.dialect.name not in ("postgresql", "sqlite"):
+        return
+    conn.execute(sa.text(f"DROP INDEX IF EXISTS {OUTPUT_INDEX.name}"))
+    OUTPUT_INDEX.create(conn)
+
+
 # version -> step that brings a database at version-1 up to it (run inside one transaction).
 # v3: PostgreSQL's wake-up triggers (db/wake.py); a new database gets them from `init` directly.
 # v4: workers.lease_s (liveness). v5: the character bible. v6: tasks.output_path indexed.
@@ -194,6 +203,7 @@ def _add_worker_account(conn: sa.Connection) -> None:
 # v9: one store root per database, task rows holding store names, attempts naming their blobs.
 # v10: provider outages. v11: voices (a character's voice, the book's narrator and narration switch).
 # v12: the book's film profile and music bed. v13: the worker account a workers row belongs to.
+# v14: the output index holds only tasks with an output (fewer index writes per claim and completion).
 MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     2: _drop_attempt_indexes,
     3: wake.install,
@@ -207,6 +217,7 @@ MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
     11: _add_voices,
     12: _add_film_settings,
     13: _add_worker_account,
+    14: _lighter_task_writes,
 }
 
 

@@ -202,9 +202,10 @@ def _claim(s: _Spell) -> str:
     if d == "postgresql":
         return chain.replace("ELSEIF", "ELSIF")
     sql = claims.statements(d, None)
-    # the plain path names the claimed rows by id, then by task id; here all by the locked ids
-    update, read_back = (sql[k].replace("id IN :ids", "id IN :rows") for k in ("update", "read_back"))
-    open_ = sql["open_attempts"].replace("task_id IN :ids", "id IN :rows")
+    # the plain path names the claimed rows by their ids; here by the locked ids
+    update, read_back, open_ = (
+        sql[k].replace("id IN :ids", "id IN :rows") for k in ("update", "read_back", "open_attempts")
+    )
     return f"{chain}\n{body(d, update)};\n{body(d, open_)};\n{body(d, read_back)};"
 
 

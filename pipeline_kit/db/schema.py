@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 metadata = MetaData()
 
@@ -207,8 +207,18 @@ Index(
 Index("ix_tasks_running", tasks.c.status, tasks.c.lane, tasks.c.lease_expires_at)
 Index("ix_tasks_worker", tasks.c.worker_id, tasks.c.status)
 Index("ix_tasks_book", tasks.c.bookcode, tasks.c.shot_id)
-# Who owns an output file: publishing refuses to replace a file another task recorded.
-OUTPUT_INDEX = Index("ix_tasks_output", tasks.c.output_path, mysql_length=191)
+# Who owns an output file: publishing refuses to replace a file another task recorded. Only
+# rows that have an output are indexed (where the database can say so): a claim and a completion
+# without an output then write no entry (PostgreSQL writes one in every index a row version
+# qualifies for; SQLite rewrites the entry of every column the UPDATE sets).
+OUTPUT_WHERE = "output_path IS NOT NULL"
+OUTPUT_INDEX = Index(
+    "ix_tasks_output",
+    tasks.c.output_path,
+    mysql_length=191,
+    postgresql_where=text(OUTPUT_WHERE),
+    sqlite_where=text(OUTPUT_WHERE),
+)
 
 task_deps = Table(
     "task_deps",

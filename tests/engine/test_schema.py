@@ -97,3 +97,42 @@ def test_version_8_gains_provider_outages(db: Database) -> None:
         row = conn.execute(sa.select(workers).where(workers.c.worker_id == "old")).mappings().one()
     assert (row["state"], row["paused_reason"]) == ("paused", "comfyui at 10.0.0.5:8188 unreachable")
     assert row["paused_since"] is not None and list(fleet_down(db, 1)) == ["comfyui at 10.0.0.5:8188"]
+
+
+def _output_index(db: Database) -> str:
+    """How the output index is defined, as the database reports it ('' on MariaDB)."""
+    queries = {
+        "sqlite": "SELECT sql FROM sqlite_master WHERE name = 'ix_tasks_output'",
+        "postgresql": "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_tasks_output'",
+    }
+    if db.dialect not in queries:
+        return ""
+    with db.engine.connect() as conn:
+        return conn.execute(sa.text(queries[db.dialect])).scalar_one()
+
+
+def test_version_13_indexes_only_tasks_with_an_output(db: Database) -> None:
+    """A v13 database (every task in the output index) is upgraded by init: only tasks with an
+    output stay indexed where the database has partial indexes, and who owns an output is still
+    found by the index."""
+    with db.engine.begin() as conn:
+        on_table = " ON tasks" if db.dialect == "mysql" else ""
+        conn.execute(sa.text(f"DROP INDEX ix_tasks_output{on_table}"))
+        length = "(191)" if db.dialect == "mysql" else ""
+        conn.execute(sa.text(f"CREATE INDEX ix_tasks_output ON tasks (output_path{length})"))
+        engine.enqueue(conn, [engine.TaskSpec(task_id=t, kind="noop", lane="default") for t in ("made", "other")])
+    _set_version(db, 13)
+
+    assert init(db) == (13, SCHEMA_VERSION)
+    partial = db.dialect in ("sqlite", "postgresql")
+    assert ("WHERE" in _output_index(db).upper()) is partial
+    leases = engine.claim(db, "w", ["default"], limit=2)
+    made = next(x for x in leases if x.task_id == "made")
+    done = engine.complete(db, engine.Completion(task_id="made", token=made.token, output_path="outputs/a.png"))
+    assert done is engine.Ack.ACCEPTED
+    assert engine.output_owner(db, "outputs/a.png", "other") == "made"
+    assert engine.output_owner(db, "outputs/b.png", "other") is None
+    if db.dialect == "sqlite":  # the partial index still serves `output_path = ?`
+        with db.engine.connect() as conn:
+            plan = conn.execute(sa.text("EXPLAIN QUERY PLAN SELECT task_id FROM tasks WHERE output_path = 'x'")).all()
+        assert "ix_tasks_output" in " ".join(str(r[-1]) for r in plan)

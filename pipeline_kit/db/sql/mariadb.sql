@@ -42,10 +42,10 @@ SELECT id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts, g
 FROM tasks WHERE id IN :ids AND lease_token = :token;
 
 -- name: open_attempts
--- One attempt row for each claimed task.
+-- One attempt row for each claimed task, found by the rows' ids (the table's own key).
 INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at)
 SELECT task_id, attempts, worker_id, lease_token, UTC_TIMESTAMP(6) FROM tasks
-WHERE task_id IN :ids AND lease_token = :token;
+WHERE id IN :ids AND lease_token = :token;
 
 -- name: lock_lane
 -- A limited lane's row lock, held to the end of the claim, so counting its running tasks and

@@ -32,10 +32,10 @@ RETURNING id, task_id, bookcode, shot_id, kind, lane, priority, params, attempts
     lease_token, lease_expires_at;
 
 -- name: open_attempts
--- One attempt row for each claimed task.
+-- One attempt row for each claimed task, found by the rows' ids (the table's own key).
 INSERT INTO attempts (task_id, attempt_no, worker_id, lease_token, claimed_at)
 SELECT task_id, attempts, worker_id, lease_token, strftime('%Y-%m-%d %H:%M:%f', 'now') FROM tasks
-WHERE task_id IN :ids AND lease_token = :token;
+WHERE id IN :ids AND lease_token = :token;
 
 -- name: lock_lane
 -- A limited lane's settings: the IMMEDIATE transaction already is the lock.
