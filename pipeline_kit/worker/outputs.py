@@ -8,9 +8,11 @@ are plain ASCII and the task id is SHOT/KIND, else data/outputs/BOOKCODE/tasks/R
 all, such as Chinese, Arabic or emoji character names, still get files of their own).
 A backend writes `KIND.<token>.part.png` (its own, so two holders
 never write one file); once its call returned, the runtime renames that to `KIND.ready.png` with
-a sidecar `KIND.ready.json` holding cost, model and a hash of the params, so a worker taking the task
+a sidecar `KIND.ready-meta.json` holding cost, model and a hash of the params, so a worker taking the task
 over later reuses the paid-for file instead of calling again (never after the params changed).
-Only the holder of the current lease publishes `.ready` to the store (`pipeline_kit.store`).
+The sidecar names the lease that made the file (`maker`, its staging mark), so a late worker
+whose `.ready` file a later lease replaced with its own never publishes that one; a completion
+accepted under the current lease is what makes a published file an output (`pipeline_kit.store`).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class OutputPaths:
             final,
             final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
             final.with_name(f"{stem}.ready{suffix}"),
-            final.with_name(f"{stem}.ready.json"),
+            final.with_name(f"{stem}.ready-meta.json"),  # never the ready file itself, whatever its suffix
         )
 
     def mark_ready(self, meta: dict[str, Any], extras: Mapping[str, Path] | None = None) -> None:
@@ -104,6 +106,14 @@ class OutputPaths:
         except (OSError, ValueError):
             return None
         return meta if meta.get("params_hash") == params_hash else None
+
+    def ready_maker(self) -> str | None:
+        """The mark of the lease that made the ready file (a takeover that reuses it keeps it;
+        a later lease that made its own replaced it)."""
+        try:
+            return json.loads(self.ready_meta.read_text()).get("maker")
+        except (OSError, ValueError):
+            return None
 
     def ready_sides(self) -> dict[str, Path]:
         """The side files made with the ready file, by suffix."""

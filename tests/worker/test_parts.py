@@ -86,7 +86,7 @@ def test_the_engine_gateway_retries_each_call_under_its_own_label(
 
         monkeypatch.setattr(namespace, name, flaky)
 
-    for name in ("claim", "record_cost", "complete", "review_count"):
+    for name in ("claim", "record_cost", "complete_many", "review_count"):
         refuse_first_try(engine, name)
     for name in ("vote_down", "fleet_down"):
         refuse_first_try(gateway, name)
@@ -95,7 +95,7 @@ def test_the_engine_gateway_retries_each_call_under_its_own_label(
     [lease] = gate.claim(["default"], limit=1, lease_s=60, cache=engine.LaneCache(), skip_kinds=())
     gate.record_cost(lease, 0.5, booking=True)
     gate.record_cost(lease, 0.25)
-    assert gate.complete(Completion(task_id="a", token=lease.token)) is Ack.ACCEPTED
+    assert gate.complete_many([Completion(task_id="a", token=lease.token)]) == {"a": Ack.ACCEPTED}
     assert gate.review_count() == 0
     gate.vote_down("comfyui", "refused", hold_s=60, quorum=1, task_id="a", new=True)
     assert list(gate.fleet_down(1)) == ["comfyui"]
