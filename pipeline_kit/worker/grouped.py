@@ -11,6 +11,7 @@ count in the summary follow its group's send; until then the heartbeat keeps its
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from pipeline_kit.worker.task_end import TaskEnd
 from pipeline_kit.worker.task_run import Made, Shared, TaskRun, send
@@ -21,8 +22,8 @@ QUICK_S = 0.05  # a task made this fast may wait for its batch's end to be compl
 class Grouped:
     """The loop's completions held back, and which kinds have been quick on this worker."""
 
-    def __init__(self, shared: Shared) -> None:
-        self.shared = shared
+    def __init__(self, shared: Shared, clock: Callable[[], float] = time.monotonic) -> None:
+        self.shared, self._clock = shared, clock
         self._quick: dict[str, bool] = {}  # kind -> whether its last task here was quick
         self._held: list[Made] = []
 
@@ -30,9 +31,9 @@ class Grouped:
         """Run one task (after sending the group if its kind has not been quick here): how the
         tasks whose completions were sent meanwhile ended (none while its own is held)."""
         ends = [] if self._quick.get(run.lease.kind) else self.send()
-        started = time.monotonic()
+        started = self._clock()
         made = run.make()
-        quick = self._quick[run.lease.kind] = time.monotonic() - started < QUICK_S
+        quick = self._quick[run.lease.kind] = self._clock() - started < QUICK_S
         if isinstance(made, TaskEnd):
             return [*ends, made]
         self._held.append(made)
