@@ -25,6 +25,7 @@ from pipeline_kit.store import Stored
 from pipeline_kit.store.cache import file_digest
 from pipeline_kit.store.export import export_book
 from pipeline_kit.store.folder import STAGED, FolderStore
+from pipeline_kit.store.gc import stale_staged
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "outputs/bk/s1/first_frame.png"
@@ -161,3 +162,29 @@ def test_a_reader_finishes_a_reveal_side_files_too(tmp_path: Path) -> None:
 
 def _staged_beside(final: Path) -> list[Path]:
     return [p for p in final.parent.iterdir() if p.name.startswith(final.name + STAGED)]
+
+
+def test_store_gc_deletes_only_staged_files_no_lease_can_have_accepted(sqlite_db: Database, tmp_path: Path) -> None:
+    """`store gc` on a folder store: files staged by a lease that was taken over go; those of the
+    running lease, and those a completion recorded (for the next reader to reveal), stay."""
+    store = _store(tmp_path)
+    late, taker = _lease_then_takeover(sqlite_db)
+    dead = store.publish(NAME, *_made(tmp_path / "late", "late"), lease=(late.task_id, late.token))
+    live = store.publish(NAME, *_made(tmp_path / "taker", "taker"), lease=(taker.task_id, taker.token))
+    other = "outputs/bk/s2/first_frame.png"  # a completed task whose reveal a crash cut short
+    with sqlite_db.engine.begin() as conn:
+        engine.enqueue(conn, [TaskSpec(task_id="t2", kind="noop", lane="default")])
+    (done,) = engine.claim(sqlite_db, "w", ["default"], limit=1)
+    recorded = store.publish(other, *_made(tmp_path / "done", "done"), lease=(done.task_id, done.token))
+    result = {"sha256": recorded.sha256, "bytes": recorded.size, "sides": recorded.sides, "staged": recorded.staged}
+    assert engine.complete(sqlite_db, Completion(task_id="t2", token=done.token, output_path=other, result=result))
+    assert sorted(stale_staged(sqlite_db, store, dry_run=True)) == sorted(_files(store, NAME, dead.staged))
+    assert len(_files(store, NAME, dead.staged)) == 2  # a dry run deletes nothing
+    assert len(stale_staged(sqlite_db, store)) == 2
+    assert _files(store, NAME, dead.staged) == []
+    assert len(_files(store, NAME, live.staged)) == 2 and len(_files(store, other, recorded.staged)) == 2
+    assert file_digest(store.fetch(other, result))[1] == recorded.sha256
+
+
+def _files(store: FolderStore, name: str, mark: str | None) -> list[Path]:
+    return [p for p in store.locate(name).parent.iterdir() if p.name.endswith(f"{STAGED}{mark}")]
