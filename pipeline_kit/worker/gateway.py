@@ -112,18 +112,6 @@ class EngineGateway:
             "answer cache", engine.remember_answer, self.db, key, dict(record), lease=(lease.task_id, lease.token)
         )
 
-    def renew(self, lease: Lease, *, lease_s: float, stage: str) -> Ack:
-        return self._retry(
-            "renew",
-            engine.heartbeat,
-            self.db,
-            lease.task_id,
-            lease.token,
-            lease_s=lease_s,
-            stage=stage,
-            worker_id=self.worker_id,
-        )
-
     def output_owner(self, output_path: str, task_id: str) -> str | None:
         return self._retry("output owner", engine.output_owner, self.db, output_path, task_id)
 

@@ -241,7 +241,7 @@ class TaskRun:
                     "model": out.model,
                     "cost": out.cost,
                     "result": dict(out.result),
-                    "maker": mark_of(lease.token),
+                    "maker": self.maker,
                 },
                 extras=_with_thumbnail(lease.kind, out, paths),
             )
@@ -282,11 +282,17 @@ class TaskRun:
         needed, the completion fences it) and say what the completion records."""
         shared, lease = self.shared, self.lease
         shared.heartbeat.set_stage(lease.task_id, "finalizing")
-        if shared.heartbeat.is_fenced(lease.task_id, lease.token) or (
-            out.path is not None and paths.ready_maker() != self.maker
-        ):  # fenced, or a later lease made the `.ready` file anew: this one is late, its file gone
+        if shared.heartbeat.is_fenced(lease.task_id, lease.token):
             shared.heartbeat.drop(lease.task_id)
             return TaskEnd.FENCED
+        if out.path is not None and paths.ready_maker() != self.maker:  # never publish another lease's file
+            return self._failed(
+                GenerationError(
+                    f"the ready file of {paths.name} was made anew by another lease",
+                    error_kind="ready_replaced",
+                    retryable=True,
+                ),
+            )
         stored: Stored | None = None
         if out.path is not None:
             store, sides, target = shared.store, paths.ready_sides(), paths.name
