@@ -1,11 +1,12 @@
 """The completions of a batch's quick tasks sent together: one write transaction, not one each.
 
-A task made in under QUICK_S that booked no paid call hands its completion to the group instead
-of sending it; the group is sent (task_run.py `send`: one `complete_many`) at the end of the
-batch, before the next claim, on a stop, and before a task of a kind that has not been quick on
-this worker runs, so a completion never waits behind a slow task. A slow or paid task is sent at
-once, with the group (a crash never loses paid work). Each task's reveal in the store and its
-count in the summary follow its group's send; until then the heartbeat keeps its lease.
+A task made in under the worker's `quick_s` (QUICK_S by default) that booked no paid call hands
+its completion to the group instead of sending it; the group is sent (task_run.py `send`: one
+`complete_many`) at the end of the batch, before the next claim, on a stop, and before a task of
+a kind that has not been quick on this worker runs, so a completion never waits behind a slow
+task. A slow or paid task is sent at once, with the group (a crash never loses paid work). Each
+task's reveal in the store and its count in the summary follow its group's send; until then the
+heartbeat keeps its lease.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from pipeline_kit.worker.task_end import TaskEnd
 from pipeline_kit.worker.task_run import Made, Shared, TaskRun, send
 
-QUICK_S = 0.05  # a task made this fast may wait for its batch's end to be completed
+QUICK_S = 0.05  # by default, a task made this fast may wait for its batch's end to be completed
 
 
 class Grouped:
@@ -33,7 +34,7 @@ class Grouped:
         ends = [] if self._quick.get(run.lease.kind) else self.send()
         started = self._clock()
         made = run.make()
-        quick = self._quick[run.lease.kind] = self._clock() - started < QUICK_S
+        quick = self._quick[run.lease.kind] = self._clock() - started < self.shared.cfg.quick_s
         if isinstance(made, TaskEnd):
             return [*ends, made]
         self._held.append(made)

@@ -45,7 +45,7 @@ from pipeline_kit.worker.progress import Progress, progress
 from pipeline_kit.worker.reconnect import Reconnect, Reconnecting
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.task_end import TaskEnd
-from pipeline_kit.worker.grouped import Grouped
+from pipeline_kit.worker.grouped import QUICK_S, Grouped
 from pipeline_kit.worker.task_run import Shared, TaskRun, spooled_answered
 from pipeline_kit.worker.windows import Window
 from pipeline_kit.plural import plural
@@ -93,6 +93,7 @@ class WorkerConfig:
     watchdog_every_s: float = 15.0
     call_timeout_s: float = 300.0
     progress: bool = True
+    quick_s: float = QUICK_S  # a task made faster than this may wait for its batch's end to complete (0: never)
     reconnect: Reconnect = field(default_factory=Reconnect)
     provider_backoff: Backoff = field(default_factory=Backoff)  # probes of a provider that turned calls away
     fleet_quorum: int = DEFAULT_QUORUM  # workers that must find a provider down to pause it fleet-wide

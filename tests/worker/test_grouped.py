@@ -69,7 +69,7 @@ def test_quick_completions_wait_only_for_quick_tasks(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(grouped, "send", sent)
     clock = _Clock()
-    group = Grouped(SimpleNamespace(), clock)  # type: ignore[arg-type]
+    group = Grouped(SimpleNamespace(cfg=SimpleNamespace(quick_s=QUICK_S)), clock)  # type: ignore[arg-type]
     runs = [
         _Run(log, clock, "n1", "noop"),
         _Run(log, clock, "n2", "noop"),

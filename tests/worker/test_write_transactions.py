@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import event
 
 from pipeline_kit.db import Database, create
@@ -52,8 +53,10 @@ def _counted(path: Path) -> tuple[Database, Counter[str]]:
     return db, begun
 
 
-def _drain(db: Database, tmp_path: Path) -> None:
+def _drain(db: Database, tmp_path: Path, store: str | None = None) -> None:
     cfg = WorkerConfig(
+        store=store,
+        quick_s=5.0,  # every noop task counts as quick, however loaded the machine is
         worker_id="w",
         backend="noop",
         lanes=("default",),
@@ -94,3 +97,17 @@ def test_a_blob_store_task_takes_no_renewal_before_its_publish(tmp_path: Path) -
         db.dispose()
     batches = math.ceil(TASKS / BATCH)
     assert begun["IMMEDIATE"] <= 2 * batches + 3 * TASKS + PER_RUN, begun
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_batchs_completions_are_one_transaction_on_postgresql(db_url: str, db: Database, tmp_path: Path) -> None:
+    """PostgreSQL stamps each row with the transaction that last wrote it (`xmin`): after a folder
+    store's quick tasks are drained, their rows name one completing transaction per batch."""
+    with db.engine.begin() as conn:
+        enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
+    _drain(db, tmp_path, store=str(tmp_path))
+    with db.engine.connect() as conn:
+        writers = conn.execute(sa.text("SELECT count(DISTINCT xmin::text) FROM tasks")).scalar_one()
+        attempts = conn.execute(sa.text("SELECT count(DISTINCT xmin::text) FROM attempts")).scalar_one()
+    assert writers <= math.ceil(TASKS / BATCH), writers
+    assert attempts <= math.ceil(TASKS / BATCH), attempts  # each attempt closed with its task
