@@ -68,7 +68,7 @@ class FolderStore:
         size, sha = file_digest(main)
         side_shas = {}
         target.parent.mkdir(parents=True, exist_ok=True)
-        stale = tuple(sorted(set(_marks(target)) - {mark})) if mark else ()
+        stale = tuple(sorted(_marks(_named(target, sides)) - {mark})) if mark else ()
         for suffix, path in sorted(sides.items()):
             if path.is_file():
                 side_shas[suffix] = file_digest(path)[1]
@@ -85,9 +85,9 @@ class FolderStore:
         self._reachable()
         target = self.locate(stored.output_path)
         if not accepted:
-            _remove(target, [stored.staged])
+            _remove(_named(target, stored.sides), [stored.staged])
             return
-        _remove(target, stored.stale)  # leases that can no longer be accepted: never revealed now
+        _remove(_named(target, stored.sides), stored.stale)  # leases that can no longer be accepted
         _reveal(target, stored.staged, stored.sides)
 
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
@@ -134,22 +134,25 @@ class FolderStore:
 def _reveal(target: Path, mark: str, sides: Iterable[str]) -> None:
     """Rename the files staged under `mark` onto their names, side files first; those already
     renamed (or removed as stale) are skipped."""
-    for path in [*(side_name(target, suffix) for suffix in sorted(sides)), target]:
+    for path in _named(target, sides):
         try:
             os.replace(staged_path(path, mark), path)
         except FileNotFoundError:
             pass
 
 
-def _marks(target: Path) -> list[str]:
-    """The marks of files staged for `target` or its side files."""
-    stem = target.name[: len(target.name) - len(target.suffix)]
-    return [p.name.rsplit(STAGED, 1)[1] for p in target.parent.glob(f"{glob.escape(stem)}.*{STAGED}*")]
+def _named(target: Path, sides: Iterable[str]) -> list[Path]:
+    """The files an output is made of: its side files first, then the main one."""
+    return [*(side_name(target, suffix) for suffix in sorted(sides)), target]
 
 
-def _remove(target: Path, marks: Iterable[str]) -> None:
-    """Delete the files staged for `target` (and its side files) under `marks`."""
-    stem = target.name[: len(target.name) - len(target.suffix)]
+def _marks(files: Iterable[Path]) -> set[str]:
+    """The marks of the files staged for these names."""
+    return {p.name.rsplit(STAGED, 1)[1] for f in files for p in f.parent.glob(f"{glob.escape(f.name)}{STAGED}*")}
+
+
+def _remove(files: Iterable[Path], marks: Iterable[str]) -> None:
+    """Delete the files staged for these names under `marks`."""
     for mark in marks:
-        for path in target.parent.glob(f"{glob.escape(stem)}.*{STAGED}{glob.escape(mark)}"):
-            path.unlink(missing_ok=True)
+        for path in files:
+            staged_path(path, mark).unlink(missing_ok=True)
