@@ -30,7 +30,6 @@ from pipeline_kit.engine import Ack, Completion, Lease, Status
 from pipeline_kit.errors import DatabaseUnavailable, GenerationError, LeaseLost, StoreUnavailable
 from pipeline_kit.faults import fault
 from pipeline_kit.store import Store, Stored
-from pipeline_kit.store.folder import mark_of
 from pipeline_kit.worker.gateway import EngineGateway
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.outages import Outages
@@ -149,7 +148,7 @@ class TaskRun:
     def __init__(self, shared: Shared, lease: Lease) -> None:
         self.shared, self.lease = shared, lease
         self.in_call = False  # inside backend.run: a failure there carries its call's real cost
-        self.maker: str | None = None  # the mark of the lease that made the `.ready` file this run publishes
+        self.key = ""  # what the output is made from (params and generation): the `.ready` file must be of it
 
     def run(self) -> TaskEnd:
         """Carry the task to its end, its completion sent at once, and say which (a remote job in
@@ -176,7 +175,8 @@ class TaskRun:
                 publish_as=lease.params.get("publish_as"),
             )
             params = self._directed()
-            out = self._generate(backend, paths, params, f"{params_hash(params)}-g{lease.generation}")
+            self.key = f"{params_hash(params)}-g{lease.generation}"
+            out = self._generate(backend, paths, params, self.key)
         except GenerationError as exc:
             return self._failed(exc)
         except DatabaseUnavailable:  # the database, not the backend, failed: nothing to record
@@ -203,7 +203,6 @@ class TaskRun:
         shared, lease = self.shared, self.lease
         reused = paths.reusable(key)
         if reused is not None:  # an earlier attempt paid for this file: no second call
-            self.maker = reused.get("maker")
             return Output(
                 path=paths.ready,
                 cost=0.0,
@@ -234,14 +233,13 @@ class TaskRun:
             shared.add_cost(out.cost)
         fault("after_cost")
         if out.path is not None:
-            self.maker = mark_of(lease.token)
             paths.mark_ready(
                 {
                     "params_hash": key,
                     "model": out.model,
                     "cost": out.cost,
                     "result": dict(out.result),
-                    "maker": self.maker,
+                    "generation": lease.generation,
                 },
                 extras=_with_thumbnail(lease.kind, out, paths),
             )
@@ -285,10 +283,10 @@ class TaskRun:
         if shared.heartbeat.is_fenced(lease.task_id, lease.token):
             shared.heartbeat.drop(lease.task_id)
             return TaskEnd.FENCED
-        if out.path is not None and paths.ready_maker() != self.maker:  # never publish another lease's file
+        if out.path is not None and paths.reusable(self.key) is None:  # never publish another's output
             return self._failed(
                 GenerationError(
-                    f"the ready file of {paths.name} was made anew by another lease",
+                    f"the ready file of {paths.name} now holds another generation's output",
                     error_kind="ready_replaced",
                     retryable=True,
                 ),
