@@ -41,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     gc = verbs.add_parser(
         "gc",
         help="delete the store's blobs nothing names (a killed publish's) and blobs that fail their checksum "
-        "(database and S3 stores; a folder store keeps outputs by name and has none)",
+        "(database and S3 stores; a folder store keeps outputs by name and has none, only the files a killed "
+        "or fenced worker staged, which no lease can have accepted)",
     )
     gc.add_argument(
         "--grace-hours",
