@@ -69,10 +69,13 @@ class Store(Protocol):
     root: Path | None  # the folder holding the store's files on this PC (a folder store), else None
     swept: bool  # content-addressed blobs `store gc` sweeps: a publish names them on its attempt first
 
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+    def publish(
+        self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False
+    ) -> Stored:
         """Store `main` (and its side files) under `name`; safe to repeat. `lease` (task_id,
         token): the task a worker publishes for (a worker account's database store asks it; a
-        folder store stages the files under the lease's mark until `conclude`)."""
+        folder store stages the files under the lease's mark until `conclude`); `first`: the
+        task's first lease ever, so nothing of another lease can be staged under `name`."""
 
     def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
         """Published: keep what is still local where later fetches find it."""

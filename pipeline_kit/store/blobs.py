@@ -72,7 +72,9 @@ class BlobStore:
             return file_digest(target)[1] == sha256
 
     # -- the Store interface -------------------------------------------------------------------
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+    def publish(
+        self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False
+    ) -> Stored:
         side_shas = {suffix: self._upload(path, lease)[1] for suffix, path in sorted(sides.items())}
         size, sha = self._upload(main, lease)
         return Stored(output_path=name, size=size, sha256=sha, sides=side_shas)

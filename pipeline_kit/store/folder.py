@@ -19,7 +19,6 @@ completion revealed late can never land over a newer one.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import re
@@ -59,16 +58,19 @@ class FolderStore:
         """Where the file named `name` lives in this store."""
         return self.root.joinpath(*checked_name(name).parts)
 
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+    def publish(
+        self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False
+    ) -> Stored:
         """A worker's output (`lease` given) staged under its lease's mark until `conclude`; any
-        other (a copy between stores) straight onto its name."""
+        other (a copy between stores) straight onto its name. Other leases' staged files are
+        looked for (a scan of the folder) unless this is the task's `first` lease."""
         self._reachable()
         target = self.locate(name)
         mark = mark_of(lease[1]) if lease else None
         size, sha = file_digest(main)
         side_shas = {}
         target.parent.mkdir(parents=True, exist_ok=True)
-        stale = tuple(sorted(_marks(_named(target, sides)) - {mark})) if mark else ()
+        stale = tuple(sorted(_marks(_named(target, sides)) - {mark})) if mark and not first else ()
         for suffix, path in sorted(sides.items()):
             if path.is_file():
                 side_shas[suffix] = file_digest(path)[1]
@@ -146,9 +148,11 @@ def _named(target: Path, sides: Iterable[str]) -> list[Path]:
     return [*(side_name(target, suffix) for suffix in sorted(sides)), target]
 
 
-def _marks(files: Iterable[Path]) -> set[str]:
-    """The marks of the files staged for these names."""
-    return {p.name.rsplit(STAGED, 1)[1] for f in files for p in f.parent.glob(f"{glob.escape(f.name)}{STAGED}*")}
+def _marks(files: list[Path]) -> set[str]:
+    """The marks of the files staged for these names (all in one folder: one scan of it)."""
+    prefixes = tuple(f"{f.name}{STAGED}" for f in files)
+    with os.scandir(files[0].parent) as found:
+        return {e.name.rsplit(STAGED, 1)[1] for e in found if e.name.startswith(prefixes)}
 
 
 def _remove(files: Iterable[Path], marks: Iterable[str]) -> None:

@@ -308,7 +308,13 @@ class TaskRun:
                 shared.engine.name_blobs(lease, shas)
             try:
                 stored = shared.retry(
-                    "publishing", store.publish, paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)
+                    "publishing",
+                    store.publish,
+                    paths.name,
+                    paths.ready,
+                    sides,
+                    lease=(lease.task_id, lease.token),
+                    first=lease.attempt_no == 1 and lease.generation == 0,  # no earlier lease staged a file
                 )
             except (FileNotFoundError, LeaseLost):  # woke too late: taken over (its .ready file, or the lease)
                 shared.heartbeat.drop(lease.task_id)
