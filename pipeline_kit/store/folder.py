@@ -119,13 +119,12 @@ class FolderStore:
             raise BadInput(f"store folder {self.root} did not give back what was written")
 
     def _recover(self, target: Path, result: Mapping[str, Any]) -> None:
-        """Finish the reveal of the completion `result` records, if a crash cut it short (a
-        reader that may not write in the store leaves it to the next that may)."""
+        """Finish the reveal of the completion `result` records, if a crash cut it short."""
         mark = result.get("staged")
         if isinstance(mark, str) and _MARK.fullmatch(mark):
             try:
                 _reveal(target, mark, dict(result.get("sides") or {}))
-            except PermissionError:
+            except OSError:  # a read-only mount or permissions: the next reader that may write does it
                 pass
 
     def _reachable(self) -> None:
