@@ -13,8 +13,9 @@ their names; a fenced one deletes them. A late worker never replaces the output 
 that took its task over, with no lease renewal before its publish. A crash between the
 completion and the rename is finished by whoever next reads the output (`fetch`, `fetch_side`),
 from the mark the result records, idempotently. Staged files of other leases seen at a publish
-are deleted once that publish's completion was accepted (they can never be accepted now), so a
-completion revealed late can never land over a newer one.
+(a task's first lease has none to look for) are deleted once that publish's completion was
+accepted (they can never be accepted now), so a completion revealed late can never land over a
+newer one; `store gc` deletes those no lease can have accepted (gc.py).
 """
 
 from __future__ import annotations
