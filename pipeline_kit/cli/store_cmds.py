@@ -9,7 +9,8 @@ from pathlib import Path
 from pipeline_kit.cli.common import open_db
 from pipeline_kit.errors import BadInput, PipelineKitError
 from pipeline_kit.store import DATABASE_URL, check_url, effective_url, open_store, set_url, store_at
-from pipeline_kit.store.gc import sweep, swept_stores
+from pipeline_kit.store.folder import FolderStore
+from pipeline_kit.store.gc import stale_staged, sweep, swept_stores
 from pipeline_kit.film.timelines import write_timelines
 from pipeline_kit.store.export import checked_name, export_book
 from pipeline_kit.store.move import copy_outputs, recorded_outputs
@@ -40,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     gc = verbs.add_parser(
         "gc",
         help="delete the store's blobs nothing names (a killed publish's) and blobs that fail their checksum "
-        "(database and S3 stores; a folder store keeps outputs by name and has none)",
+        "(database and S3 stores; a folder store keeps outputs by name and has none, only the files a killed "
+        "or fenced worker staged, which no lease can have accepted)",
     )
     gc.add_argument(
         "--grace-hours",
@@ -118,12 +120,16 @@ def cmd_gc(args: argparse.Namespace) -> int:
         raise BadInput(f"--grace-hours must be from 0 to 8760, got {args.grace_hours:g}")
     db = open_db(args)
     store = open_store(db)
-    if store.root is not None:
+    verb = "would be deleted" if args.dry_run else "deleted"
+    if isinstance(store, FolderStore):
+        staged = stale_staged(db, store, dry_run=args.dry_run)
+        for path in staged:
+            print(f"stale staged file {path} {verb}")
         print(
             f"store gc: the folder store {store.url} keeps each output under its task's name (a re-run "
             "overwrites it), not as blobs by checksum: it has nothing to sweep"
+            + (f" but {plural(len(staged), 'stale staged file')} ({verb})" if staged else "")
         )
-    verb = "would be deleted" if args.dry_run else "deleted"
     for swept_store in swept_stores(db, store):
         swept = sweep(
             db, swept_store, grace_s=args.grace_hours * 3600, dry_run=args.dry_run, verify=args.verify or None

@@ -286,6 +286,12 @@ def reopened(conn: sa.Connection, task_ids: Collection[str]) -> dict[str, str]:
     return {t: why.get(t, "re-opened") for t in made}
 
 
+def live_tokens(conn: sa.Connection) -> set[str]:
+    """The lease tokens of running tasks: what a store keeps staged for them may still be accepted."""
+    query = sa.select(tasks.c.lease_token).where(tasks.c.status == Status.PROCESSING.value)
+    return {token for (token,) in conn.execute(query) if token}
+
+
 def named_checksums(conn: sa.Connection) -> set[str]:
     """Every checksum a task row (its output and side files) names, or an attempt: one still
     running (its publish may be under way) or each task's latest completed one (its output,

@@ -7,9 +7,13 @@ PostgreSQL and MariaDB keep outputs in the database; a worker may override it (`
 URL`). A task's output is published under a PC-independent name (`outputs/BOOK/SHOT/KIND.ext`,
 `films/BOOK/film.mp4`) and the task row's completion records that name (`output_path`, never a
 process's path) and its checksums (`result.sha256`, `result.sides`); only that record, written
-under the lease token, makes a stored file an output. Readers fetch through the store (a folder
-store: ROOT/NAME; others into a local cache keyed by checksum), so every process finds every
-output, from any folder, and a PC never reads another PC's disk.
+under the lease token, makes a stored file an output. A folder store, which keeps files by name,
+stages a worker's output under its lease's mark and gives it its name only once the completion
+was accepted (`conclude`), so a late worker never replaces the output of the one that took its
+task over; the completion records the mark (`result.staged`), and a reader finishes a reveal a
+crash cut short. Readers fetch through the store (a folder store: ROOT/NAME; others into a local
+cache keyed by checksum), so every process finds every output, from any folder, and a PC never
+reads another PC's disk.
 """
 
 from __future__ import annotations
@@ -39,6 +43,20 @@ class Stored:
     size: int
     sha256: str
     sides: dict[str, str] = field(default_factory=dict)  # ".srt" -> sha256
+    staged: str | None = None  # a folder store: the lease's mark its files wait under until `conclude`
+    stale: tuple[str, ...] = ()  # marks of other leases' staged files seen beside them (stale once ours is accepted)
+
+    @classmethod
+    def recorded(cls, output_path: str, result: Mapping[str, Any]) -> Stored:
+        """What a completion's `result` says was published under `output_path`."""
+        mark = result.get("staged")
+        return cls(
+            output_path=output_path,
+            size=int(result.get("bytes") or 0),
+            sha256=str(result.get("sha256") or ""),
+            sides=dict(result.get("sides") or {}),
+            staged=mark if isinstance(mark, str) else None,
+        )
 
 
 Holder = tuple[str, str] | None  # the (task_id, lease token) a worker publishes under
@@ -50,14 +68,21 @@ class Store(Protocol):
     url: str
     root: Path | None  # the folder holding the store's files on this PC (a folder store), else None
     swept: bool  # content-addressed blobs `store gc` sweeps: a publish names them on its attempt first
-    replaces: bool  # a publish replaces the file under its name (a folder): only a live lease may publish
 
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+    def publish(
+        self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False
+    ) -> Stored:
         """Store `main` (and its side files) under `name`; safe to repeat. `lease` (task_id,
-        token): the task a worker publishes for (a worker account's database store asks it)."""
+        token): the task a worker publishes for (a worker account's database store asks it; a
+        folder store stages the files under the lease's mark until `conclude`); `first`: the
+        task's first lease ever, so nothing of another lease can be staged under `name`."""
 
     def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
-        """The completion was sent: keep what is still local where later fetches find it."""
+        """Published: keep what is still local where later fetches find it."""
+
+    def conclude(self, stored: Stored, *, accepted: bool) -> None:
+        """The completion recording `stored` was answered: accepted (or already, by this lease),
+        the output takes its name; fenced, what was staged for it goes. Safe to repeat."""
 
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
         """A local path holding a completed task's output (`output_path` is its store name), its

@@ -29,7 +29,6 @@ class BlobStore:
     url = ""
     root = None  # its files are not in a folder of this PC
     swept = True  # `store gc` deletes blobs nothing names
-    replaces = False  # a blob is never replaced: a late upload changes nothing anyone reads
     verify_by_default = False  # whether `store gc` checks every blob unasked (cheap to read back)
 
     def __init__(self, cache: Path) -> None:
@@ -73,7 +72,9 @@ class BlobStore:
             return file_digest(target)[1] == sha256
 
     # -- the Store interface -------------------------------------------------------------------
-    def publish(self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None) -> Stored:
+    def publish(
+        self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False
+    ) -> Stored:
         side_shas = {suffix: self._upload(path, lease)[1] for suffix, path in sorted(sides.items())}
         size, sha = self._upload(main, lease)
         return Stored(output_path=name, size=size, sha256=sha, sides=side_shas)
@@ -83,6 +84,9 @@ class BlobStore:
         for suffix, path in sides.items():
             self.cache.adopt(side_name(target, suffix), path)
         self.cache.adopt(target, main)
+
+    def conclude(self, stored: Stored, *, accepted: bool) -> None:
+        """Nothing to do: a blob is never replaced, and only a completion's record serves it."""
 
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
         sha = result.get("sha256")

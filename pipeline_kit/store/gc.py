@@ -1,4 +1,5 @@
-"""`store gc` for the stores that keep content-addressed blobs (the database, S3): what may go.
+"""`store gc`: for the stores that keep content-addressed blobs (the database, S3), what may go;
+for a folder store, the staged files no lease can have accepted.
 
 A blob goes only once it has lain past the grace period (a publish about to name it is never
 swept) and then only if nothing names it (a task row, its side files, a running attempt or each
@@ -15,9 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.engine.queries import named_checksums
+from pipeline_kit.engine.queries import find_tasks, live_tokens, named_checksums
 from pipeline_kit.engine.reading import reading
 from pipeline_kit.store import Store
+from pipeline_kit.store.folder import STAGED, FolderStore, mark_of
 
 if TYPE_CHECKING:
     from pipeline_kit.store.blobs import BlobStore
@@ -71,3 +73,18 @@ def sweep(
         damaged = [blob for blob in damaged if store.remove(blob)]
         unnamed = [blob for blob in unnamed if store.remove(blob)]
     return Sweep({b.sha256: b.size for b in unnamed}, {b.sha256: b.size for b in damaged})
+
+
+def stale_staged(db: Database, store: FolderStore, *, dry_run: bool = False) -> list[Path]:
+    """Delete (or, dry, list) the staged files of the folder store that no lease can have accepted."""
+    listed = [p for p in store.root.rglob(f"*{STAGED}*") if p.is_file()] if store.root.is_dir() else []
+    if not listed:
+        return []
+    with reading(db) as conn:
+        keep = {mark_of(token) for token in live_tokens(conn)}
+        keep.update(str((r.result or {}).get("staged")) for r in find_tasks(conn, made=True))
+    stale = sorted(p for p in listed if p.name.rsplit(STAGED, 1)[1] not in keep)
+    if not dry_run:
+        for path in stale:
+            path.unlink(missing_ok=True)
+    return stale

@@ -10,7 +10,7 @@ same `Reconnecting` where they are made (runtime.py opens the store, task_run.py
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pipeline_kit import engine
@@ -83,9 +83,9 @@ class EngineGateway:
     def reclaim_expired(self) -> list[Reclaimed]:
         return self._retry("watchdog", engine.reclaim_expired, self.db, by=self.worker_id)
 
-    def flush_spool(self, spool: Spool) -> dict[str, Ack]:
-        """Submit the completions `spool` kept while the database was away."""
-        return self._retry("spool", spool.flush, self.db, self.worker_id)
+    def flush_spool(self, spool: Spool, answered: Callable[[Completion, Ack], None]) -> dict[str, Ack]:
+        """Submit the completions `spool` kept while the database was away (`answered` hears each)."""
+        return self._retry("spool", spool.flush, self.db, self.worker_id, answered)
 
     # -- one task ---------------------------------------------------------------------------
     def dependency_outputs(self, task_id: str, *, reading: Literal["director", "inputs"]) -> dict[str, Produced]:
@@ -112,26 +112,15 @@ class EngineGateway:
             "answer cache", engine.remember_answer, self.db, key, dict(record), lease=(lease.task_id, lease.token)
         )
 
-    def renew(self, lease: Lease, *, lease_s: float, stage: str) -> Ack:
-        return self._retry(
-            "renew",
-            engine.heartbeat,
-            self.db,
-            lease.task_id,
-            lease.token,
-            lease_s=lease_s,
-            stage=stage,
-            worker_id=self.worker_id,
-        )
-
     def output_owner(self, output_path: str, task_id: str) -> str | None:
         return self._retry("output owner", engine.output_owner, self.db, output_path, task_id)
 
     def name_blobs(self, lease: Lease, sha256s: Sequence[str]) -> None:
         self._retry("naming blobs", engine.name_blobs, self.db, lease.task_id, lease.token, sha256s)
 
-    def complete(self, completion: Completion) -> Ack:
-        return self._retry("complete", engine.complete, self.db, completion, worker_id=self.worker_id)
+    def complete_many(self, completions: Sequence[Completion]) -> dict[str, Ack]:
+        """Send `completions` in one transaction: each ACCEPTED, DUPLICATE or FENCED, by task id."""
+        return self._retry("complete", engine.complete_many, self.db, completions, worker_id=self.worker_id)
 
     def fail(
         self,

@@ -8,9 +8,12 @@ are plain ASCII and the task id is SHOT/KIND, else data/outputs/BOOKCODE/tasks/R
 all, such as Chinese, Arabic or emoji character names, still get files of their own).
 A backend writes `KIND.<token>.part.png` (its own, so two holders
 never write one file); once its call returned, the runtime renames that to `KIND.ready.png` with
-a sidecar `KIND.ready.json` holding cost, model and a hash of the params, so a worker taking the task
+a sidecar `KIND.ready-meta.json` holding cost, model and a hash of the params, so a worker taking the task
 over later reuses the paid-for file instead of calling again (never after the params changed).
-Only the holder of the current lease publishes `.ready` to the store (`pipeline_kit.store`).
+The sidecar also says the task generation it was made for: a late attempt never replaces the
+ready file of a later generation (a task reset while it ran), and a run publishes `.ready` only
+while it holds an output of its own params and generation; a completion accepted under the
+current lease is what makes a published file an output (`pipeline_kit.store`).
 """
 
 from __future__ import annotations
@@ -72,11 +75,15 @@ class OutputPaths:
             final,
             final.with_name(f"{stem}.{token[:12]}.part{suffix}"),
             final.with_name(f"{stem}.ready{suffix}"),
-            final.with_name(f"{stem}.ready.json"),
+            final.with_name(f"{stem}.ready-meta.json"),  # never the ready file itself, whatever its suffix
         )
 
     def mark_ready(self, meta: dict[str, Any], extras: Mapping[str, Path] | None = None) -> None:
-        """The call returned: keep its file (and side files) and what it cost for a takeover."""
+        """The call returned: keep its file (and side files) and what it cost for a takeover,
+        unless the ready file holds a later generation's output (this attempt is late: a reset
+        re-opened the task and a newer lease made it anew), which is never replaced."""
+        if self._generation() > meta.get("generation", -1):
+            return
         for suffix, path in (extras or {}).items():
             os.replace(path, self.side(suffix, ready=True))
         meta = {**meta, "extras": sorted(extras or {})}
@@ -104,6 +111,13 @@ class OutputPaths:
         except (OSError, ValueError):
             return None
         return meta if meta.get("params_hash") == params_hash else None
+
+    def _generation(self) -> int:
+        """The task generation the ready file was made for (-1: none, or not said)."""
+        try:
+            return int(json.loads(self.ready_meta.read_text()).get("generation", -1))
+        except (OSError, ValueError, TypeError):
+            return -1
 
     def ready_sides(self) -> dict[str, Path]:
         """The side files made with the ready file, by suffix."""

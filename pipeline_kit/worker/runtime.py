@@ -2,7 +2,9 @@
 
 It joins the engine and the backends. Each claimed task is carried to its end by a `TaskRun`
 (task_run.py: generate, publish, complete), which says how it ended (a `TaskEnd`); the loop
-counts those in its `Summary`. With `inflight` above 1, tasks whose backend waits on a remote
+counts those in its `Summary`. The completions of quick tasks wait for the batch's end and go in
+one transaction (grouped.py), so a batch of them costs two write transactions: its claim and its
+completions. With `inflight` above 1, tasks whose backend waits on a remote
 service run that many at once, each on its own thread (inflight.py), while the rest run one at a
 time. The database going away pauses the loop (reconnect with backoff); the leases held are
 renewed by the heartbeat thread; providers that turned calls away are left out of claims
@@ -11,6 +13,7 @@ renewed by the heartbeat thread; providers that turned calls away are left out o
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import signal
@@ -42,7 +45,8 @@ from pipeline_kit.worker.progress import Progress, progress
 from pipeline_kit.worker.reconnect import Reconnect, Reconnecting
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.task_end import TaskEnd
-from pipeline_kit.worker.task_run import Shared, TaskRun
+from pipeline_kit.worker.grouped import QUICK_S, Grouped
+from pipeline_kit.worker.task_run import Shared, TaskRun, spooled_answered
 from pipeline_kit.worker.windows import Window
 from pipeline_kit.plural import plural
 
@@ -89,6 +93,7 @@ class WorkerConfig:
     watchdog_every_s: float = 15.0
     call_timeout_s: float = 300.0
     progress: bool = True
+    quick_s: float = QUICK_S  # a task made faster than this may wait for its batch's end to complete (0: never)
     reconnect: Reconnect = field(default_factory=Reconnect)
     provider_backoff: Backoff = field(default_factory=Backoff)  # probes of a provider that turned calls away
     fleet_quorum: int = DEFAULT_QUORUM  # workers that must find a provider down to pause it fleet-wide
@@ -203,7 +208,7 @@ class Worker:
             self.cfg.lanes, uid=self.cfg.uid, backend=self.router.routing.names()[:64], lease_s=self.cfg.lease_s
         )
         self._warn_missing_font()
-        self._flush_spool()
+        self._flush_spool(shared)
         self.heartbeat.start()
         bar = progress(self.cfg.worker_id, enabled=self.cfg.progress)
         try:
@@ -226,6 +231,7 @@ class Worker:
 
     def _loop(self, started: float, bar: Progress, shared: Shared) -> str:
         done = 0
+        grouped = Grouped(shared)
 
         def tally(ends: list[TaskEnd]) -> None:
             nonlocal done
@@ -285,15 +291,19 @@ class Worker:
             fault("after_claim")
             for lease in leases:
                 self.heartbeat.hold(lease.task_id, lease.token)
-            for i, lease in enumerate(leases):
-                if self.stop_event.is_set() or (self.window and not self.window.is_open(datetime.now())):
-                    self._release(leases[i:])
-                    break
-                run = TaskRun(shared, lease)
-                if self.flight.enabled and self._remote(lease.kind):
-                    self.flight.start(run.run)
-                else:
-                    tally([run.run()])
+            try:
+                for i, lease in enumerate(leases):
+                    if self.stop_event.is_set() or (self.window and not self.window.is_open(datetime.now())):
+                        tally(grouped.send())
+                        self._release(leases[i:])
+                        break
+                    run = TaskRun(shared, lease)
+                    if self.flight.enabled and self._remote(lease.kind):
+                        self.flight.start(run.run)
+                    else:
+                        tally(grouped.run(run))
+            finally:  # before the next claim, or on the way out: no completion is left unsent
+                tally(grouped.send())
 
     def _stop_reason(self, started: float, taken: int) -> str:
         """Why the loop stops now ('' to go on), `taken` counting the tasks done and in flight."""
@@ -408,9 +418,9 @@ class Worker:
         if any(getattr(b, "draws_text", False) for b in self.router.built()):
             fonts.warn_missing(self.engine.open_book_langs())
 
-    def _flush_spool(self) -> None:
+    def _flush_spool(self, shared: Shared) -> None:
         if self.spool.pending():
-            acks = self.engine.flush_spool(self.spool)
+            acks = self.engine.flush_spool(self.spool, functools.partial(spooled_answered, shared))
             self.summary.counts.update(TaskEnd.of_spooled(a) for a in acks.values())
 
     def install_signal_handlers(self) -> None:

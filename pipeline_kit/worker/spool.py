@@ -2,7 +2,8 @@
 
 One JSON file per finished task under data/spool/WORKER/. A spooled completion is submitted
 with its original lease token, so if the lease was lost meanwhile the engine fences it and the
-entry is dropped: nothing is accepted twice.
+entry is dropped: nothing is accepted twice. Its output (staged in a folder store) is revealed
+or dropped once the engine answered.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -36,12 +38,16 @@ class Spool:
     def pending(self) -> list[Path]:
         return sorted(self.dir.glob("*.json")) if self.dir.exists() else []
 
-    def flush(self, db: Database, worker_id: str) -> dict[str, Ack]:
-        """Submit every spooled completion; each is removed once the engine answered."""
-        answered: dict[str, Ack] = {}
+    def flush(
+        self, db: Database, worker_id: str, answered: Callable[[Completion, Ack], None] = lambda c, a: None
+    ) -> dict[str, Ack]:
+        """Submit every spooled completion; each is removed once the engine answered, and
+        `answered` hears it (the worker then reveals the output in the store, or drops it)."""
+        acks: dict[str, Ack] = {}
         for path in self.pending():
             data = json.loads(path.read_text())
             completion = Completion(**data)
-            answered[completion.task_id] = engine.complete(db, completion, worker_id=worker_id)
+            acks[completion.task_id] = ack = engine.complete(db, completion, worker_id=worker_id)
             path.unlink()
-        return answered
+            answered(completion, ack)
+        return acks

@@ -2,8 +2,11 @@
 
 Per task: reuse a paid-for output an earlier attempt left, else call the backend (stages and
 remote job ids go to the database as they happen), book the cost, keep the file as `.ready`,
-renew the lease, publish the file through the store, then complete. A fenced task's result is
-dropped; a completion the database cannot take waits in the local spool. A call the provider
+publish the file through the store (a folder store stages it under the lease's mark: no lease
+renewal first), then complete (`make` gives the completion to send, `send` sends a group of them
+in one transaction), and only then does a folder store give an accepted output its name; a fenced
+task's result is dropped, its staged files deleted; a completion the database cannot take waits
+in the local spool. A call the provider
 never took (unreachable, or refused before any work) costs its task no attempt: the task goes
 back to the queue and that provider is paused for this worker, then for the fleet once enough
 workers agree (outages.py). The director is the exception: an optional pass, its unreached calls
@@ -13,7 +16,7 @@ count as attempts, so the book never waits on it. The loop that claims and count
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +59,56 @@ class Shared:
     add_cost: Callable[[float], None]  # adds to the worker's summary
 
 
+@dataclass(frozen=True, kw_only=True)
+class Made:
+    """A task whose output is made and published, its completion not sent yet."""
+
+    lease: Lease
+    completion: Completion
+    stored: Stored | None  # None: the task made no file
+    paid: bool  # its call cost money: sent at once, so a crash never loses paid work
+
+
+def send(shared: Shared, made: Sequence[Made]) -> list[TaskEnd]:
+    """Send the completions of `made` in one transaction, then give each accepted output its
+    name (a fenced one's staged files go); how each ended. A database that cannot take them puts
+    each in the local spool, submitted with its token later."""
+    if not made:
+        return []
+    try:
+        acks = shared.engine.complete_many([m.completion for m in made])
+    except DatabaseUnavailable:
+        acks = {}
+        for m in made:
+            shared.spool.put(m.completion)
+    ends = []
+    for m in made:
+        ack = acks.get(m.lease.task_id)
+        fault("after_complete")
+        if ack is not None and m.stored is not None:
+            conclude(shared, m.stored, accepted=ack is not Ack.FENCED)
+        shared.heartbeat.drop(m.lease.task_id)
+        ends.append(TaskEnd.SPOOLED if ack is None else TaskEnd.FENCED if ack is Ack.FENCED else TaskEnd.COMPLETED)
+    return ends
+
+
+def spooled_answered(shared: Shared, completion: Completion, ack: Ack) -> None:
+    """A spooled completion was answered: its output takes its name, or its staged files go."""
+    if completion.output_path is not None and completion.result is not None:
+        stored = Stored.recorded(completion.output_path, completion.result)
+        conclude(shared, stored, accepted=ack is not Ack.FENCED)
+
+
+def conclude(shared: Shared, stored: Stored, *, accepted: bool) -> None:
+    """Tell the store how a completion was answered. A store away for good (or a stop while it
+    is) leaves a folder store's reveal to the output's next reader (the completion records the
+    mark) and a fenced one's staged files to the next publish of that name."""
+    try:
+        shared.retry("revealing", shared.store.conclude, stored, accepted=accepted)
+    except DatabaseUnavailable:
+        pass
+
+
 class _Context:
     """The CallContext a backend gets: its stages, remote job ids and chat answers reach the
     database."""
@@ -95,10 +148,18 @@ class TaskRun:
     def __init__(self, shared: Shared, lease: Lease) -> None:
         self.shared, self.lease = shared, lease
         self.in_call = False  # inside backend.run: a failure there carries its call's real cost
+        self.key = ""  # what the output is made from (params and generation): the `.ready` file must be of it
 
     def run(self) -> TaskEnd:
-        """Carry the task to its end and say which. A backend's error is an end (failed, retried,
-        released...); the database gone for good rises, and so does a fault injected while finishing."""
+        """Carry the task to its end, its completion sent at once, and say which (a remote job in
+        flight; the loop groups the completions of quick tasks, grouped.py)."""
+        made = self.make()
+        return made if isinstance(made, TaskEnd) else send(self.shared, [made])[0]
+
+    def make(self) -> TaskEnd | Made:
+        """Generate and publish: the completion to send, or the task's end if it ended on the way.
+        A backend's error is an end (failed, retried, released...); the database gone for good
+        rises, and so does a fault injected while finishing."""
         lease = self.lease
         paths: OutputPaths | None = None
         try:
@@ -114,7 +175,8 @@ class TaskRun:
                 publish_as=lease.params.get("publish_as"),
             )
             params = self._directed()
-            out = self._generate(backend, paths, params, f"{params_hash(params)}-g{lease.generation}")
+            self.key = f"{params_hash(params)}-g{lease.generation}"
+            out = self._generate(backend, paths, params, self.key)
         except GenerationError as exc:
             return self._failed(exc)
         except DatabaseUnavailable:  # the database, not the backend, failed: nothing to record
@@ -124,7 +186,7 @@ class TaskRun:
         finally:
             if paths is not None:
                 paths.part.unlink(missing_ok=True)
-        return self._finish(paths, out)
+        return self._publish(paths, out)
 
     def _directed(self) -> dict[str, Any]:
         """The task's params, with its director's prompt in place of the rules' one once the
@@ -172,7 +234,13 @@ class TaskRun:
         fault("after_cost")
         if out.path is not None:
             paths.mark_ready(
-                {"params_hash": key, "model": out.model, "cost": out.cost, "result": dict(out.result)},
+                {
+                    "params_hash": key,
+                    "model": out.model,
+                    "cost": out.cost,
+                    "result": dict(out.result),
+                    "generation": lease.generation,
+                },
                 extras=_with_thumbnail(lease.kind, out, paths),
             )
             fault("after_temp_write")
@@ -207,12 +275,22 @@ class TaskRun:
             raise StoreUnavailable(f"store folder {root} is not there (not mounted?)")
         paths.part.parent.mkdir(parents=True, exist_ok=True)
 
-    def _finish(self, paths: OutputPaths, out: Output) -> TaskEnd:
+    def _publish(self, paths: OutputPaths, out: Output) -> TaskEnd | Made:
+        """Publish the output (a folder store stages it under the lease's mark: no renewal is
+        needed, the completion fences it) and say what the completion records."""
         shared, lease = self.shared, self.lease
         shared.heartbeat.set_stage(lease.task_id, "finalizing")
-        if shared.heartbeat.is_fenced(lease.task_id, lease.token) or not self._still_ours(out):
+        if shared.heartbeat.is_fenced(lease.task_id, lease.token):
             shared.heartbeat.drop(lease.task_id)
             return TaskEnd.FENCED
+        if out.path is not None and paths.reusable(self.key) is None:  # never publish another's output
+            return self._failed(
+                GenerationError(
+                    f"the ready file of {paths.name} now holds another generation's output",
+                    error_kind="ready_replaced",
+                    retryable=True,
+                ),
+            )
         stored: Stored | None = None
         if out.path is not None:
             store, sides, target = shared.store, paths.ready_sides(), paths.name
@@ -230,7 +308,13 @@ class TaskRun:
                 shared.engine.name_blobs(lease, shas)
             try:
                 stored = shared.retry(
-                    "publishing", store.publish, paths.name, paths.ready, sides, lease=(lease.task_id, lease.token)
+                    "publishing",
+                    store.publish,
+                    paths.name,
+                    paths.ready,
+                    sides,
+                    lease=(lease.task_id, lease.token),
+                    first=lease.attempt_no == 1 and lease.generation == 0,  # no earlier lease staged a file
                 )
             except (FileNotFoundError, LeaseLost):  # woke too late: taken over (its .ready file, or the lease)
                 shared.heartbeat.drop(lease.task_id)
@@ -241,7 +325,12 @@ class TaskRun:
         checksums = (
             {}
             if stored is None
-            else {"sha256": stored.sha256, "bytes": stored.size, **({"sides": stored.sides} if stored.sides else {})}
+            else {
+                "sha256": stored.sha256,
+                "bytes": stored.size,
+                **({"sides": stored.sides} if stored.sides else {}),
+                **({"staged": stored.staged} if stored.staged else {}),
+            }
         )
         completion = Completion(
             task_id=lease.task_id,
@@ -253,31 +342,7 @@ class TaskRun:
             model=out.model,
             settings=dict(out.settings) or None,
         )
-        end = self._complete(completion)
-        fault("after_complete")
-        shared.heartbeat.drop(lease.task_id)
-        return end
-
-    def _still_ours(self, out: Output) -> bool:
-        """Whether the lease holds, asked of the database (a write: the lease is renewed) only
-        before a publish that replaces a file under its name, where a late worker must not write
-        over the output of the one that took its task over. Anything else is fenced by the
-        completion itself: a blob is never replaced, and no output means nothing to publish."""
-        if out.path is None or not self.shared.store.replaces:
-            return True
-        shared, lease = self.shared, self.lease
-        return shared.engine.renew(lease, lease_s=shared.cfg.lease_s, stage="finalizing") is Ack.ACCEPTED
-
-    def _complete(self, completion: Completion) -> TaskEnd:
-        """Completed (or already, by this lease), fenced, or spooled: the database could not take
-        it, so it is submitted later from the spool."""
-        shared = self.shared
-        try:
-            ack = shared.engine.complete(completion)
-        except DatabaseUnavailable:
-            shared.spool.put(completion)
-            return TaskEnd.SPOOLED
-        return TaskEnd.COMPLETED if ack in (Ack.ACCEPTED, Ack.DUPLICATE) else TaskEnd.FENCED
+        return Made(lease=lease, completion=completion, stored=stored, paid=bool(out.cost))
 
     def _failed(self, exc: GenerationError) -> TaskEnd:
         shared, lease = self.shared, self.lease

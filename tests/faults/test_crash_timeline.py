@@ -58,7 +58,9 @@ def _assert_cut(point: str, db: Database, task_id: str, root: Path, billed: int)
     task, attempt = _state(db, task_id)
     final = _made_in(db, root) / "hlm/hlm-001-0002/first_frame.png"
     ready = final.with_name("first_frame.ready.png")
-    published = final.is_file() if db.dialect == "sqlite" else _stored_since_first(db, task_id)
+    # a folder store (SQLite): staged under the lease's mark until the completion is accepted
+    staged = list(final.parent.glob(f"{final.name}.staged-*")) if final.parent.is_dir() else []
+    published = bool(staged) if db.dialect == "sqlite" else _stored_since_first(db, task_id)
     if point == "after_complete":
         assert (task.status, attempt.outcome, attempt.cost) == ("completed", "completed", PRICE)
         assert published and billed == 2

@@ -86,7 +86,7 @@ def test_the_engine_gateway_retries_each_call_under_its_own_label(
 
         monkeypatch.setattr(namespace, name, flaky)
 
-    for name in ("claim", "record_cost", "complete", "review_count"):
+    for name in ("claim", "record_cost", "complete_many", "review_count"):
         refuse_first_try(engine, name)
     for name in ("vote_down", "fleet_down"):
         refuse_first_try(gateway, name)
@@ -95,7 +95,7 @@ def test_the_engine_gateway_retries_each_call_under_its_own_label(
     [lease] = gate.claim(["default"], limit=1, lease_s=60, cache=engine.LaneCache(), skip_kinds=())
     gate.record_cost(lease, 0.5, booking=True)
     gate.record_cost(lease, 0.25)
-    assert gate.complete(Completion(task_id="a", token=lease.token)) is Ack.ACCEPTED
+    assert gate.complete_many([Completion(task_id="a", token=lease.token)]) == {"a": Ack.ACCEPTED}
     assert gate.review_count() == 0
     gate.vote_down("comfyui", "refused", hold_s=60, quorum=1, task_id="a", new=True)
     assert list(gate.fleet_down(1)) == ["comfyui"]
@@ -207,3 +207,31 @@ def test_a_side_file_of_an_attempt_that_died_is_tidied_away(tmp_path: Path) -> N
     FolderStore(tmp_path).publish(live.name, live.ready, live.ready_sides())
     live.tidy()
     assert sorted(p.name for p in live.final.parent.iterdir()) == ["first_frame.png", "first_frame.thumb.jpg"]
+
+
+def test_a_late_attempt_never_replaces_a_later_generations_ready_file(tmp_path: Path) -> None:
+    """A task reset while an attempt ran: the newer lease's ready file (a later generation) stays
+    when the late attempt's call returns, so only the newer output can be published for it."""
+
+    def attempt(token: str) -> OutputPaths:
+        paths = OutputPaths.for_task(
+            tmp_path / "outputs",
+            task_id="bk-s1/video",
+            kind="video",
+            bookcode="bk",
+            shot_id="bk-s1",
+            suffix=".mp4",
+            token=token,
+        )
+        paths.part.parent.mkdir(parents=True, exist_ok=True)
+        paths.part.write_bytes(token.encode())
+        return paths
+
+    newer, late = attempt("n" * 32), attempt("l" * 32)
+    newer.mark_ready({"params_hash": "p-g1", "generation": 1})
+    late.mark_ready({"params_hash": "p-g0", "generation": 0})
+    assert newer.ready.read_bytes() == b"n" * 32
+    assert late.reusable("p-g0") is None and newer.reusable("p-g1") is not None
+    again = attempt("a" * 32)  # a takeover of the newer generation may replace it (same output)
+    again.mark_ready({"params_hash": "p-g1", "generation": 1})
+    assert again.ready.read_bytes() == b"a" * 32
