@@ -223,7 +223,7 @@ MIGRATIONS: dict[int, Callable[[sa.Connection], None]] = {
 
 def schema_version(db: Database) -> int | None:
     """The version recorded in the database, or None when it has no pipeline_kit schema."""
-    with db.engine.connect().execution_options(sqlite_begin="DEFERRED") as conn:
+    with db.reading() as conn:
         return _version(conn, db.url)
 
 

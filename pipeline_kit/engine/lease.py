@@ -23,7 +23,6 @@ from pipeline_kit.engine.dependents import block_dependents
 from pipeline_kit.engine.events import alert, record
 from pipeline_kit.engine.retry import DEFAULT_POLICY, RetryPolicy
 from pipeline_kit.engine.states import Ack, Status
-from pipeline_kit.engine.reading import reading
 
 
 @dataclass(kw_only=True, slots=True)
@@ -355,7 +354,7 @@ class Produced:
 
 def dependency_outputs(db: Database, task_id: str) -> dict[str, Produced]:
     """Recorded outputs of a task's dependencies, by task id and by kind (first of a kind)."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         found = conn.execute(
             sa.select(tasks.c.task_id, tasks.c.kind, tasks.c.output_path, tasks.c.result)
             .join(task_deps, task_deps.c.depends_on == tasks.c.task_id)
@@ -370,7 +369,7 @@ def dependency_outputs(db: Database, task_id: str) -> dict[str, Produced]:
 def output_owner(db: Database, output_path: str, task_id: str) -> str | None:
     """Another task that recorded `output_path` as its output, if any (publish must not replace
     its file)."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         return conn.execute(
             sa.select(tasks.c.task_id).where(tasks.c.output_path == output_path, tasks.c.task_id != task_id).limit(1)
         ).scalar()

@@ -29,7 +29,6 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.migrate import BESIDE_DATABASE, default_store_root
 from pipeline_kit.db.schema import STORE_KEY, meta
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import BadInput, GenerationError
 
 DATABASE_URL = "database"
@@ -116,7 +115,7 @@ def checked_name(name: str) -> PurePosixPath:
 def stored_url(db: Database) -> str | None:
     """The store URL recorded for this database (set by the owner, or by `init` for SQLite: the
     absolute folder of the database file, wherever that file is now)."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         url = conn.execute(sa.select(meta.c.value).where(meta.c.key == STORE_KEY)).scalar()
     return default_store_root(db.engine.url) if url == BESIDE_DATABASE else url
 

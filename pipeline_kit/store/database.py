@@ -23,7 +23,6 @@ from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import store_blobs, store_chunks
 from pipeline_kit.db.sqltime import now_plus
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import GenerationError, LeaseLost
 from pipeline_kit.store import DATABASE_URL, Holder
 from pipeline_kit.store.blobs import BlobStore
@@ -89,7 +88,7 @@ class DatabaseStore(BlobStore):
                 raise
 
     def get(self, sha256: str, target: Path) -> None:
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             chunks = conn.execute(sa.select(store_blobs.c.chunks).where(store_blobs.c.sha256 == sha256)).scalar()
             if chunks is None:
                 raise GenerationError(
@@ -110,7 +109,7 @@ class DatabaseStore(BlobStore):
 
     def listed(self, grace_s: float) -> list[Listed]:
         """Every blob, past `grace_s` since it was stored or last found stored (database clock)."""
-        with reading(self.db) as conn:
+        with self.db.reading() as conn:
             rows = conn.execute(
                 sa.select(
                     store_blobs.c.sha256,

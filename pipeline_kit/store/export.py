@@ -21,7 +21,6 @@ import sqlalchemy as sa
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import books
 from pipeline_kit.engine.queries import MADE, find_tasks
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import BadInput, NotFound, PipelineKitError
 from pipeline_kit.store import Store, checked_name, side_name
 from pipeline_kit.store.cache import file_digest
@@ -41,7 +40,7 @@ class Exported:
 
 def export_book(db: Database, store: Store, bookcode: str, folder: Path, *, mode: Mode = "new") -> Exported:
     """Write the book's outputs under `folder` (made if missing)."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         if conn.execute(sa.select(books.c.bookcode).where(books.c.bookcode == bookcode)).first() is None:
             raise NotFound(f"no book {bookcode!r}; `pipeline-kit status` lists the books")
         rows = find_tasks(conn, bookcode=bookcode, statuses=MADE, made=True)

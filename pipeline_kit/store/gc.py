@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine.queries import find_tasks, live_tokens, named_checksums
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.store import Store
 from pipeline_kit.store.folder import STAGED, FolderStore, mark_of
 
@@ -65,7 +64,7 @@ def sweep(
     old = [blob for blob in store.listed(grace_s) if blob.old]
     check = store.verify_by_default if verify is None else verify
     damaged = [blob for blob in old if check and not store.intact(blob.sha256)]
-    with reading(db) as conn:
+    with db.reading() as conn:
         named = named_checksums(conn)
     bad = {blob.sha256 for blob in damaged}
     unnamed = [blob for blob in old if blob.sha256 not in named and blob.sha256 not in bad]
@@ -80,7 +79,7 @@ def stale_staged(db: Database, store: FolderStore, *, dry_run: bool = False) -> 
     listed = [p for p in store.root.rglob(f"*{STAGED}*") if p.is_file()] if store.root.is_dir() else []
     if not listed:
         return []
-    with reading(db) as conn:
+    with db.reading() as conn:
         keep = {mark_of(token) for token in live_tokens(conn)}
         keep.update(str((r.result or {}).get("staged")) for r in find_tasks(conn, made=True))
     stale = sorted(p for p in listed if p.name.rsplit(STAGED, 1)[1] not in keep)

@@ -17,12 +17,11 @@ from pipeline_kit.engine.queries import MADE, find_tasks
 from pipeline_kit.errors import PipelineKitError
 from pipeline_kit.store import Store, side_name
 from pipeline_kit.store.cache import file_digest
-from pipeline_kit.engine.reading import reading
 
 
 def recorded_outputs(db: Database) -> list[tuple[str, dict[str, Any]]]:
     """(store name, result) of every output a completed task records, every book."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         rows = find_tasks(conn, statuses=MADE, made=True)
     return [(str(r.output_path), dict(r.result or {})) for r in rows]
 
