@@ -166,3 +166,22 @@ def test_kinship_words_beside_a_name_tell_its_gender() -> None:
     people = {"Silas Ardent": "Silas Ardent", "Mara Quill": "Mara Quill", "Crane": "Crane"}
     assert kin_genders([en], "en", people) == {"Silas Ardent": "male", "Mara Quill": "female", "Crane": "female"}
     assert _bible("zh_qingshui.txt", "zh").by_name["秀兰"].gender == "female"
+
+
+def test_a_place_named_once_is_a_place_and_people_stay_people() -> None:
+    """A harbour town named once after “to” (Port Ellery), an island someone comes from (从黑石岛来),
+    a village someone goes to across the river (去对岸的柳家庄): places, from the grammar; none of
+    them a character, and no character a place, though people come from and go to people too."""
+    en, zh = _bible("en_port_ellery.txt", "en"), _bible("zh_qingshui.txt", "zh")
+    assert {"Port Ellery", "Gannet Point", "Gull Inn", "Tanner Street"} <= set(en.place_names)
+    assert {"黑石岛", "柳家庄", "清水镇", "悦来客栈"} <= set(zh.place_names)
+    for bible in (en, zh):
+        assert not set(bible.place_names) & set(bible.canonical)
+    assert {"Nell Ardent", "Silas Ardent", "John Pike"} <= set(en.by_name) and {"阿Ｋ", "秀兰"} <= set(zh.by_name)
+    text = " ".join(
+        ["Mara Quill took a letter from Tobias Venn.", "Tobias Venn sailed to Port Ellery.", "Mara Quill waved."]
+        + ["Tobias Venn laughed."] * 3
+    )
+    bible = build_bible([text], "en")
+    assert "Tobias Venn" in bible.by_name and "Tobias Venn" not in bible.place_names
+    assert "Port Ellery" in bible.place_names
