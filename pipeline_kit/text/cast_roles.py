@@ -54,6 +54,7 @@ _EN_ANY = frozenset(
     pilot host owner proprietor attendant coroner surgeon professor teacher student nurse innkeeper
     stationmaster engineer""".split()
 )
+EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
 _EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))

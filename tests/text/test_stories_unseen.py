@@ -185,3 +185,14 @@ def test_a_place_named_once_is_a_place_and_people_stay_people() -> None:
     bible = build_bible([text], "en")
     assert "Tobias Venn" in bible.by_name and "Tobias Venn" not in bible.place_names
     assert "Port Ellery" in bible.place_names
+
+
+def test_looks_are_what_the_text_says_of_the_person() -> None:
+    """“He was a young fisherman with a broken nose” (an occupation is a word for a person),
+    老陈是个黑瘦的老船夫 / 秀兰是个圆脸的姑娘 (a 的-phrase before a person's noun), and never “dark” of
+    “In the dark Nell Ardent reached…” (an adjective after “the” is a noun)."""
+    en, zh = _bible("en_port_ellery.txt", "en"), _bible("zh_qingshui.txt", "zh")
+    assert en.by_name["John Marlow"].description.startswith("a young fisherman with a broken nose")
+    assert "dark" not in en.by_name["Nell Ardent"].description
+    assert zh.by_name["老陈"].description.startswith("黑瘦的老船夫")
+    assert zh.by_name["秀兰"].description.startswith("圆脸的姑娘")
