@@ -277,10 +277,12 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
 
 
 def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:
-    """Each draft's place from the bible's places: named in it, else its setting, else carried."""
+    """Each draft's place from the bible's places: named in its narration (a place someone speaks
+    of, 我从黑石岛来, is not where the shot stands), else its setting, else carried."""
     known = {p.name for p in bible.places if not p.dropped}
-    named = [(o, n) for o, n in bible.place_mentions(text) if _puts_there(text, o, n, bible.lang)]
-    unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known]
+    plain = narration_only(text)
+    named = [(o, n) for o, n in bible.place_mentions(text) if plain[o] != " " and _puts_there(text, o, n, bible.lang)]
+    unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known and plain[o] != " "]
     return shot_places([(d.span_start, d.span_end, d.scene) for d in drafts], named, unnamed)
 
 

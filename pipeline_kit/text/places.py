@@ -59,10 +59,10 @@ _ZH_NAMED_SETTING = re.compile(
 # Ellery, in Dunmore (a bare name, no article before it, must not be a person's; a place word or
 # Port/Mount says it is a place).
 _EN_AT_NAMED = re.compile(
-    rf"\b(?:(?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving) (?:the )?"
-    rf"({_EN_PLACE_PHRASE.pattern})|(?i:in|at|into|from|near|reached|entered|reaching|entering) "
-    rf"([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
+    r"\b((?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving)) (the )?"
+    rf"(?:({_EN_PLACE_PHRASE.pattern})|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
 )
+_EN_MOVES_TO = frozenset("to toward towards left leaving".split())  # went to Holmes: a person, unless a place word says
 _NOT_A_PLACE = re.compile(r"[了着过的得地之么]")
 # A move and a one-character place word is a verb phrase, not a place's name: 上城, 上山, 进城, 出门.
 _ZH_MOVE_PHRASE = re.compile(r"[上下进出回到去来入登过关开][山城门宫殿关河海江湖寺庙楼台院村府]")
@@ -141,7 +141,8 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     return {
         name
         for m in _EN_AT_NAMED.finditer(text)
-        if (name := m.group(1) or m.group(2)) not in people
+        if (name := m.group(3) or ("" if m.group(2) or m.group(1).lower() in _EN_MOVES_TO else m.group(4)))
+        and name not in people
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
     }
 

@@ -22,7 +22,7 @@ from pipeline_kit.text.cast import Bible, build_bible
 from pipeline_kit.text.cast_roles import en_roles, kin_genders
 from pipeline_kit.text.chapters import find_chapters
 from pipeline_kit.text.moments import CHARS, MOMENTS, WORDS, Who
-from pipeline_kit.text.prompts import NO_LETTERING, frame_prompt, moments
+from pipeline_kit.text.prompts import NO_LETTERING, frame_prompt, moments, narration_only
 
 STORIES = Path(__file__).with_name("stories")
 BOOKS = [("en_port_ellery.txt", "en"), ("zh_qingshui.txt", "zh")]
@@ -196,3 +196,17 @@ def test_looks_are_what_the_text_says_of_the_person() -> None:
     assert "dark" not in en.by_name["Nell Ardent"].description
     assert zh.by_name["老陈"].description.startswith("黑瘦的老船夫")
     assert zh.by_name["秀兰"].description.startswith("圆脸的姑娘")
+
+
+@pytest.mark.parametrize(("name", "lang"), BOOKS)
+def test_a_place_only_spoken_of_is_not_where_the_shot_stands(sqlite_db: Database, name: str, lang: str) -> None:
+    """我从黑石岛来 said on the quay: the shot stands on the quay, not on the island; a shot's place,
+    when its own text names it, is named in its narration."""
+    bookcode = ingest_file(sqlite_db, STORIES / name, name).bookcode
+    split_book(sqlite_db, bookcode, progress=False)
+    with sqlite_db.engine.connect() as conn:
+        rows = conn.execute(sa.select(shots.c.text, shots.c.location)).all()
+    named = [(text, place) for text, place in rows if place and place in text]
+    assert named
+    for text, place in named:
+        assert place in narration_only(text), (place, text)
