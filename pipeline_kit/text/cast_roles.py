@@ -58,9 +58,12 @@ EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupat
 _EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
+_EN_NOUN_CASED = "|".join(
+    sorted({f(n) for n in _EN_MALE | _EN_FEMALE | _EN_ANY | {"man"} for f in (str, str.capitalize)})
+)
 # The noun in any case: a title written as one (said the Colonel, the Inspector rose), but not
 # a title before a name (the Colonel Ross is Ross's).
-_EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?i:{_EN_NOUN})(?! [A-Z])"
+_EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?:{_EN_NOUN_CASED})(?! [A-Z])"
 _EN_SPEECH = "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
 _EN_SPOKE = re.compile(
     rf"\b(?:{_EN_SPEECH}) ([Tt]he|[Oo]ur) ({_EN_PHRASE})\b(?! of\b)|\b([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:{_EN_SPEECH})\b"
@@ -215,14 +218,16 @@ _EN_KIN = {
     **dict.fromkeys("mother sister aunt daughter wife niece grandmother".split(), "female"),
 }
 _ZH_KIN_BODY = "|".join(sorted(_ZH_KIN, key=len, reverse=True))
-_ZH_KIN_NAME = re.compile(rf"({_ZH_KIN_BODY})([\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{{1,4}})")
-_ZH_NAME_KIN = re.compile(
-    rf"([\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{{1,4}})(?:[，,]|是)(?:[他她我你]的)?({_ZH_KIN_BODY})(?=[，,。！？；、])"
-)
+_ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
+_ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"
+_ZH_NAME_AFTER = re.compile(_ZH_RUN)  # 女儿秀兰
+_ZH_NAME_BEFORE = re.compile(rf"({_ZH_RUN})(?:[，,]|是)(?:[他她我你]的)?$")  # 老陈，她的父亲 / 秀兰是他的女儿
+_ZH_KIN_END = re.compile("[，,。！？；、]")
 _EN_NAME = r"((?:Mr\.? |Mrs\.? |Miss )?[A-Z][\w’'-]+(?: [A-Z][\w’'-]+){0,2})"
 _EN_KIN_WORD = "|".join(_EN_KIN)
-_EN_NAME_KIN = re.compile(rf"{_EN_NAME}, (?:his|her|my|their|our|your) ({_EN_KIN_WORD})\b")
-_EN_KIN_NAME = re.compile(rf"\b(?:his|her|my|their|our|your) ({_EN_KIN_WORD}),? {_EN_NAME}")
+_EN_KIN_PHRASE = re.compile(rf"\b(?:his|her|my|their|our|your) ({_EN_KIN_WORD})\b")  # found first: it is rare
+_EN_NAME_BEFORE = re.compile(rf"{_EN_NAME}, $")
+_EN_NAME_AFTER = re.compile(rf",? {_EN_NAME}")
 
 
 def kin_genders(texts: Sequence[str], lang: str, names: Mapping[str, str]) -> dict[str, str]:
@@ -238,19 +243,24 @@ def kin_genders(texts: Sequence[str], lang: str, names: Mapping[str, str]) -> di
 def _kin_pairs(text: str, lang: str, names: Mapping[str, str]) -> list[tuple[str, str]]:
     """(kinship word, name) set beside each other in `text`, the name being one of `names`."""
     if lang != "zh":
-        pairs = [(m.group(2), m.group(1)) for m in _EN_NAME_KIN.finditer(text)]
-        pairs += [(m.group(1), m.group(2)) for m in _EN_KIN_NAME.finditer(text)]
+        pairs = []
+        for m in _EN_KIN_PHRASE.finditer(text):  # Silas Ardent, her father / his sister, Mara Quill
+            before = _EN_NAME_BEFORE.search(text, max(0, m.start() - 48), m.start())
+            after = _EN_NAME_AFTER.match(text, m.end())
+            pairs += [(m.group(1), found.group(1)) for found in (before, after) if found]
         found = [(kin, _known_words(name, names)) for kin, name in pairs]
         return [(kin, name) for kin, name in found if name]
     out = []
-    for m in _ZH_KIN_NAME.finditer(text):  # 女儿秀兰: the longest name opening the run
-        name = _known(m.group(2), names, tail=False)
+    for m in _ZH_KIN_WORD.finditer(text):
+        after = _ZH_NAME_AFTER.match(text, m.end())  # 女儿秀兰: the longest name opening the run
+        name = _known(after.group(), names, tail=False) if after else None
         if name:
-            out.append((m.group(1), name))
-    for m in _ZH_NAME_KIN.finditer(text):  # 老陈，她的父亲: the longest name ending the run
-        name = _known(m.group(1), names, tail=True)
-        if name:
-            out.append((m.group(2), name))
+            out.append((m.group(), name))
+        if _ZH_KIN_END.match(text, m.end()):  # 老陈，她的父亲: the longest name ending the run
+            before = _ZH_NAME_BEFORE.search(text, max(0, m.start() - 8), m.start())
+            name = _known(before.group(1), names, tail=True) if before else None
+            if name:
+                out.append((m.group(), name))
     return out
 
 
