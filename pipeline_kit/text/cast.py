@@ -120,8 +120,10 @@ class Bible:
         names = sorted({*self.holders, *self.place_names} - {pronoun}, key=lambda n: (-len(n), n))
         if not names:
             return None
-        body = "|".join(map(re.escape, names))
-        return re.compile(rf"\b(?:{body})\b" if self.lang != "zh" else body)
+        # The first letters, looked at before the names: most places in a text open none of them.
+        firsts = "".join(sorted({re.escape(n[0]) for n in names}))
+        body = f"(?=[{firsts}])(?:{'|'.join(map(re.escape, names))})"
+        return re.compile(rf"\b{body}\b" if self.lang != "zh" else body)
 
     def _matches(self, text: str) -> list[tuple[int, str]]:
         """(offset, matched name) of every name of a character or place in `text`, longest first."""
