@@ -160,8 +160,8 @@ def shot_fields(
     style: str | None = None,
 ) -> dict[str, str]:
     """The placeholders a shot's templates may use; `$cast` is each character with its bible
-    description, `$shot_size` how close the camera stands, `$action` what happens (the caption
-    less its spoken words), `$style` the book's look."""
+    description, `$shot_size` how close the camera stands, `$action` what happens (the shot's
+    moments, `action`: never its words), `$style` the book's look."""
     looks = descriptions or {}
     return {
         "shot_size": shot_size(len(characters), dialogue),
