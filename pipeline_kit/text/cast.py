@@ -17,11 +17,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_names import people
-from pipeline_kit.text.cast_roles import role_gender
+from pipeline_kit.text.cast_roles import kin_genders, role_gender
 from pipeline_kit.text.looks import looks_of
+from pipeline_kit.text.moments import Who
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
+from pipeline_kit.text.prompts import narration_only
 from pipeline_kit.text.shots import ShotDraft
 
 # A character is named this often in the book: twice in a short story, five times in a novel.
@@ -118,8 +120,10 @@ class Bible:
         names = sorted({*self.holders, *self.place_names} - {pronoun}, key=lambda n: (-len(n), n))
         if not names:
             return None
-        body = "|".join(map(re.escape, names))
-        return re.compile(rf"\b(?:{body})\b" if self.lang != "zh" else body)
+        # The first letters, looked at before the names: most places in a text open none of them.
+        firsts = "".join(sorted({re.escape(n[0]) for n in names}))
+        body = f"(?=[{firsts}])(?:{'|'.join(map(re.escape, names))})"
+        return re.compile(rf"\b{body}\b" if self.lang != "zh" else body)
 
     def _matches(self, text: str) -> list[tuple[int, str]]:
         """(offset, matched name) of every name of a character or place in `text`, longest first."""
@@ -152,6 +156,17 @@ class Bible:
             if not names[k]:
                 names[k] = max(self.holders[found[k][1]], key=lambda h: (self.by_name[h].mentions, h))
         return [(o, o + len(alias), name) for (o, alias), name in zip(found, names)]
+
+    @cached_property
+    def who(self) -> Who:
+        """The cast as a prompt's moments name it: who a sentence names, and their genders."""
+        return Who(self.named, {c.name: c.gender for c in self.characters})
+
+    def named(self, text: str) -> list[tuple[int, str, str]]:
+        """(offset, name as written, canonical name) of each character a shot's text names; a
+        name several hold is left out (read afresh: a chapter's matches stay cached)."""
+        found = self._pattern.finditer(text) if self._pattern else ()
+        return [(m.start(), m.group(), self.canonical[m.group()]) for m in found if m.group() in self.canonical]
 
     def place_mentions(self, text: str) -> list[tuple[int, str]]:
         """(offset, place name) of each mention of a place in `text`."""
@@ -242,6 +257,9 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
     """
     found = bible.mentions(text)
     offsets = [o for o, _ in found]
+    plain = narration_only(text)  # a pronoun means someone named in the narration, not in speech
+    narrated = [(o, n) for o, n in found if plain[o] != " "]
+    narrated_at = [o for o, _ in narrated]
     out: list[ShotDraft] = []
     where = _places_of(text, drafts, bible)
     scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
@@ -253,17 +271,20 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
         named.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical))
         inferred: tuple[str, ...] = ()
         if not named:
-            who = _pronoun_referent(text[d.span_start : d.span_end], found[:lo], bible)
+            before = narrated[: bisect.bisect_left(narrated_at, d.span_start)]
+            who = _pronoun_referent(text[d.span_start : d.span_end], before, bible)
             inferred = (who,) if who else ()
         out.append(replace(d, characters=tuple(named) + inferred, inferred=inferred))
     return out
 
 
 def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:
-    """Each draft's place from the bible's places: named in it, else its setting, else carried."""
+    """Each draft's place from the bible's places: named in its narration (a place someone speaks
+    of, 我从黑石岛来, is not where the shot stands), else its setting, else carried."""
     known = {p.name for p in bible.places if not p.dropped}
-    named = [(o, n) for o, n in bible.place_mentions(text) if _puts_there(text, o, n, bible.lang)]
-    unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known]
+    plain = narration_only(text)
+    named = [(o, n) for o, n in bible.place_mentions(text) if plain[o] != " " and _puts_there(text, o, n, bible.lang)]
+    unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known and plain[o] != " "]
     return shot_places([(d.span_start, d.span_end, d.scene) for d in drafts], named, unnamed)
 
 
@@ -335,6 +356,8 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
         if _EN_TITLE[m.group(1)]
     )
     shared = {alias for alias, holders in bible.holders.items() if len(holders) > 1}
+    me = FIRST_PERSON.get(bible.lang)
+    kin = kin_genders(texts, bible.lang, {a: n for a, n in bible.canonical.items() if a != me})
     out = []
     for c in bible.characters:
         if c.locked or c.dropped:
@@ -346,7 +369,10 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
         limit = DESCRIPTION_CHARS[bible.lang]
         text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
         gender = (
-            role_gender(c.names, bible.lang) or told or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+            role_gender(c.names, bible.lang)
+            or kin.get(c.name)
+            or told
+            or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
         )
         out.append(replace(c, description=text, gender=gender))
     return Bible(bible.lang, tuple(out), bible.places)

@@ -153,7 +153,6 @@ def _roles(texts: Sequence[str], roles: dict[str, set[str]], sets: NameSets, nam
     """Roles that speak or act (the inspector) as a group of their forms, joined to the one person
     the text sets beside them ("the inspector, Lestrade,"); a role set beside several people is
     shared by them: its forms -> their names."""
-    roles = en_roles(texts)
     given: dict[str, set[str]] = {}
     for role, name in en_role_names(texts, roles, names):
         given.setdefault(role, set()).add(name)

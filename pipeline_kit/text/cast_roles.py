@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 MIN_SPEECHES = 2  # a role speaking this often in the book is somebody
 MIN_ACTIONS = 3  # ... or opening this many clauses in one chapter
@@ -54,10 +54,16 @@ _EN_ANY = frozenset(
     pilot host owner proprietor attendant coroner surgeon professor teacher student nurse innkeeper
     stationmaster engineer""".split()
 )
+EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
 _EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
-_EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?:{_EN_NOUN})"
+_EN_NOUN_CASED = "|".join(
+    sorted({f(n) for n in _EN_MALE | _EN_FEMALE | _EN_ANY | {"man"} for f in (str, str.capitalize)})
+)
+# The noun in any case: a title written as one (said the Colonel, the Inspector rose), but not
+# a title before a name (the Colonel Ross is Ross's).
+_EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?:{_EN_NOUN_CASED})(?! [A-Z])"
 _EN_SPEECH = "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
 _EN_SPOKE = re.compile(
     rf"\b(?:{_EN_SPEECH}) ([Tt]he|[Oo]ur) ({_EN_PHRASE})\b(?! of\b)|\b([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:{_EN_SPEECH})\b"
@@ -87,7 +93,7 @@ def _word_gender(name: str, lang: str) -> str | None:
             return None
         female, male = bool(_ZH_FEMALE.search(name)), bool(_ZH_MALE.search(name))
     else:
-        noun = name.split()[-1] if name.startswith(("the ", "our ")) else ""
+        noun = name.split()[-1].lower() if name.startswith(("the ", "our ")) else ""
         female, male = noun in _EN_FEMALE, noun in _EN_MALE or noun == "man"
     return "female" if female and not male else "male" if male and not female else None
 
@@ -165,25 +171,26 @@ def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:
     inspector): speaking MIN_SPEECHES times in the book or acting MIN_ACTIONS times in a chapter."""
     spoke: Counter[str] = Counter()
     forms: dict[str, set[str]] = defaultdict(set)
+    written: dict[str, Counter[str]] = defaultdict(Counter)  # the Colonel, the colonel: one role
     acted: set[str] = set()
     for text in texts:
         for m in _EN_SPOKE.finditer(text):
             det, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-            spoke[noun] += 1
-            forms[noun].add(det.lower())
+            spoke[noun.lower()] += 1
+            forms[noun.lower()].add(det.lower())
+            written[noun.lower()][noun] += 1
         acts: Counter[str] = Counter()
         for m in _EN_ACTS.finditer(text):
-            acts[m.group(2)] += 1
-            forms[m.group(2)].add(m.group(1).lower())
+            acts[m.group(2).lower()] += 1
+            forms[m.group(2).lower()].add(m.group(1).lower())
+            written[m.group(2).lower()][m.group(2)] += 1
         acted |= {noun for noun, n in acts.items() if n >= MIN_ACTIONS}
     out = {}
     for noun in {n for n, k in spoke.items() if k >= MIN_SPEECHES} | acted:
         if noun in _EN_BARE or noun == "man":
             continue  # "the man" is anyone
-        for det in sorted(forms[noun]):
-            out.setdefault(f"{'the' if 'the' in forms[noun] else det} {noun}", set()).update(
-                (f"{det} {noun}", f"{det.capitalize()} {noun}")
-            )
+        name = f"{'the' if 'the' in forms[noun] else min(forms[noun])} {written[noun].most_common(1)[0][0]}"
+        out[name] = {f"{d} {w}" for det in forms[noun] for d in (det, det.capitalize()) for w in written[noun]}
     return out
 
 
@@ -199,3 +206,71 @@ def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Colle
                 if name in names:
                     found[k].append((role, name))
     return held(texts, found)
+
+
+# Kinship words that say a sex: 女儿秀兰, 老陈，她的父亲; "Silas Ardent, her father", "his daughter Nell".
+_ZH_KIN = {
+    **dict.fromkeys("父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿".split(), "male"),
+    **dict.fromkeys("母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 侄女".split(), "female"),
+}
+_EN_KIN = {
+    **dict.fromkeys("father brother uncle son husband nephew grandfather".split(), "male"),
+    **dict.fromkeys("mother sister aunt daughter wife niece grandmother".split(), "female"),
+}
+_ZH_KIN_BODY = "|".join(sorted(_ZH_KIN, key=len, reverse=True))
+_ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
+_ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"
+_ZH_NAME_AFTER = re.compile(_ZH_RUN)  # 女儿秀兰
+_ZH_NAME_BEFORE = re.compile(rf"({_ZH_RUN})(?:[，,]|是)(?:[他她我你]的)?$")  # 老陈，她的父亲 / 秀兰是他的女儿
+_ZH_KIN_END = re.compile("[，,。！？；、]")
+_EN_NAME = r"((?:Mr\.? |Mrs\.? |Miss )?[A-Z][\w’'-]+(?: [A-Z][\w’'-]+){0,2})"
+_EN_KIN_WORD = "|".join(_EN_KIN)
+_EN_KIN_PHRASE = re.compile(rf"\b(?:his|her|my|their|our|your) ({_EN_KIN_WORD})\b")  # found first: it is rare
+_EN_NAME_BEFORE = re.compile(rf"{_EN_NAME}, $")
+_EN_NAME_AFTER = re.compile(rf",? {_EN_NAME}")
+
+
+def kin_genders(texts: Sequence[str], lang: str, names: Mapping[str, str]) -> dict[str, str]:
+    """Character -> the sex the kinship words set beside its names say (`names`: every name and
+    alias -> its character), where they all say one."""
+    said: dict[str, set[str]] = defaultdict(set)
+    for text in texts:
+        for kin, name in _kin_pairs(text, lang, names):
+            said[names[name]].add((_ZH_KIN if lang == "zh" else _EN_KIN)[kin])
+    return {name: next(iter(sexes)) for name, sexes in said.items() if len(sexes) == 1}
+
+
+def _kin_pairs(text: str, lang: str, names: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(kinship word, name) set beside each other in `text`, the name being one of `names`."""
+    if lang != "zh":
+        pairs = []
+        for m in _EN_KIN_PHRASE.finditer(text):  # Silas Ardent, her father / his sister, Mara Quill
+            before = _EN_NAME_BEFORE.search(text, max(0, m.start() - 48), m.start())
+            after = _EN_NAME_AFTER.match(text, m.end())
+            pairs += [(m.group(1), found.group(1)) for found in (before, after) if found]
+        found = [(kin, _known_words(name, names)) for kin, name in pairs]
+        return [(kin, name) for kin, name in found if name]
+    out = []
+    for m in _ZH_KIN_WORD.finditer(text):
+        after = _ZH_NAME_AFTER.match(text, m.end())  # 女儿秀兰: the longest name opening the run
+        name = _known(after.group(), names, tail=False) if after else None
+        if name:
+            out.append((m.group(), name))
+        if _ZH_KIN_END.match(text, m.end()):  # 老陈，她的父亲: the longest name ending the run
+            before = _ZH_NAME_BEFORE.search(text, max(0, m.start() - 8), m.start())
+            name = _known(before.group(1), names, tail=True) if before else None
+            if name:
+                out.append((m.group(), name))
+    return out
+
+
+def _known_words(run: str, names: Mapping[str, str]) -> str | None:
+    """The longest of `names` that ends the English `run` (Mrs. Crane: Crane), if any."""
+    words = run.split()
+    return next((tail for k in range(len(words)) if (tail := " ".join(words[k:])) in names), None)
+
+
+def _known(run: str, names: Mapping[str, str], tail: bool) -> str | None:
+    """The longest of `names` that ends (`tail`) or opens the Chinese `run`, if any."""
+    cuts = [run[k:] if tail else run[: len(run) - k] for k in range(len(run))]
+    return next((c for c in cuts if c in names), None)

@@ -62,13 +62,13 @@ def is_heading(line: str) -> bool:
 
 def heading_lines(lines: list[str], i: int) -> int:
     """How many lines the heading starting at line `i` takes: 1 (a marker line), 2 (a setext
-    title and its underline) or 0 (no heading there)."""
+    title, or a marker line, and its underline) or 0 (no heading there)."""
     line = lines[i]
+    underlined = i + 1 < len(lines) and _UNDERLINE.fullmatch(lines[i + 1]) is not None
     if is_heading(line):
-        return 1
+        return 2 if underlined else 1  # 第二章　客栈 over a line of =: the underline is no text
     setext = (
-        i + 1 < len(lines)
-        and _UNDERLINE.fullmatch(lines[i + 1]) is not None
+        underlined
         and 0 < len(line.strip()) <= _MAX_HEADING
         and _SETEXT_INDENT.match(line) is not None
         and _SENTENCE_END.search(line.strip()) is None

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from pipeline_kit.text.cast_roles import EN_ROLE_NOUNS
+
 MAX_PHRASES = 4
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
 PHRASE_CHARS = {"zh": 30, "en": 80}
@@ -33,7 +35,17 @@ _EN_CLOTHES = (
     r"armour|armor|helmet|tunic|ulster|necktie|tie|sash|belt"
 )
 _EN_CARRY = r"stick|cane|umbrella|bag|satchel|basket|lantern|lamp|sword|staff|pipe|rifle|gun|book|case|bundle"
-_EN_PERSON = r"man|woman|girl|boy|fellow|lady|gentleman|child|youth|lad|lass|figure|person|creature|widow|maid"
+# A word for a person: an age-sex noun, or any role noun (a young fisherman, a stout landlord).
+_EN_PERSON = "|".join(
+    sorted(
+        {
+            *"man woman girl boy fellow lady gentleman child youth lad lass figure person creature widow maid".split(),
+            *EN_ROLE_NOUNS,
+        },
+        key=len,
+        reverse=True,
+    )
+)
 _EN_BUILD = (
     r"tall|short|stout|thin|lean|slim|slender|plump|fat|broad|heavy|small|little|young|old|elderly|aged|grey|"
     r"gray|white-haired|bald|pale|dark|fair|handsome|pretty|beautiful|ugly|wiry|burly|gaunt|bent|frail|sturdy|"
@@ -63,7 +75,8 @@ _EN_PATTERNS = tuple(
 )
 # An adjective of age or build just before the name: "young Mara Quill", "old Hetty"; or the
 # person the name is given to: "a boy named John Pike", "a thin woman called Ada".
-_EN_BEFORE = re.compile(rf"\b(?:({_EN_BUILD})|(an? {_ADJ}(?:{_EN_PERSON})) (?:named|called))\s+$", re.I)
+# "In the dark Nell…" is no looks: an adjective after "the" is a noun.
+_EN_BEFORE = re.compile(rf"\b(?:(?<!the )(?<!a )({_EN_BUILD})|(an? {_ADJ}(?:{_EN_PERSON})) (?:named|called))\s+$", re.I)
 # The next sentence, about the same person by a pronoun: "She pulled on her boots", "He was a stout man".
 _EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
 _ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
@@ -78,9 +91,12 @@ _ZH_CUE = re.compile(
 # Cues that also open other phrases (一头钻下水去, headlong): looks only with a word for hair, skin or dress.
 _ZH_LOOSE_CUE = re.compile(r"^(?:一头|一脸|一身|满头)")
 # "is a tall young man": 是个瘦高的年轻人 (a word of build or age, then a word for a person).
+# "is a round-faced girl": 是个圆脸的姑娘, 是个黑瘦的老船夫 (a looks word, or a phrase ending in 的,
+# then a word for a person: an age-sex noun or an occupation's head).
 _ZH_IS_A = re.compile(
-    r"^是(?:一)?个([^，。！？；：“”\n]{0,6}?[高矮胖瘦老幼少年轻白黑俊丑美壮秀弱][^，。！？；：“”\n]{0,6}?"
-    r"(?:人|汉子|女子|男子|老者|老汉|妇人|姑娘|少年|孩子|书生|和尚|道士|后生|青年|女人|男人|丫头|小伙子))"
+    r"^是(?:一)?个((?:[^，。！？；：“”\n]{0,6}?[高矮胖瘦老幼少年轻白黑俊丑美壮秀弱]|[^，。！？；：“”\n]{1,6}的)"
+    r"[^，。！？；：“”\n]{0,6}?"
+    r"(?:人|汉子|女子|男子|老者|老汉|妇人|姑娘|少年|孩子|书生|和尚|道士|后生|青年|女人|男人|丫头|小伙子|[夫匠翁叟妪婆]))"
 )
 # A clause that goes on describing: 脸上有一道疤, 头发花白.
 _ZH_BODY_CLAUSE = re.compile(

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.names import Mentions
+from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, Mentions
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
 CARRY = 2  # shots after the last one naming a place that still stand there
@@ -47,11 +47,22 @@ _ZH_SETTING = re.compile(
     + "|".join(sorted(_ZH_SETTING_NOUNS, key=len, reverse=True))
     + ")"
 )
-# A named place nobody's dictionary knows, where someone goes or stays: 来到柳树村, 住在赵家庄, 走进李家祠堂.
+# A named place nobody's dictionary knows, where someone goes, stays or comes from: 来到柳树村, 住在赵家庄,
+# 走进李家祠堂, 从黑石岛来, 去对岸的柳家庄 (once is enough: the grammar says it is a place).
 _ZH_NAMED_SETTING = re.compile(
-    r"(?:来到|来至|到了|回到|住在|走进|走出|进了|出了|去了|离开|离了|前往)(?:了)?"
-    r"((?![一二三四五六七八九十两这那几每各此某本我你他她])[\u4e00-\u9fff]{1,3}(?:[庄村府镇寨城寺庙宫]|祠堂|客栈))"
+    r"(?:来到|来至|到了|回到|住在|走进|走出|进了|出了|去了|离开|离了|前往|从|到|去|(?=在[^，。！？]{2,10}[里上中内]))"
+    r"(?:了)?(?:[^，。！？“”]{1,4}的)?"
+    r"((?![一二三四五六七八九十两这那几每各此某本我你他她于])(?:(?![上下里中内外边面处在了着过的是有和与])[\u4e00-\u9fff]){1,3}"
+    r"(?:[庄村府镇寨城寺庙宫殿岛港洞]|祠堂|客栈|码头))"
 )
+# An English place named once after a preposition of place or a move: at Gannet Point, to Port
+# Ellery, in Dunmore (a bare name, no article before it, must not be a person's; a place word or
+# Port/Mount says it is a place).
+_EN_AT_NAMED = re.compile(
+    r"\b((?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving)) (the )?"
+    rf"(?:({_EN_PLACE_PHRASE.pattern})|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
+)
+_EN_MOVES_TO = frozenset("to toward towards left leaving".split())  # went to Holmes: a person, unless a place word says
 _NOT_A_PLACE = re.compile(r"[了着过的得地之么]")
 # A move and a one-character place word is a verb phrase, not a place's name: 上城, 上山, 进城, 出门.
 _ZH_MOVE_PHRASE = re.compile(r"[上下进出回到去来入登过关开][山城门宫殿关河海江湖寺庙楼台院村府]")
@@ -89,8 +100,9 @@ def find_places(
     people: Iterable[str] = (),
     fixed: Iterable[Place] = (),
 ) -> tuple[Place, ...]:
-    """The book's places: named ones and settings used at least MIN_PLACE_MENTIONS times, none a
-    person's name; `fixed` (locked or dropped) entries are kept as they are."""
+    """The book's places: named ones and settings used at least MIN_PLACE_MENTIONS times, or once
+    where the grammar says so (`_evidenced`), none a person's name; `fixed` (locked or dropped)
+    entries are kept as they are."""
     fixed = list(fixed)
     people = set(people)
     taken = {n for p in fixed for n in p.names} | people
@@ -99,10 +111,11 @@ def find_places(
         counts.update(n for n, is_place in zip(mentions.names, mentions.is_place) if is_place)
     for text in texts:
         counts.update(name for _, name in settings(text, lang))
+    joined = "\n".join(texts)
+    evidenced = _evidenced(joined, lang, people)
+    for name in evidenced - counts.keys():
+        counts[name] = joined.count(name)
     if lang == "zh":  # 大山 of 周大山: the mentions inside a person's name are the person's
-        joined = "\n".join(texts)
-        for name in {m.group(1) for m in _ZH_NAMED_SETTING.finditer(joined)} - counts.keys():
-            counts[name] = joined.count(name)
         names_of_people = "\n".join(people)
         for name in [n for n in counts if n in names_of_people]:
             holders = [p for p in people if len(p) > len(name) and name in p]
@@ -111,12 +124,27 @@ def find_places(
     places = [
         Place(name, mentions=n)
         for name, n in counts.items()
-        if n >= MIN_PLACE_MENTIONS
+        if (n >= MIN_PLACE_MENTIONS or name in evidenced and n >= 1)
         and name not in taken
         and not _NOT_A_PLACE.search(name)
         and not (lang == "zh" and _ZH_MOVE_PHRASE.fullmatch(name))
     ]
     return tuple(sorted([*fixed, *places], key=lambda p: (-p.mentions, p.name)))
+
+
+def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
+    """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
+    从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one."""
+    if lang == "zh":
+        return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
+    parts = {w for p in people for w in p.split()}
+    return {
+        name
+        for m in _EN_AT_NAMED.finditer(text)
+        if (name := m.group(3) or ("" if m.group(2) or m.group(1).lower() in _EN_MOVES_TO else m.group(4)))
+        and name not in people
+        and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
+    }
 
 
 def shot_places(

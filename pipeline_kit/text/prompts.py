@@ -16,6 +16,7 @@ from string import Template
 
 from pipeline_kit.errors import BadInput
 from pipeline_kit.ornaments import without_ornaments
+from pipeline_kit.text.moments import MOMENT_SEP, Who, action_line, named_subject, note, staged
 
 TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
 TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet", "location_sheet")
@@ -118,6 +119,11 @@ def _orphans_out(text: str) -> str:
     return "".join(out) + text[start:]
 
 
+def narration_only(text: str) -> str:
+    """The text with its quotations blanked out (offsets kept): who is named outside speech."""
+    return _QUOTED.sub(lambda m: " " * len(m.group()), text)
+
+
 @lru_cache(maxsize=4096)
 def caption(text: str, lang: str) -> str:
     """The shot's text on one line, less scene-break ornaments, whitespace and italics marks
@@ -154,8 +160,8 @@ def shot_fields(
     style: str | None = None,
 ) -> dict[str, str]:
     """The placeholders a shot's templates may use; `$cast` is each character with its bible
-    description, `$shot_size` how close the camera stands, `$action` what happens (the caption
-    less its spoken words), `$style` the book's look."""
+    description, `$shot_size` how close the camera stands, `$action` what happens (the shot's
+    moments, `action`: never its words), `$style` the book's look."""
     looks = descriptions or {}
     return {
         "shot_size": shot_size(len(characters), dialogue),
@@ -181,19 +187,87 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
 
 
 def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequence[str] = ()) -> str:
-    """A frame task's prompt: the shot's image prompt pinned to one moment, what the shot's first
-    (or last) sentence shows happening with its spoken words left out (a sentence that only
-    describes someone is no moment: the looks are in the Characters line); a shot that is all talk
-    shows its people talking. The last frame continues the first one (drawn from it where the
-    provider takes a reference). Every frame asks for a picture without lettering."""
-    sentences = _moments(text, lang)
-    talking = f"{' and '.join(characters[:3])} talking" if characters else "the speaker mid-sentence"
+    """A frame task's prompt: the shot's image prompt pinned to one moment, the first (or last)
+    of the moments its Action line names (the ones `action` found there, or a person's edit of
+    them), else of what its text shows someone doing (`moments`); a shot that is all talk shows
+    its people talking. The last frame continues the first one (drawn from it where the provider
+    takes a reference). Every frame asks for a picture without lettering."""
+    found = _action_moments(prompt, lang) or moments(text, lang) or [talking(characters)]
     if frame == "first_frame":
-        moment, action = "the moment the shot opens", sentences[0] if sentences else talking
+        moment, action = "the moment the shot opens", found[0]
     else:
         moment = "the moment the shot ends, a continuation of the first frame (same place, light and people)"
-        action = sentences[-1] if sentences else talking
-    return f"{prompt}\nFrame: {moment}: {caption(action, lang)}\n{NO_LETTERING}"
+        action = found[-1]
+    return f"{prompt}\nFrame: {moment}: {action}\n{NO_LETTERING}"
+
+
+_ACTION_LINE = re.compile(r"^Action: *(.+)$", re.M)
+
+
+def _action_moments(prompt: str, lang: str) -> list[str]:
+    """The moments an image prompt's Action line names (see `action_line`), if it has one."""
+    m = _ACTION_LINE.search(prompt)
+    return [p for p in m.group(1).strip().split(MOMENT_SEP[lang]) if p] if m else []
+
+
+def moments(text: str, lang: str, who: Who | None = None, before: Sequence[str] = ()) -> list[str]:
+    """What the shot shows someone doing, one short clause per moment (`staged`), from its
+    sentences less speech and less the ones that only describe someone, each subject pronoun
+    named (`named_subjects`)."""
+    if who is None:
+        return staged(_happenings(text, lang), lang)
+    named, people = named_subjects(text, lang, who, before)
+    return staged(_happenings(named, lang), lang, people)
+
+
+_PRONOUN = {"zh": re.compile("[他她]"), "en": re.compile(r"\b[Ss]?[Hh]e\b")}
+
+
+def named_subjects(text: str, lang: str, who: Who, before: Sequence[str] = ()) -> tuple[str, set[str]]:
+    """The text with the he/she (他/她) opening each sentence of its narration replaced by the
+    person it refers to: the last one named before it (in the narration and speech tags, never
+    inside a quotation; `before`: those named before the text) of its gender, the first named
+    of a sentence (mostly its subject: A looked at B. Then he turned) counting as the last; and
+    the names as the text now writes them."""
+    found = who.find(text)
+    people = {written for _, written, _ in found}
+    if not _PRONOUN[lang].search(text):
+        return text, people
+    last: dict[str | None, str] = {}
+    note(last, before, who)
+    out, at, k = [], 0, 0
+    for quote in [*_QUOTED.finditer(text), None]:
+        end = quote.start() if quote else len(text)
+        for s in _SENTENCE[lang].finditer(text, at, end):
+            out.append(text[at : s.start()])
+            sentence, name = named_subject(s.group(), lang, last, people)
+            out.append(sentence)
+            people |= {name} if name else set()
+            while k < len(found) and found[k][0] < s.start():
+                k += 1
+            named = []
+            while k < len(found) and found[k][0] < s.end():
+                named.append(found[k][2])
+                k += 1
+            note(last, reversed([*([name] if name else []), *named]), who)
+            at = s.end()
+        out.append(text[at:end])
+        if quote:
+            out.append(quote.group())
+            at = quote.end()
+    return "".join(out), people
+
+
+def action(
+    text: str, lang: str, characters: Sequence[str] = (), who: Who | None = None, before: Sequence[str] = ()
+) -> str:
+    """A shot's Action line: its first, middle and last moments, or its people talking."""
+    return action_line(moments(text, lang, who, before), lang) or talking(characters)
+
+
+def talking(characters: Sequence[str]) -> str:
+    """What a shot that is all talk shows."""
+    return f"{' and '.join(characters[:3])} talking" if characters else "the speaker mid-sentence"
 
 
 @lru_cache(maxsize=1024)
@@ -211,7 +285,7 @@ _STATE = {
 }
 
 
-def _moments(text: str, lang: str) -> list[str]:
+def _happenings(text: str, lang: str) -> list[str]:
     """The sentences a frame can show: what the shot shows happening, less the ones that only
     describe someone (unless that is all it has)."""
     sentences = _unspoken_sentences(text, lang)

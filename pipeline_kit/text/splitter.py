@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from pipeline_kit.text.cast import Bible
+from pipeline_kit.text.moments import CONTEXT, Who
 from pipeline_kit.text.prompts import (
     NO_LOOKS,
+    action,
     STYLE,
     Templates,
     caption,
     image_prompt,
+    narration_only,
     place_prompt,
     sheet_prompt,
     shot_fields,
-    unspoken,
     video_prompt,
 )
 from pipeline_kit.text.records import Shot, shot_id
@@ -68,9 +71,16 @@ def build_shots(
     places: dict[str, str] = {}
     looks = descriptions(bible)
     settings = place_descriptions(bible)
+    plain = narration_only(text)  # people named in a quotation are not the ones a pronoun means
+    spans = [s for s in bible.spans(text) if plain[s[0]] != " "] if bible else []
+    starts = [s for s, _, _ in spans]
     for d in drafts:
         piece = text[d.span_start : d.span_end]
         cap = caption(piece, lang)
+        lo, at, hi = (bisect.bisect_left(starts, o) for o in (d.span_start - CONTEXT, d.span_start, d.span_end))
+        before = [n for _, _, n in spans[lo:at]] + list(d.inferred)
+        found = [(o - d.span_start, text[o:end], n) for o, end, n in spans[at:hi]]
+        who = Who(lambda _, found=found: found, bible.who.genders) if bible else None
         fields = shot_fields(
             title=title,
             scene=d.scene,
@@ -79,7 +89,7 @@ def build_shots(
             time_of_day=d.time_of_day,
             characters=list(d.characters),
             caption_text=cap,
-            action_text=caption(unspoken(piece, lang), lang),
+            action_text=action(piece, lang, d.characters, who, before),
             duration_s=d.duration_s,
             dialogue=d.dialogue,
             descriptions=looks,
@@ -144,7 +154,7 @@ def reprompt(
         time_of_day=shot.time_of_day,
         characters=list(shot.characters),
         caption_text=caption(shot.text, lang),
-        action_text=caption(unspoken(shot.text, lang), lang),
+        action_text=action(shot.text, lang, shot.characters, bible.who if bible else None, shot.inferred),
         duration_s=shot.duration_s,
         dialogue=shot.dialogue,
         descriptions=descriptions(bible),
