@@ -196,7 +196,7 @@ def connect(
     db = create(url, existing=existing)
     for delay in (*retries, None):
         try:
-            with db.engine.connect() as conn:
+            with db.reading() as conn:  # a probe: it must not queue behind a worker's write
                 conn.execute(sa.text("SELECT 1"))
             return db
         except OperationalError as exc:

@@ -119,7 +119,7 @@ def canonical_names(conn: sa.Connection, book: Book, names: list[str]) -> list[s
 
 def list_cast(db: Database, bookcode: str) -> list[CastEntry]:
     """The book's bible (NotFound for an unknown book)."""
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         get_book(conn, bookcode)
         return _entries(conn, bookcode)
 

@@ -386,7 +386,7 @@ def director_looks(conn: sa.Connection, bookcode: str) -> dict[str, str]:
 def shot_direction(db: Database, shot_id: str) -> dict[str, Any] | None:
     """What the shot's director wrote for it (staging, prompts, line) once its task has completed
     with an answer for it; None without a director or before it answered."""
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         shot = conn.execute(sa.select(shots_table.c.seq).where(shots_table.c.shot_id == shot_id)).first()
         if shot is None:
             raise NotFound(f"no shot {shot_id!r}")

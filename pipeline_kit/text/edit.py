@@ -31,7 +31,7 @@ class EditReport:
 
 
 def show_shot(db: Database, shot_id: str) -> Shot:
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         return _load(conn, shot_id)
 
 

@@ -19,7 +19,6 @@ from pipeline_kit.engine.lanes import seed_lanes
 from pipeline_kit.engine.models import TaskSpec
 from pipeline_kit.engine.operator import reset_tasks
 from pipeline_kit.engine.planned import set_params, task_params
-from pipeline_kit.engine.reading import reading
 from pipeline_kit.errors import NotFound
 from pipeline_kit.film.names import MUSIC_KIND, MUSIC_LANE, music_task_id
 from pipeline_kit.film.profile import FilmProfile, parse_profile
@@ -38,7 +37,7 @@ class FilmSettings:
 
 def film_settings(db: Database, bookcode: str) -> FilmSettings:
     """The book's film settings (NotFound for an unknown book)."""
-    with reading(db) as conn:
+    with db.reading() as conn:
         row = conn.execute(sa.select(books.c.film_profile, books.c.music).where(books.c.bookcode == bookcode)).first()
         if row is None:
             raise NotFound(f"no book {bookcode!r}; `pipeline-kit status` lists the books")

@@ -112,7 +112,7 @@ def ingest_text(
     numbers = [chapter] if chapter else list(range(1, len(found.chapters) + 1))
     bookcode = make_bookcode(title)
 
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         snapshot = _state(conn, bookcode)
         conn.rollback()
     stored_lang = snapshot.book_lang
@@ -142,7 +142,7 @@ def ingest_text(
     templates = templates or Templates.load()
     bible = None
     if any(a == "resplit" for *_, a, _ in plans):
-        with db.engine.connect() as conn:
+        with db.reading() as conn:
             bible = load_bible(conn, book)
     plans = [
         (n, t, body, s, a, chapter_shots(book, n, body, splitter, templates, bible) if a == "resplit" else None)

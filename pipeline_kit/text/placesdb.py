@@ -76,7 +76,7 @@ def save_places(conn: sa.Connection, bookcode: str, found: tuple[Place, ...]) ->
 
 def list_places(db: Database, bookcode: str) -> list[PlaceEntry]:
     """The book's places with their first and last shot and how many shots are set there."""
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         get_book(conn, bookcode)
         where: dict[str, list[str]] = {}
         for shot_id, location in conn.execute(

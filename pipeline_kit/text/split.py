@@ -79,7 +79,7 @@ def split_book(
     model's director tasks, with `director`)."""
     splitter = splitter or RuleSplitter()
     templates = templates or Templates.load()
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         book = get_book(conn, bookcode)
         rows = conn.execute(
             sa.select(chapters.c.number, chapters.c.text, chapters.c.checksum, chapters.c.split_at)
@@ -90,7 +90,7 @@ def split_book(
     todo = [r for r in rows if r.split_at is None]
     bible = book_bible(db, book, [r.text for r in rows]) if todo else None
     if director is None and todo:  # a book once directed keeps its director for chapters that come later
-        with db.engine.connect() as conn:
+        with db.reading() as conn:
             director = book_director(conn, bookcode)
     earlier = [r.number for r in rows if r.split_at is not None]
     recast: list[str] = []
@@ -141,7 +141,7 @@ def plan_films(conn: sa.Connection, bookcode: str, written: set[int] | None, *, 
 def book_bible(db: Database, book: Book, texts: list[str]) -> Bible:
     """The book's character and place bibles built afresh from all its chapters (what a person
     fixed is kept) and stored; each character's appearances re-counted over every split shot."""
-    with db.engine.connect() as conn:
+    with db.reading() as conn:
         fixed = [c for c in load_characters(conn, book.bookcode) if c.locked or c.dropped]
         fixed_places = [p for p in load_places(conn, book.bookcode) if p.locked or p.dropped]
     found = [find_mentions(t, book.lang) for t in texts]
