@@ -293,6 +293,7 @@ _EN_THERE = re.compile(
     r"\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$",
     re.I,
 )
+_EN_FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
 _EN_PLACE_NAMED = re.compile(rf"\b[A-Z][\w’'-]* (?:[A-Z][\w’'-]* )*(?:{_EN_PLACE_WORDS})$")
 
 
@@ -300,9 +301,11 @@ def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
     """Does the place named at `offset` set the scene: a name ending in a word for a place (Baker
     Street, Briony Lodge), or one someone is in, at or goes to (in London, into the room; not the
     King of Bohemia, nor no room for doubt)? Chinese place names end in a word for a place: always."""
-    if lang == "zh" or _EN_PLACE_NAMED.search(name):
+    if lang == "zh":
         return True
-    return bool(_EN_THERE.search(text, max(0, offset - 20), offset))
+    if _EN_FROM.search(text, max(0, offset - 12), offset):  # the baker from Lantern Street: not where she is
+        return False
+    return bool(_EN_PLACE_NAMED.search(name) or _EN_THERE.search(text, max(0, offset - 20), offset))
 
 
 def _pronoun_referent(span: str, before: list[tuple[int, str]], bible: Bible) -> str | None:

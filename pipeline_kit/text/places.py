@@ -5,8 +5,10 @@ Named places are what the chapters' mentions call places (a word for a place end
 preposition of place comes before them, or jieba's dictionary tags them `ns` with a place
 ending, or someone goes or stays there: 来到柳树村). Unnamed settings are a word for a place after a
 preposition of place or a move (`on the quay`, `into the lamp room`, 走进厨房, 来到码头). A shot's place
-is the last place its own text names, else its setting, else the place of the shot before in the
-same scene for at most `CARRY` shots: a place found once does not stick to a whole scene. A move
+is the last place its own text names (not one someone comes from: the baker from Lantern Street),
+else its setting, else the place of the shot before in the same scene for at most `CARRY` shots: a
+place found once does not stick to a whole scene. A setting someone is in, at or goes to is a place
+once it is named once (in the boiler room, to the harbour). A move
 with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 """
 
@@ -27,11 +29,11 @@ _EN_SETTING_NOUNS = (
     "quay pier wharf dock docks harbour harbor jetty beach shore cliff island lighthouse street road lane alley "
     "square market garden yard courtyard field meadow farm forest wood woods hill mountain valley river bridge lake "
     "village town castle palace tower prison cell court camp tent cave cottage cabin barn stable mill gallery "
-    "drawing-room sitting-room dining-room lamp-room lantern shed kitchen-garden churchyard graveyard"
+    "drawing-room sitting-room dining-room lamp-room lantern shed kitchen-garden churchyard graveyard landing rock"
 ).split()
 _EN_SETTING = re.compile(
-    r"\b(?:in|into|on|onto|at|inside|aboard|across|along|through|beside|near|under|outside|within|upon|reached|"
-    r"entered|left|crossed|climbed|boarded|boarding|reaching|entering) "
+    r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|near|under|outside|within|upon|"
+    r"reached|entered|left|crossed|climbed|boarded|boarding|reaching|entering) "
     r"(?:the|a|an|his|her|their|our|my|its) ((?:[a-z]+[ -])?(?:"
     + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True))
     + r"))\b"
@@ -109,10 +111,13 @@ def find_places(
     counts: Counter[str] = Counter()
     for mentions in found:
         counts.update(n for n, is_place in zip(mentions.names, mentions.is_place) if is_place)
+    used: set[str] = set()  # a setting is found where someone is in, at or goes to it: once is enough
     for text in texts:
-        counts.update(name for _, name in settings(text, lang))
+        found_here = [name for _, name in settings(text, lang)]
+        counts.update(found_here)
+        used.update(found_here)
     joined = "\n".join(texts)
-    evidenced = _evidenced(joined, lang, people)
+    evidenced = _evidenced(joined, lang, people) | used
     for name in evidenced - counts.keys():
         counts[name] = joined.count(name)
     if lang == "zh":  # 大山 of 周大山: the mentions inside a person's name are the person's
