@@ -270,10 +270,11 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
         named = dict.fromkeys(name for _, name in found[lo:hi])
         named.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical))
         inferred: tuple[str, ...] = ()
-        if not named:
+        span = text[d.span_start : d.span_end]
+        if not named or _OPENS_WITH_PRONOUN.match(span):  # She ran down…: the Action names her, so must the cast
             before = narrated[: bisect.bisect_left(narrated_at, d.span_start)]
-            who = _pronoun_referent(text[d.span_start : d.span_end], before, bible)
-            inferred = (who,) if who else ()
+            who = _pronoun_referent(span, before, bible)
+            inferred = (who,) if who and who not in named else ()
         out.append(replace(d, characters=tuple(named) + inferred, inferred=inferred))
     return out
 
@@ -293,6 +294,7 @@ _EN_THERE = re.compile(
     r"\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$",
     re.I,
 )
+_OPENS_WITH_PRONOUN = re.compile(r"\s*(?:(?:He|She)\b|[他她](?!们))")
 _EN_FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
 _EN_PLACE_NAMED = re.compile(rf"\b[A-Z][\w’'-]* (?:[A-Z][\w’'-]* )*(?:{_EN_PLACE_WORDS})$")
 

@@ -229,3 +229,15 @@ def test_where_someone_comes_from_is_not_where_the_shot_stands(sqlite_db: Databa
         rows = conn.execute(sa.select(shots.c.text, shots.c.location).order_by(shots.c.chapter, shots.c.seq)).all()
     walk, found = (next(place for text, place in rows if marker in text) for marker in ("walked", "boiler room"))
     assert walk == "Copper Lane" and found == "room", rows
+
+
+@pytest.mark.parametrize(("name", "lang"), BOOKS)
+def test_whoever_the_action_line_names_is_in_the_shot(sqlite_db: Database, name: str, lang: str) -> None:
+    """She ran down to the quay, after a shot naming Nell: the Action line says Nell, so the
+    Characters line (and the character sheets the frame references) must stage her too."""
+    bible = _bible(name, lang)
+    for _, prompt, _first, _last in _split(sqlite_db, name):
+        action, cast = _line(prompt, "Action:"), _line(prompt, "Characters:")
+        for person in bible.characters:
+            if person.name in action:
+                assert person.name in cast, (person.name, prompt)
