@@ -85,7 +85,7 @@ class Heartbeat:
         self._staged.set()
 
     def beat(self) -> None:
-        """Renew now (also called by the runtime right before it publishes an output)."""
+        """Renew every lease held now, or touch the worker row when none is held."""
         with self._lock:
             held, stages = dict(self._held), dict(self._stages)
         if not held:
