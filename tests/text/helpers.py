@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -41,3 +42,14 @@ def book_all_completed(db: Database) -> str:
     with db.engine.begin() as conn:
         conn.execute(sa.update(tasks).values(status="completed", attempts=1, deps_remaining=0))
     return bookcode
+
+
+def shots_with_frame_prompts(db: Database) -> list[tuple[Any, str, str]]:
+    """(shot row, first frame prompt, last frame prompt) of every shot, in book order."""
+    with db.engine.connect() as conn:
+        params = {r.task_id: r.params for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.params))}
+        rows = conn.execute(sa.select(shots).order_by(shots.c.chapter, shots.c.seq)).mappings().all()
+    return [
+        (r, params[f"{r['shot_id']}/first_frame"]["prompt"], params[f"{r['shot_id']}/last_frame"]["prompt"])
+        for r in rows
+    ]

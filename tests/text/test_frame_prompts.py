@@ -6,17 +6,14 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import shots, tasks
+from pipeline_kit.db.schema import tasks
 from pipeline_kit.text import castdb, ingest_file, sample_book_path, split_book
 from pipeline_kit.text.prompts import frame_prompt
-from tests.text.helpers import SAMPLE_TITLE
+from tests.text.helpers import SAMPLE_TITLE, shots_with_frame_prompts
 
 
 def _frames(db: Database) -> list[tuple[str, int, int, tuple[str, ...], str, str, str, str]]:
     """(shot id, chapter, seq, characters, location, time of day, first prompt, last prompt) in book order."""
-    with db.engine.connect() as conn:
-        params = {r.task_id: r.params for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.params))}
-        rows = conn.execute(sa.select(shots).order_by(shots.c.chapter, shots.c.seq)).mappings().all()
     return [
         (
             r["shot_id"],
@@ -25,10 +22,10 @@ def _frames(db: Database) -> list[tuple[str, int, int, tuple[str, ...], str, str
             tuple(r["characters"]),
             r["location"] or "unspecified place",
             r["time_of_day"] or "unspecified time",
-            params[f"{r['shot_id']}/first_frame"]["prompt"],
-            params[f"{r['shot_id']}/last_frame"]["prompt"],
+            first,
+            last,
         )
-        for r in rows
+        for r, first, last in shots_with_frame_prompts(db)
     ]
 
 

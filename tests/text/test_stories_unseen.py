@@ -16,13 +16,15 @@ import pytest
 import sqlalchemy as sa
 
 from pipeline_kit.db import Database
-from pipeline_kit.db.schema import shots, tasks
+from pipeline_kit.db.schema import shots
 from pipeline_kit.text import ingest_file, split_book
 from pipeline_kit.text.cast import Bible, build_bible
 from pipeline_kit.text.cast_roles import en_roles, kin_genders
 from pipeline_kit.text.chapters import find_chapters
 from pipeline_kit.text.moments import CHARS, MOMENTS, WORDS, Who
 from pipeline_kit.text.prompts import NO_LETTERING, frame_prompt, moments, narration_only
+
+from tests.text.helpers import shots_with_frame_prompts
 
 STORIES = Path(__file__).with_name("stories")
 BOOKS = [("en_port_ellery.txt", "en"), ("zh_qingshui.txt", "zh")]
@@ -34,18 +36,7 @@ def _split(db: Database, name: str) -> list[tuple[str, str, str, str]]:
     """(shot text, image prompt, first frame prompt, last frame prompt) of the story, split."""
     bookcode = ingest_file(db, STORIES / name, name).bookcode
     split_book(db, bookcode, progress=False)
-    with db.engine.connect() as conn:
-        params = {r.task_id: r.params for r in conn.execute(sa.select(tasks.c.task_id, tasks.c.params))}
-        rows = conn.execute(sa.select(shots).order_by(shots.c.chapter, shots.c.seq)).mappings().all()
-    return [
-        (
-            r["text"],
-            r["prompt"],
-            params[f"{r['shot_id']}/first_frame"]["prompt"],
-            params[f"{r['shot_id']}/last_frame"]["prompt"],
-        )
-        for r in rows
-    ]
+    return [(r["text"], r["prompt"], first, last) for r, first, last in shots_with_frame_prompts(db)]
 
 
 def _line(prompt: str, head: str) -> str:
