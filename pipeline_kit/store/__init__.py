@@ -59,6 +59,7 @@ class Stored:
 
 
 Holder = tuple[str, str] | None  # the (task_id, lease token) a worker publishes under
+Kept = tuple[Path, Mapping[str, Path]] | None  # where a fenced output's files go back to: main, sides by suffix
 
 
 class Store(Protocol):
@@ -79,9 +80,10 @@ class Store(Protocol):
     def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
         """Published: keep what is still local where later fetches find it."""
 
-    def conclude(self, stored: Stored, *, accepted: bool) -> None:
+    def conclude(self, stored: Stored, *, accepted: bool, keep: Kept = None) -> None:
         """The completion recording `stored` was answered: accepted (or already, by this lease),
-        the output takes its name; fenced, what was staged for it goes. Safe to repeat."""
+        the output takes its name; fenced, what was staged for it goes, back to `keep` (the
+        worker's ready file and its side files) where given and free. Safe to repeat."""
 
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:
         """A local path holding a completed task's output (`output_path` is its store name), its

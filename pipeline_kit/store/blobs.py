@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from pipeline_kit.errors import GenerationError
-from pipeline_kit.store import Holder, Stored, side_name
+from pipeline_kit.store import Holder, Kept, Stored, side_name
 from pipeline_kit.store.cache import Cache, file_digest
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class BlobStore:
             self.cache.adopt(side_name(target, suffix), path)
         self.cache.adopt(target, main)
 
-    def conclude(self, stored: Stored, *, accepted: bool) -> None:
+    def conclude(self, stored: Stored, *, accepted: bool, keep: Kept = None) -> None:
         """Nothing to do: a blob is never replaced, and only a completion's record serves it."""
 
     def fetch(self, output_path: str, result: Mapping[str, Any]) -> Path:

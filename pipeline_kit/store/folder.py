@@ -9,7 +9,8 @@ Files are kept by name, so a publish would replace what is there: a worker's pub
 lease) therefore stages its files beside the name under its lease's mark (NAME.staged-MARK, side
 files first, each by one atomic rename, a copy first from another file system), its completion
 records the mark, and only once that completion was accepted does `conclude` rename them onto
-their names; a fenced one deletes them. A late worker never replaces the output of the worker
+their names; a fenced one gives them back to its worker's ready file (for a takeover on that PC
+to reuse, paying nothing) or deletes them. A late worker never replaces the output of the worker
 that took its task over, with no lease renewal before its publish. A crash between the
 completion and the rename is finished by whoever next reads the output (`fetch`, `fetch_side`),
 from the mark the result records, idempotently. Staged files of other leases seen at a publish
@@ -27,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline_kit.store import Holder, Stored, checked_name, side_name
+from pipeline_kit.store import Holder, Kept, Stored, checked_name, side_name
 from pipeline_kit.errors import BadInput, StoreUnavailable
 from pipeline_kit.store.cache import file_digest, move
 
@@ -82,12 +83,17 @@ class FolderStore:
     def settle(self, stored: Stored, main: Path, sides: Mapping[str, Path]) -> None:
         """Nothing stays behind: publishing moved the files."""
 
-    def conclude(self, stored: Stored, *, accepted: bool) -> None:
+    def conclude(self, stored: Stored, *, accepted: bool, keep: Kept = None) -> None:
         if stored.staged is None:
             return
         self._reachable()
         target = self.locate(stored.output_path)
         if not accepted:
+            if keep is not None and not keep[0].exists():  # a takeover on this PC reuses it, paying nothing
+                main, sides = keep
+                for suffix in sorted(stored.sides):
+                    _give_back(staged_path(side_name(target, suffix), stored.staged), sides[suffix])
+                _give_back(staged_path(target, stored.staged), main)
             _remove(_named(target, stored.sides), [stored.staged])
             return
         _remove(_named(target, stored.sides), stored.stale)  # leases that can no longer be accepted
@@ -141,6 +147,14 @@ def _reveal(target: Path, mark: str, sides: Iterable[str]) -> None:
             os.replace(staged_path(path, mark), path)
         except FileNotFoundError:
             pass
+
+
+def _give_back(staged: Path, path: Path) -> None:
+    """A fenced lease's staged file back where its worker made it (gone already: nothing)."""
+    try:
+        move(staged, path)
+    except FileNotFoundError:
+        pass
 
 
 def _named(target: Path, sides: Iterable[str]) -> list[Path]:

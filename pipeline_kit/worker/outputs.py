@@ -23,7 +23,7 @@ import json
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,6 +126,16 @@ class OutputPaths:
         except (OSError, ValueError):
             return {}
         return {suffix: self.side(suffix, ready=True) for suffix in extras}
+
+    def ready_files(self, sides: Iterable[str]) -> tuple[Path, dict[str, Path]]:
+        """The ready file and its side files by suffix: where a fenced publish gives them back."""
+        return self.ready, {suffix: self.side(suffix, ready=True) for suffix in sides}
+
+    def restore_meta(self, meta: Mapping[str, Any]) -> None:
+        """A fenced publish gave the ready file back: its meta again, unless another attempt's
+        ready file is there now (its meta stands)."""
+        if self.ready.exists() and not self.ready_meta.exists():
+            _write_atomic(self.ready_meta, json.dumps(dict(meta), sort_keys=True).encode())
 
     def tidy(self) -> None:
         """Published: drop the ready marker and temp files of attempts killed mid-call."""

@@ -5,8 +5,8 @@ remote job ids go to the database as they happen), book the cost, keep the file 
 publish the file through the store (a folder store stages it under the lease's mark: no lease
 renewal first), then complete (`make` gives the completion to send, `send` sends a group of them
 in one transaction), and only then does a folder store give an accepted output its name; a fenced
-task's result is dropped, its staged files deleted; a completion the database cannot take waits
-in the local spool. A call the provider
+task's staged files go back to its `.ready` file, where a worker that took the task over on this PC
+reuses them without a second call; a completion the database cannot take waits in the local spool. A call the provider
 never took (unreachable, or refused before any work) costs its task no attempt: the task goes
 back to the queue and that provider is paused for this worker, then for the fleet once enough
 workers agree (outages.py). The director is the exception: an optional pass, its unreached calls
@@ -67,6 +67,7 @@ class Made:
     completion: Completion
     stored: Stored | None  # None: the task made no file
     paid: bool  # its call cost money: sent at once, so a crash never loses paid work
+    ready: tuple[OutputPaths, dict[str, Any]] | None = None  # its ready file and meta: a fenced one goes back there
 
 
 def send(shared: Shared, made: Sequence[Made]) -> list[TaskEnd]:
@@ -86,7 +87,7 @@ def send(shared: Shared, made: Sequence[Made]) -> list[TaskEnd]:
         ack = acks.get(m.lease.task_id)
         fault("after_complete")
         if ack is not None and m.stored is not None:
-            conclude(shared, m.stored, accepted=ack is not Ack.FENCED)
+            conclude(shared, m.stored, accepted=ack is not Ack.FENCED, ready=m.ready)
         shared.heartbeat.drop(m.lease.task_id)
         ends.append(TaskEnd.SPOOLED if ack is None else TaskEnd.FENCED if ack is Ack.FENCED else TaskEnd.COMPLETED)
     return ends
@@ -99,14 +100,20 @@ def spooled_answered(shared: Shared, completion: Completion, ack: Ack) -> None:
         conclude(shared, stored, accepted=ack is not Ack.FENCED)
 
 
-def conclude(shared: Shared, stored: Stored, *, accepted: bool) -> None:
-    """Tell the store how a completion was answered. A store away for good (or a stop while it
-    is) leaves a folder store's reveal to the output's next reader (the completion records the
-    mark) and a fenced one's staged files to the next publish of that name."""
+def conclude(
+    shared: Shared, stored: Stored, *, accepted: bool, ready: tuple[OutputPaths, dict[str, Any]] | None = None
+) -> None:
+    """Tell the store how a completion was answered; a fenced output goes back to its `ready`
+    file (with its meta), for a worker taking the task over on this PC to reuse. A store away for
+    good (or a stop while it is) leaves a folder store's reveal to the output's next reader (the
+    completion records the mark) and a fenced one's staged files to the next publish of that name."""
+    keep = None if accepted or ready is None else ready[0].ready_files(stored.sides)
     try:
-        shared.retry("revealing", shared.store.conclude, stored, accepted=accepted)
+        shared.retry("revealing", shared.store.conclude, stored, accepted=accepted, keep=keep)
     except DatabaseUnavailable:
-        pass
+        return
+    if keep is not None:
+        ready[0].restore_meta(ready[1])
 
 
 class _Context:
@@ -283,7 +290,8 @@ class TaskRun:
         if shared.heartbeat.is_fenced(lease.task_id, lease.token):
             shared.heartbeat.drop(lease.task_id)
             return TaskEnd.FENCED
-        if out.path is not None and paths.reusable(self.key) is None:  # never publish another's output
+        meta = paths.reusable(self.key) if out.path is not None else None
+        if out.path is not None and meta is None:  # never publish another's output
             return self._failed(
                 GenerationError(
                     f"the ready file of {paths.name} now holds another generation's output",
@@ -342,7 +350,8 @@ class TaskRun:
             model=out.model,
             settings=dict(out.settings) or None,
         )
-        return Made(lease=lease, completion=completion, stored=stored, paid=bool(out.cost))
+        ready = (paths, meta) if stored is not None and meta is not None else None
+        return Made(lease=lease, completion=completion, stored=stored, paid=bool(out.cost), ready=ready)
 
     def _failed(self, exc: GenerationError) -> TaskEnd:
         shared, lease = self.shared, self.lease

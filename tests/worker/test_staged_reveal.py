@@ -1,7 +1,8 @@
 """A folder store's publish: staged under the lease's mark, revealed only once the completion was accepted.
 
 Invariants: a late worker's publish never replaces (nor deletes) the output of the worker that
-took its task over, with no lease renewal before it; a worker killed between its completion and
+took its task over, with no lease renewal before it, and what it made is reused by that worker,
+not made again; a worker killed between its completion and
 the rename leaves an output every reader (the store's fetch and fetch_side, export) finds, with
 the checksum the completion recorded; a stale staged file goes with the next accepted publish of
 its name, never one of a lease that may still be accepted.
@@ -10,6 +11,7 @@ its name, never one of a lease that may still be accepted.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +28,7 @@ from pipeline_kit.store.cache import file_digest
 from pipeline_kit.store.export import export_book
 from pipeline_kit.store.folder import STAGED, FolderStore
 from pipeline_kit.store.gc import stale_staged
+from pipeline_kit.worker.runtime import WorkerConfig, run_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "outputs/bk/s1/first_frame.png"
@@ -188,3 +191,45 @@ def test_store_gc_deletes_only_staged_files_no_lease_can_have_accepted(sqlite_db
 
 def _files(store: FolderStore, name: str, mark: str | None) -> list[Path]:
     return [p for p in store.locate(name).parent.iterdir() if p.name.endswith(f"{STAGED}{mark}")]
+
+
+def _stopped(pid: int, timeout: float = 60) -> None:
+    """Wait until process `pid` has stopped itself (a `stop` fault point)."""
+    deadline = time.monotonic() + timeout
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
+        assert time.monotonic() < deadline, "the worker never reached its fault point"
+        time.sleep(0.05)
+
+
+def test_a_fenced_workers_output_is_reused_by_the_worker_that_takes_the_task_over(sqlite_db: Database) -> None:
+    """A worker stopped between its publish and its completion loses its lease to the watchdog;
+    when it wakes its completion is fenced, and its staged file goes back to its ready file
+    instead of being deleted: the task ends completed once, from that file, with no second call."""
+    _book_task(sqlite_db)
+    url = str(sqlite_db.engine.url)
+    folder = Path(sqlite_db.engine.url.database).parent
+    cmd = [sys.executable, "-m", "pipeline_kit", "--db", url, "work", "--worker-id", "A", "--quiet"]
+    cmd += ["--lanes", "default", "--backend", "noop", "--max-tasks", "1", "--lease", "1", "--heartbeat", "0.3"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PIPELINE_KIT_FAULTS": "after_publish:stop:1"}
+    with (folder / "stderr").open("w") as err:
+        late = subprocess.Popen(cmd, cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        try:
+            _stopped(late.pid)
+            time.sleep(1.5)  # its lease runs out while it is stopped
+            assert engine.reclaim_expired(sqlite_db, by="watchdog")
+            late.send_signal(signal.SIGCONT)
+            assert late.wait(timeout=60) == 0, (folder / "stderr").read_text()
+        finally:
+            late.kill()
+    ready = list(folder.rglob("*.ready.json"))
+    assert len(ready) == 1 and not list(folder.rglob(f"*{STAGED}*")), "given back, not deleted nor left staged"
+    summary = run_worker(
+        sqlite_db,
+        WorkerConfig(worker_id="B", lanes=("default",), backend="noop", until_empty=True, progress=False),
+    )
+    assert summary.counts["completed"] == 1
+    with sqlite_db.engine.connect() as conn:
+        row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "t1")).mappings().one()
+    assert row["status"] == "completed" and row["result"]["reused"] is True, row["result"]
+    assert file_digest(FolderStore(folder).fetch(row["output_path"], row["result"]))[1] == row["result"]["sha256"]
+    assert not list(folder.rglob("*.ready*")), "published: the ready file and its meta are cleared"
