@@ -104,28 +104,27 @@ class OutputPaths:
 
     def reusable(self, params_hash: str) -> dict[str, Any] | None:
         """Meta of a finished, unpublished output an earlier attempt made from the same params."""
-        if not (self.ready.exists() and self.ready_meta.exists()):
-            return None
-        try:
-            meta = dict(json.loads(self.ready_meta.read_text()))
-        except (OSError, ValueError):
-            return None
-        return meta if meta.get("params_hash") == params_hash else None
+        meta = self._meta() if self.ready.exists() else {}
+        return meta if meta and meta.get("params_hash") == params_hash else None
 
     def _generation(self) -> int:
         """The task generation the ready file was made for (-1: none, or not said)."""
         try:
-            return int(json.loads(self.ready_meta.read_text()).get("generation", -1))
-        except (OSError, ValueError, TypeError):
+            return int(self._meta().get("generation", -1))
+        except (ValueError, TypeError):
             return -1
 
     def ready_sides(self) -> dict[str, Path]:
         """The side files made with the ready file, by suffix."""
+        return {suffix: self.side(suffix, ready=True) for suffix in self._meta().get("extras", [])}
+
+    def _meta(self) -> dict[str, Any]:
+        """What the ready file's sidecar says ({}: none, or unreadable)."""
         try:
-            extras = json.loads(self.ready_meta.read_text()).get("extras", [])
+            meta = json.loads(self.ready_meta.read_text())
         except (OSError, ValueError):
             return {}
-        return {suffix: self.side(suffix, ready=True) for suffix in extras}
+        return meta if isinstance(meta, dict) else {}
 
     def ready_files(self, sides: Iterable[str]) -> tuple[Path, dict[str, Path]]:
         """The ready file and its side files by suffix: where a fenced publish gives them back."""
