@@ -5,8 +5,9 @@ Chapter 1, an all-capitals story heading like `I. A SCANDAL IN BOHEMIA`, a markd
 a setext heading (a one-line paragraph underlined by a line of `=` or `-`, full-width too; the
 title may be indented a little, by Markdown's three spaces or a Chinese paragraph's two full-width
 ones, and a line ending a sentence over a rule is a scene break, not a title). Other indented
-lines (a contents list) and bare part markers (`I.`) are not headings; a note mark after a title
-(`故乡(1)`, `狂人日记⑴`) is not part of it. A chapter's text
+lines (a contents list) and bare part markers (`I.`) are not headings, except in a text with no
+other heading, where numbers alone on their lines that count up from one (一 二 三, 1 2 3, I II III)
+are its sections; a note mark after a title (`故乡(1)`, `狂人日记⑴`) is not part of it. A chapter's text
 is everything after its heading up to the next heading, without surrounding blank lines, and
 without the page markers and note blocks of `noise` (they would become shots).
 """
@@ -25,6 +26,9 @@ _SETEXT_INDENT = re.compile(r"[ \u3000]{0,4}\S")  # Markdown's three spaces, or 
 _SENTENCE_END = re.compile(r"[。！？!?.…；;，,：:”’\"]$")
 _TITLE_NOTE = re.compile(rf"(?:{NOTE_MARK}|[(（][0-9０-９]{{1,2}}[)）])+$")
 _ZH_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
+_BARE_NUMBER = re.compile(rf"[ \t\u3000]*([{_ZH_NUM}]{{1,4}}|[0-9]{{1,3}}|[IVXLC]{{1,7}})[.、．]?[ \t\u3000]*")
+_ZH_DIGITS = {c: k for k, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 _HEADING = re.compile(
     "|".join(
         (
@@ -86,7 +90,7 @@ def chapter_body(text: str) -> str:
 def find_chapters(text: str, fallback_title: str) -> Found:
     """Split `text` at headings; without any, the whole text is one chapter (with a warning)."""
     lines = clean(text).split("\n")
-    sizes = {i: n for i in range(len(lines)) if (n := heading_lines(lines, i))}
+    sizes = {i: n for i in range(len(lines)) if (n := heading_lines(lines, i))} or _numbered_sections(lines)
     marks = sorted(sizes)
     if not marks:
         body = chapter_body(text)
@@ -130,3 +134,36 @@ def one_chapter(text: str, number: int) -> Found:
 
 def _title(line: str) -> str:
     return _TITLE_NOTE.sub("", line.strip().lstrip("#").strip()).strip()[:500]
+
+
+def _numbered_sections(lines: list[str]) -> dict[int, int]:
+    """Lines holding only a number, a blank line (or the text's edge) on each side, as long as
+    their numbers count up from one, by line index (each one line long); {} unless two or more."""
+    found: dict[int, int] = {}
+    for i, line in enumerate(lines):
+        m = _BARE_NUMBER.fullmatch(line)
+        if m and (i == 0 or not lines[i - 1].strip()) and (i + 1 == len(lines) or not lines[i + 1].strip()):
+            if _number(m.group(1)) != len(found) + 1:
+                break
+            found[i] = 1
+    return found if len(found) >= 2 else {}
+
+
+def _number(numeral: str) -> int:
+    """The value of 十二, ４, 12 or XII (-1: not a number this reads)."""
+    numeral = numeral.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
+    if numeral.isdigit():
+        return int(numeral)
+    if numeral[0] in _ROMAN:
+        values = [_ROMAN.get(c, 0) for c in numeral]
+        return sum(-v if v < w else v for v, w in zip(values, [*values[1:], 0]))
+    if any(c not in _ZH_DIGITS and c not in "十百" for c in numeral):
+        return -1
+    total, digit = 0, 0
+    for c in numeral:
+        if c in _ZH_DIGITS:
+            digit = _ZH_DIGITS[c]
+        else:
+            total += (digit or 1) * (10 if c == "十" else 100)
+            digit = 0
+    return total + digit

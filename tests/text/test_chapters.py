@@ -87,3 +87,16 @@ def test_one_chapter_takes_its_heading_as_title_and_refuses_two() -> None:
     assert one_chapter("Just text.", 2).chapters[0].title == "Chapter 2"
     with pytest.raises(BadInput, match="one chapter"):
         one_chapter("Chapter 1\nA.\nChapter 2\nB.\n", 1)
+
+
+def test_numbers_alone_on_their_lines_are_sections_of_a_text_with_no_other_heading() -> None:
+    """A story cut into sections numbered 一, 二 (or I, II) on lines of their own has those
+    sections as chapters, its title line before them left out; numbers that do not count up from
+    one, or a lone number, are no headings (a text with real headings keeps its bare part markers)."""
+    zh = find_chapters("盐场\n\n一\n\n天刚亮。\n\n二\n\n晚上，小满回到家里。\n\n十一\n\n完。\n", "x")
+    assert [c.title for c in zh.chapters] == ["一", "二"]  # 十一 is no third section: the sequence ends at 二
+    assert zh.chapters[1].text == "晚上，小满回到家里。\n\n十一\n\n完。"
+    en = find_chapters("The Road\n\nI\n\nThey left.\n\nII.\n\nThey came back.\n", "x")
+    assert [(c.title, c.text) for c in en.chapters] == [("I", "They left."), ("II.", "They came back.")]
+    for text in ("T\n\n一\n\n甲。\n\n三\n\n乙。\n", "T\n\n二\n\n甲。\n", "T\n\nI\n\nOne.\n\nII\nTwo.\n"):
+        assert len(find_chapters(text, "x").chapters) == 1, text
