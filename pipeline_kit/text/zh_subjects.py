@@ -7,7 +7,8 @@ start (the text cuts it there), is no dictionary word but a name, and is built l
 common surname and a given name (陈士成, 王胡), 老/小/阿 and one character (老栓), or a word for a
 person at its end (单四嫂子, 赵太爷, 华大妈, 举人老爷); a given name alone (闰土) when it speaks
 (闰土说). Unless a word for a person ends it, a name is also met as an object (见了闰土, 对吴妈说),
-as a noun is: classical phrases that open clauses (莫怕, 何曾, 方敢) never are.
+as a noun is, or opens a sentence that ends in its speech (赵德福下了驴，问道：“…”): classical
+phrases that open clauses (莫怕, 何曾, 方敢) do neither.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-MIN_OPENINGS = 3  # a name opens this many clauses in the book
+MIN_OPENINGS = 3  # a name opens this many clauses in the book (one fewer if it speaks in them)
 _OBJECT_AFTER = "了的与和对把被叫向见跟同给请问拜随着"
 _CLAUSE_RUN = re.compile(r"(?:^|(?<=[，。！？；：、”“「」『』\n\u3000 ]))([\u4e00-\u9fffＡ-Ｚａ-ｚ]{2,5})", re.M)
 # The hundred most common surnames (a fact of the language, not of any book).
@@ -49,15 +50,17 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
     found = {
         run
         for run, n in opens.items()
-        if n >= MIN_OPENINGS
+        if n >= MIN_OPENINGS - 1
         and len(run) <= 4
         and ahead[run] * 5 < n * 3  # 七斤嫂 goes on as 七斤嫂说, 七斤嫂道, 七斤嫂有: she ends here
         and (built_like_a_name(run) or len(run) <= 3 and _speaks(opens, run))
         and not common(run)  # last: it looks the run up in the dictionary
     }
     found = {run for run in found if not any(run[:k] in found for k in range(2, len(run)))}  # not 阿Ｑ很 of 阿Ｑ
-    objects = met_as_objects(joined, (run for run in found if not (_PERSON_END.search(run) and len(run) > 2)))
-    return {run for run in found if _PERSON_END.search(run) and len(run) > 2 or run in objects}
+    named = {run for run in found if _PERSON_END.search(run) and len(run) > 2}
+    objects = met_as_objects(joined, found - named)
+    talking = speakers(joined, {run for run in found - named - objects if built_like_a_name(run)})
+    return {run for run in named | objects if opens[run] >= MIN_OPENINGS} | talking
 
 
 def met_as_objects(text: str, names: Iterable[str]) -> set[str]:
@@ -69,6 +72,17 @@ def met_as_objects(text: str, names: Iterable[str]) -> set[str]:
     body = "|".join(map(re.escape, sorted(wanted, key=lambda n: (-len(n), n))))
     seen = set(re.findall(rf"(?<=[{_OBJECT_AFTER}])(?:{body})", text))
     return {n for n in wanted if n in seen or any(m.startswith(n) for m in seen if len(m) > len(n))}
+
+
+def speakers(text: str, names: Iterable[str]) -> set[str]:
+    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…): a
+    person of a short story may never be met as an object, but is the one who speaks."""
+    wanted = sorted(set(names), key=lambda n: (-len(n), n))
+    if not wanted:
+        return set()
+    body = "|".join(map(re.escape, wanted))
+    opening = rf"(?:^|(?<=[。！？”\n\u3000 ]))({body})"
+    return set(re.findall(rf"{opening}[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“", text, re.M))
 
 
 def _speaks(opens: Counter[str], run: str) -> bool:
