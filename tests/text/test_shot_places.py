@@ -1,13 +1,13 @@
 """The place and time of day of each shot, on short made-up texts in English and Chinese: where
 the shot's people are (not a place only seen, described or spoken of), held while they stay and
 talk, ended when they leave, at a scene break or after `HOLD` shots with no word of it; rooms named
-by the word that says which."""
+by the word that says which; the time of day kept across a break that does not move on in time."""
 
 from __future__ import annotations
 
 from pipeline_kit.text.cast import build_bible, cast_drafts
 from pipeline_kit.text.places import HOLD, settings
-from pipeline_kit.text.shots import ShotDraft
+from pipeline_kit.text.shots import ShotDraft, split_chapter
 
 
 def places_of(paragraphs: list[str], lang: str, scenes: list[int] | None = None, book: str = "") -> list[str | None]:
@@ -130,3 +130,34 @@ def test_a_room_keeps_the_word_that_says_which_room() -> None:
     ]
     assert found == ["chapel", "attic", "drawing-room"]
     assert places_of(["In the lamp room they found Hetty.", "Hetty wound the handle."], "en") == ["lamp room"] * 2
+
+
+def test_the_time_of_day_carries_across_a_break_that_does_not_move_on_in_time() -> None:
+    """The evening holds across a ruled-off break that says no other time (the crossing, the same
+    evening) and ends at one that moves on (the next day); a time named in talk ("Morning, Ilse")
+    does not replace the one the narration set."""
+    text = (
+        "It was evening. Ilse stepped onto the quay and waved to Oskar across the water.\n\n"
+        '"Morning, Ilse," said Oskar, who liked a joke. He untied his boat and pushed off.\n\n'
+        "* * *\n\n"
+        "The crossing was rough. Waves slapped the hull and Ilse held on to the gunwale.\n\n"
+        "* * *\n\n"
+        "The next day Ilse walked to the market. She bought bread and cheese for the trip."
+    )
+    drafts = split_chapter(text, "en")
+    by_scene = {d.scene: d.time_of_day for d in drafts}
+    assert [d.time_of_day for d in drafts if d.scene == 1] == ["evening"] * len([d for d in drafts if d.scene == 1])
+    assert by_scene[2] == "evening" and by_scene[3] is None
+
+
+def test_zh_the_time_of_day_ends_at_a_scene_that_moves_on() -> None:
+    """傍晚 holds across a ruled-off break with no new time, not across one opening 次日."""
+    text = (
+        "傍晚，阿福来到码头，老陈坐在船头抽烟。两人说了一回话，阿福上了船，老陈撑起竹篙。\n"
+        "* * *\n"
+        "河面上起了雾，甚么也看不清。阿福坐在船舱里，一句话也不说，只听见水声哗哗地响。\n"
+        "* * *\n"
+        "次日阿福到了柳家庄，庄口有一棵大柳树，树下坐着一个老妇人，正在纺线。\n"
+    )
+    by_scene = {d.scene: d.time_of_day for d in split_chapter(text, "zh")}
+    assert by_scene == {1: "evening", 2: "evening", 3: None}
