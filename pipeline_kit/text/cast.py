@@ -280,13 +280,15 @@ def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[Sh
 
 
 def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:
-    """Each draft's place from the bible's places: named in its narration (a place someone speaks
-    of, 我从黑石岛来, is not where the shot stands), else its setting, else carried."""
+    """Each draft's place from the bible's places, where its narration puts its people (a place
+    someone speaks of, 我从黑石岛来, is not where the shot stands; see `shot_places`)."""
     known = {p.name for p in bible.places if not p.dropped}
     plain = narration_only(text)
     named = [(o, n) for o, n in bible.place_mentions(text) if plain[o] != " " and _puts_there(text, o, n, bible.lang)]
     unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known and plain[o] != " "]
-    return shot_places([(d.span_start, d.span_end, d.scene) for d in drafts], named, unnamed)
+    people = [o for o, _ in bible.mentions(text) if plain[o] != " "]
+    spans = [(d.span_start, d.span_end, d.scene) for d in drafts]
+    return shot_places(plain, bible.lang, spans, unnamed + named, people)
 
 
 _EN_THERE = re.compile(

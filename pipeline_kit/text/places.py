@@ -4,12 +4,16 @@ place of each shot.
 Named places are what the chapters' mentions call places (a word for a place ends them, or a
 preposition of place comes before them, or jieba's dictionary tags them `ns` with a place
 ending, or someone goes or stays there: 来到柳树村). Unnamed settings are a word for a place after a
-preposition of place or a move (`on the quay`, `into the lamp room`, 走进厨房, 来到码头). A shot's place
-is the last place its own text names (not one someone comes from: the baker from Lantern Street),
-else its setting, else the place of the shot before in the same scene for at most `CARRY` shots: a
-place found once does not stick to a whole scene. A setting someone is in, at or goes to is a place
-once it is named once (in the boiler room, to the harbour). A move
-with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
+preposition of place or a move (`on the quay`, `into the lamp room`, 走进厨房, 来到码头), with the
+word before it when that word says which room it is (the lamp room, the back room) rather than
+what it looks like (the old chapel is a chapel). A setting someone is in, at or goes to is a place
+once it is named once (in the boiler room, to the harbour). A move with a one-character place word
+(上山, 进城, 关门) is what someone does, never a place.
+
+A shot's place is where its people are (`shot_places`): the last place its narration puts a person
+in (Mara sat on the quay, 阿Ｋ站在码头上), not one only seen, spoken of, left or said of a thing
+(eyes on the tower, the tower, which stood on its rock); else the place the scene's people are
+still in; else a place the narration describes with nobody in it (boats knocked at the quay).
 """
 
 from __future__ import annotations
@@ -22,14 +26,17 @@ from dataclasses import dataclass
 from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, Mentions
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
-CARRY = 2  # shots after the last one naming a place that still stand there
+HOLD = 12  # shots a place holds after the text last puts someone there (a long talk in one room)
 _EN_SETTING_NOUNS = (
     "room bedroom kitchen parlour parlor study library hall hallway corridor passage staircase stairs cellar attic "
     "garret office shop inn tavern pub church chapel station platform train carriage cab coach boat ship ferry deck "
     "quay pier wharf dock docks harbour harbor jetty beach shore cliff island lighthouse street road lane alley "
     "square market garden yard courtyard field meadow farm forest wood woods hill mountain valley river bridge lake "
     "village town castle palace tower prison cell court camp tent cave cottage cabin barn stable mill gallery "
-    "drawing-room sitting-room dining-room lamp-room lantern shed kitchen-garden churchyard graveyard landing rock"
+    "drawing-room sitting-room dining-room lamp-room lantern shed kitchen-garden churchyard graveyard landing rock "
+    "bakery boatyard shipyard dockyard workshop smithy forge temple school schoolroom classroom hospital hotel "
+    "restaurant saloon ballroom nursery pantry scullery bathroom museum theatre theater park cemetery orchard moor "
+    "heath marsh"
 ).split()
 _EN_SETTING = re.compile(
     r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|near|under|outside|within|upon|"
@@ -42,7 +49,7 @@ _ZH_SETTING_NOUNS = (
     "书房 厨房 卧房 客厅 大厅 花园 后院 院子 庭院 门口 码头 渡口 渡船 船头 船舱 船上 甲板 岸边 河边 江边 海边 湖边 "
     "山上 山下 山顶 山洞 洞口 桥上 桥头 街上 街头 巷口 集市 市场 店里 铺子 酒店 客店 茶馆 庙里 寺里 殿上 殿前 宫中 "
     "城门 城外 城里 村口 村里 田里 林中 树林 树下 屋里 房里 房中 屋中 堂上 楼上 楼下 亭中 营中 帐中 车站 站台 灯塔 "
-    "教室 学校 医院 公司 办公室 车上 车厢 路上 路口"
+    "教室 学校 医院 公司 办公室 车上 车厢 路上 路口 镇上 镇里 城中 村中 院中 院里 洞中 洞里"
 ).split()
 _ZH_SETTING = re.compile(
     r"(?:在|到|进|入|上|出|回|往|向|至|进了|到了|来到|走进|走到|回到|坐在|站在|立在|躺在|来至)("
@@ -64,7 +71,15 @@ _EN_AT_NAMED = re.compile(
     r"\b((?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving)) (the )?"
     rf"(?:({_EN_PLACE_PHRASE.pattern})|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
 )
+_EN_TITLE_HEAD = re.compile(r"\b(?:[Tt]he|[Aa]n?) [A-Z][a-z]+ $")  # the Study in Scarlet: a title, no place
 _EN_MOVES_TO = frozenset("to toward towards left leaving".split())  # went to Holmes: a person, unless a place word says
+# Words that say what a place looks like, not which it is: the old chapel is a chapel.
+_EN_DESCRIBING = frozenset(
+    "old new ancient young great little small big large huge tiny vast long short high low tall deep narrow wide "
+    "broad dark bright light pale black white grey gray red blue green brown yellow golden cold warm hot wet dry "
+    "quiet silent empty dirty same whole very other open poor rich fine good bad strange".split()
+)
+_EN_DESCRIBING_ENDING = re.compile(r"(?:[^r]y|ed|ful|ous|less)$")  # dusty, crowded, lonely (not laundry)
 _NOT_A_PLACE = re.compile(r"[了着过的得地之么]")
 # A move and a one-character place word is a verb phrase, not a place's name: 上城, 上山, 进城, 出门.
 _ZH_MOVE_PHRASE = re.compile(r"[上下进出回到去来入登过关开][山城门宫殿关河海江湖寺庙楼台院村府]")
@@ -87,12 +102,22 @@ class Place:
 
 
 def settings(text: str, lang: str) -> list[tuple[int, str]]:
-    """(offset, setting) of each unnamed place a preposition or a move puts someone in."""
+    """(offset, setting) of each unnamed place a preposition or a move puts someone in; a room
+    keeps the word that says which it is (lamp room), not one that says what it looks like."""
     if lang == "zh":
         return [(m.start(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
     found = [(m.start(1), m.group(1).lower()) for m in _EN_SETTING.finditer(text)]
     pairs = Counter(name for _, name in found if " " in name or "-" in name)
-    return [(o, name if pairs[name] >= 2 or "-" in name else re.split(r"[ -]", name)[-1]) for o, name in found]
+    return [(o, name if pairs[name] >= 2 or _which_one(name) else re.split(r"[ -]", name)[-1]) for o, name in found]
+
+
+def _which_one(setting: str) -> bool:
+    """Does the word before the place word name a kind (lamp room, drawing-room, back room) rather
+    than describe it (old chapel, dusty room, crowded inn)? A one-word setting: yes."""
+    if "-" in setting or " " not in setting:
+        return True
+    modifier = setting.split()[0]
+    return modifier not in _EN_DESCRIBING and not _EN_DESCRIBING_ENDING.search(modifier)
 
 
 def find_places(
@@ -139,7 +164,8 @@ def find_places(
 
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
-    从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one."""
+    从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
+    nor the end of a title (the Study in Scarlet)."""
     if lang == "zh":
         return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
     parts = {w for p in people for w in p.split()}
@@ -149,29 +175,147 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
         if (name := m.group(3) or ("" if m.group(2) or m.group(1).lower() in _EN_MOVES_TO else m.group(4)))
         and name not in people
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
+        and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
     }
 
 
 def shot_places(
+    narration: str,
+    lang: str,
     spans: Sequence[tuple[int, int, int]],
-    named: Sequence[tuple[int, str]],
-    unnamed: Sequence[tuple[int, str]],
+    found: Iterable[tuple[int, str]],
+    people: Collection[int],
 ) -> list[str | None]:
-    """The place of each shot (start, end, scene): the last place its text names, else its last
-    setting, else the place of the shot before in the same scene, for at most CARRY shots."""
+    """The place of each shot (start, end, scene) of a chapter whose quotations are blanked out
+    (`narration`), from the places `found` in it and the offsets of its `people`'s names: the last
+    place the shot puts a person in; else the place its scene's people are still in, held until
+    they leave with no place named, the scene ends, or HOLD shots pass with no word of it; else the
+    last place it describes with nobody in it (which a later description replaces, as nobody was
+    put in it)."""
+    marks = _marks(narration, lang, found, people)
     out: list[str | None] = []
     held: str | None = None
-    age = 0
     scene = None
+    age = 0
+    someone_put = False  # the place held is one the text put a person in, not one only described
     for start, end, shot_scene in spans:
-        own = [n for o, n in named if start <= o < end] or [n for o, n in unnamed if start <= o < end]
         if shot_scene != scene:
             held, scene = None, shot_scene
-        if own:
-            held, age = own[-1], 0
-        else:
-            age += 1
-            if age > CARRY:
-                held = None
-        out.append(held)
+        here, age = (held, age + 1) if held is not None and age < HOLD else (None, 0)
+        stays = True
+        for offset, kind, name in (m for m in marks if start <= m[0] < end):
+            if kind == _PUT or kind == _DESCRIBED and (here == name or here is None or not someone_put):
+                someone_put = kind == _PUT or here == name and someone_put  # a place described gives way
+                here, age, stays = name, 0, True
+            elif kind == _GONE:
+                stays = False
+                if narration[_sentence(narration, lang, offset)[1] : end].strip():
+                    here = None  # the shot goes on after they left: they are no longer there
+        out.append(here)
+        held = here if stays else None
     return out
+
+
+_PUT, _DESCRIBED, _GONE = "put", "described", "gone"
+_EN_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I)\b")
+_EN_OF = re.compile(r"\bof\s+(?:the\s+)?$", re.I)
+# A clause with a subject of its own that is a thing: …, and the trap rattled on to Leatherhead.
+_EN_OWN_SUBJECT = re.compile(
+    r"\s*(?:(?:and|but|while|as|when|so|then)\s+)?(?:the|a|an|its|this|that|these|those)\s", re.I
+)
+_OF_A_THING = re.compile(r"\s*which\b")  # the tower, which stood on its rock: where the tower is
+_ZH_PERSON = re.compile(r"[他她我你]|[一两三几众]个?人|大家")
+_SENTENCE_ENDS = {"en": (".", "!", "?", "\n\n"), "zh": ("。", "！", "？", "\n\n")}  # lines may wrap
+_CLAUSE_END = {"en": re.compile(r"[.!?;:,—]|\n\n"), "zh": re.compile(r"[，。！？；：、]|\n\n")}
+# Seen, heard or spoken of: Mara kept her eyes on the tower, looking out toward Gannet Point, 望见花果山.
+_SEEN = {
+    "en": re.compile(
+        r"\b(?:s[ae]w|sees?|seen|seeing|look(?:s|ed|ing)?|watch(?:es|ed|ing)?|star(?:es|ed|ing)|gaz(?:es|ed|ing)|"
+        r"glanc(?:es|ed|ing)|eyes|point(?:s|ed|ing)|hears?|heard|hearing|thought|thinks?|dream(?:s|ed|t)?|"
+        r"remember(?:s|ed)?|spoke|speaks?|talk(?:s|ed)?|wrote|writes?|told)\b",
+        re.I,
+    ),
+    "zh": re.compile(r"看见|看到|看着|望见|望着|瞧见|远远|想起|想着|梦见|说起|提起|听说|听见"),
+}
+# Where someone comes out of or down from is where they no longer are: left the room, out of the inn,
+# 走出客栈, 径下灵山.
+_LEFT_FROM = {
+    "en": re.compile(r"\b(?:left|leaving|out of|from)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$", re.I),
+    "zh": re.compile(r"(?:出|下|离开|离了)了?$"),
+}
+# Leaving with no place named: ran off, went out, left. 走了。出去了。
+_GONE_AWAY = {
+    "en": re.compile(
+        r"\b(?:went|ran|hurried|walked|rushed|rode|drove|slipped|stormed|stole|marched|strode|rowed)\s+"
+        r"(?:out|off|away)\b|\b(?:left|departed|vanished|disappeared)(?=\s*[.,;!?])",
+        re.I,
+    ),
+    "zh": re.compile(r"(?:走|去|出去|回去|跑|逃|离开|走开)了?(?=[。！？；])|走出|出了?门"),
+}
+# A Chinese move or stay with its place: 站在码头上, 来到清水镇 (someone does these, subject or not);
+# a bare 在/到/上 puts a person there when the clause names one (老陈正在船上).
+_ZH_PUTS = re.compile(r"(?:来|走|回|坐|站|立|躺|蹲|跪|住|跑|奔|跳|爬|睡|藏|进|到|入)[在到进入上至]了?$|(?:进|到|上)了$")
+_ZH_AT = re.compile(r"[在到进入上回至往于]$")
+
+
+def _marks(
+    text: str, lang: str, found: Iterable[tuple[int, str]], people: Collection[int]
+) -> list[tuple[int, str, str]]:
+    """(offset, kind, place) in `text` order: a place someone is put in (_PUT), one described with
+    nobody in it (_DESCRIBED), a leaving (_GONE); places only seen, spoken of or said of a thing
+    (the tower, which stood on its rock) are left out."""
+    marks: list[tuple[int, str, str]] = []
+    for offset, name in sorted(dict(found).items()):
+        lo, hi = _clause(text, lang, offset)
+        before = text[lo:offset]
+        if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
+            marks.append((offset, _GONE, name))
+        elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):
+            kind = _PUT if _puts_someone(text, lang, offset, lo, hi, people) else _DESCRIBED
+            marks.append((offset, kind, name))
+    put_clauses = {_clause(text, lang, o) for o, kind, _ in marks if kind == _PUT}
+    for m in _GONE_AWAY[lang].finditer(text):
+        if _clause(text, lang, m.start()) not in put_clauses:  # 到后院去了: gone to a place named
+            marks.append((m.start(), _GONE, ""))
+    return sorted(marks)
+
+
+def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: Collection[int]) -> bool:
+    """Is someone in the place named at `offset` in the clause (lo, hi): a person named or he/she/they
+    (他/她) in its sentence up to the clause's end (She took the key, and ran to the harbour), or in
+    its clause alone when that has a subject of its own (…, and the trap rattled on to Leatherhead),
+    or in the next clause when the place opens the sentence (In the lamp room, they found…); in
+    Chinese a move or stay says so with no subject (走进庄子). A place a name is `of` (Bradstreet, of
+    Scotland Yard; the top of the tower) is where someone belongs, or a part of it: no."""
+    if lang == "zh":
+        if _ZH_PUTS.search(text, max(0, offset - 3), offset):
+            return True
+        if not _ZH_AT.search(text, max(0, offset - 1), offset):
+            return False
+    elif _EN_OF.search(text, max(0, offset - 12), offset):
+        return False
+    start = _sentence(text, lang, offset)[0]
+    if text[hi : hi + 1] in ",，" and not text[start:lo].strip():
+        hi = _clause(text, lang, hi + 1)[1]
+    elif lang == "en" and _EN_OWN_SUBJECT.match(text, lo):
+        start = lo
+    person = _EN_PERSON if lang == "en" else _ZH_PERSON
+    return any(start <= p < hi for p in people) or bool(person.search(text, start, hi))
+
+
+def _sentence(text: str, lang: str, offset: int) -> tuple[int, int]:
+    """(start, end) of the sentence around `offset`, its closing mark included."""
+    ends = _SENTENCE_ENDS[lang]
+    start = max([0, *(k + len(c) for c in ends if (k := text.rfind(c, 0, offset)) >= 0)])
+    end = min([len(text), *(k + len(c) for c in ends if (k := text.find(c, offset)) >= 0)])
+    return start, end
+
+
+def _clause(text: str, lang: str, offset: int) -> tuple[int, int]:
+    """(start, end) of the clause around `offset`: between punctuation marks."""
+    ends = _CLAUSE_END[lang]
+    lo = offset
+    while lo > 0 and not ends.match(text, lo - 1):
+        lo -= 1
+    m = ends.search(text, offset)
+    return lo, m.start() if m else len(text)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline_kit.text.names import Mentions, find_mentions
+from pipeline_kit.text.prompts import narration_only
 from pipeline_kit.text.segment import Unit, units
 
 SPLITTER_VERSION = "rules-1"
@@ -40,10 +41,10 @@ _SCENE_MIN_SHOTS = 2
 _TIMES = {
     "zh": [
         ("dawn", "黎明|天明|天亮|拂晓|五更"),
-        ("morning", "清晨|早晨|次早|上午|平明"),
+        ("morning", "清晨|早晨|次早|上午|平明|一早|早上"),
         ("noon", "正午|午时|中午"),
         ("afternoon", "下午|午后"),
-        ("evening", "傍晚|黄昏|日落|天晚|晚间"),
+        ("evening", "傍晚|黄昏|日落|天晚|晚间|天快黑|天黑"),
         ("night", "夜里|半夜|深夜|三更|二更|月下|当晚|是夜|夜深|今夜"),
     ],
     "en": [
@@ -64,6 +65,13 @@ _TIME_SHIFT = {
         r"(?:a|some|two|three) days? later)\b",
         re.I,
     ),
+}
+# A scene that opens with one of these has moved on in time: its time of day is not the last one's.
+_TIME_PASSES = {
+    "zh": re.compile(
+        r"次日|明日|翌日|第二|后来|过了|数日|几日|几天|多年|一年|半月|不一日|不觉|却说|话表|且说|话说|再说|那日|一日"
+    ),
+    "en": re.compile(r"\b(?:later|next|following|afterwards|meanwhile|weeks?|months?|years?|days?|since)\b", re.I),
 }
 _MOVE = {
     "zh": re.compile(r"来到|到了|来至|到得|进了|入了|回到|离了"),
@@ -133,8 +141,12 @@ def group(found: list[Unit], lang: str, text: str) -> list[tuple[list[Unit], boo
 
 
 def describe(text: str, lang: str, grouped: list[tuple[list[Unit], bool]], mentions: Mentions) -> list[ShotDraft]:
-    """Number scenes and shots and attach characters, place, time of day and duration."""
+    """Number scenes and shots and attach characters, place, time of day and duration. The time of
+    day is the last one the narration names (else one the talk names, while none is known), kept
+    across a scene break that does not move on in time (a ruled-off crossing the same evening), not
+    across one that does (next morning, 次日)."""
     drafts: list[ShotDraft] = []
+    narration = narration_only(text)  # talk of "at night" on a morning tells no time of day
     scene = 0
     place: str | None = None
     when: str | None = None
@@ -142,10 +154,11 @@ def describe(text: str, lang: str, grouped: list[tuple[list[Unit], bool]], menti
         start, end = members[0].start, members[-1].end
         if opens:
             scene += 1
-            place, when = _first_place(mentions, start, text, grouped, seq), None
+            place = _first_place(mentions, start, text, grouped, seq)
+            when = None if seq == 1 or _TIME_PASSES[lang].search(_first_sentence(narration[start:end])) else when
         people, places = mentions.between(start, end)
         place = places[-1] if places else place
-        when = _time_of_day(text[start:end], lang) or when
+        when = _time_of_day(narration[start:end], lang) or when or _time_of_day(text[start:end], lang)
         drafts.append(
             ShotDraft(
                 seq=seq,
@@ -192,6 +205,11 @@ def _time_of_day(span: str, lang: str) -> str | None:
         if pattern.search(span):
             return name
     return None
+
+
+def _first_sentence(span: str) -> str:
+    """The span's first sentence (a scene's opening: The crossing took half an hour.)."""
+    return re.split(r"(?<=[.!?。！？])", span.strip(), maxsplit=1)[0]
 
 
 def _first_place(

@@ -11,6 +11,7 @@ from pipeline_kit.text.cast import build_bible, cast_drafts
 from tests.conftest import CORPUS
 from pipeline_kit.text.chapters import find_chapters
 from pipeline_kit.text.noise import clean
+from pipeline_kit.text.places import HOLD
 from pipeline_kit.text.shots import ShotDraft, split_chapter
 
 ZH_COLLECTION = (
@@ -187,8 +188,9 @@ def test_he_said_of_a_man_whose_gender_is_unknown_still_casts_him() -> None:
 
 
 def test_places_are_found_per_shot_and_do_not_stick() -> None:
-    """A shot on a quay or a ferry gets that place from its own text; a place named once stands
-    for a couple of shots after, not for the rest of the scene."""
+    """A shot on a quay or a ferry gets that place from its own text; the place then holds while
+    Ilse stays there (she hums on the ferry: before, it held two shots only and the third went
+    placeless though nothing moved her), and no longer once she walks away with no place named."""
     paragraphs = [
         "Ilse stepped onto the quay.",
         "Ilse waited on the quay.",
@@ -196,7 +198,7 @@ def test_places_are_found_per_shot_and_do_not_stick() -> None:
         "Ilse sat on the ferry.",
         "Ilse hummed.",
         "Ilse hummed again.",
-        "Ilse hummed a third time.",
+        "Ilse hummed a third time. Then she walked away.",
         "Ilse slept.",
     ]
     text = "\n\n".join(paragraphs)
@@ -205,7 +207,7 @@ def test_places_are_found_per_shot_and_do_not_stick() -> None:
     drafts = [ShotDraft(k + 1, 1, starts[k], starts[k + 1], None, None, (), False, 3.0) for k in range(8)]
     places = [d.location for d in cast_drafts(text, drafts, bible)]
     assert places[:4] == ["quay", "quay", "ferry", "ferry"]
-    assert places[4:6] == ["ferry", "ferry"] and places[6:] == [None, None]
+    assert places[4:7] == ["ferry"] * 3 and places[7:] == [None]
 
 
 def test_corpus_counts_xiyouji_first_ten_chapters() -> None:
@@ -358,8 +360,10 @@ def test_a_place_sets_the_scene_only_where_the_text_puts_someone_there() -> None
 
 def test_the_rule_splitters_scene_place_does_not_stick_to_every_shot() -> None:
     """The rule splitter gives each shot its scene's first place; with the bible, a shot is where
-    its own text (or the couple of shots before) put it, and nowhere after that."""
-    paragraphs = ["Ilse walked into Carrow Market.", "Ilse bought bread."] + [f"Ilse sang verse {n}." for n in range(6)]
+    its own text put it, held while nothing says otherwise for at most HOLD shots (it was two
+    before: a conversation lost its room on its third shot), and nowhere after that."""
+    paragraphs = ["Ilse walked into Carrow Market.", "Ilse bought bread."]
+    paragraphs += [f"Ilse sang verse {n}." for n in range(HOLD + 2)]
     text = "\n\n".join(paragraphs)
     bible = build_bible([text, text], "en")
     starts = [text.index(p) for p in paragraphs] + [len(text)]
@@ -368,7 +372,7 @@ def test_the_rule_splitters_scene_place_does_not_stick_to_every_shot() -> None:
         for k in range(len(paragraphs))
     ]
     places = [d.location for d in cast_drafts(text, drafts, bible)]
-    assert places[:3] == ["Carrow Market"] * 3 and places[-1] is None
+    assert places[: HOLD + 1] == ["Carrow Market"] * (HOLD + 1) and places[-1] is None
 
 
 def test_looks_phrases_must_say_something_about_appearance() -> None:
