@@ -1,7 +1,8 @@
 """Which English names are people, and which of them are one person (the rules behind the bible).
 
 Candidates: capitalised words the chapters' mentions call people (McCarthy and O'Brien too), and
-speakers, minus places, sentence-initial words (mostly written in lower case: Had, Having),
+speakers, minus places (a name that speaks or laughs is a person wherever else it stands: a
+letter from Tobias Venn), sentence-initial words (mostly written in lower case: Had, Having),
 households (the Bennets), contractions and stop words. A surname or first
 name of exactly one full name joins it; a first name of several full names (John of John Clay
 and John Turner) is shared: each bare mention goes to the one the text last named. Epithets join
@@ -48,6 +49,11 @@ _EN_SPEECH = (
     "added",
 )
 _EN_SPOKE = re.compile(rf"\b(?:{'|'.join(_EN_SPEECH)}) ({_CAP})\b|\b({_CAP}) (?:{'|'.join(_EN_SPEECH)})\b")
+# What only a person does: speak (said Tobias Venn) or laugh, nod, smile (Tobias Venn laughed).
+_EN_ACTS = re.compile(
+    rf"\b(?:{'|'.join(_EN_SPEECH)}) ((?:{_CAP} )?{_CAP})\b"
+    rf"|\b((?:{_CAP} )?{_CAP}) (?:{'|'.join(_EN_SPEECH)}|laughed|smiled|nodded|sighed|shrugged|frowned|grinned|wept)\b"
+)
 # A speaker with an article: "said the Heron", "the Heron answered" (an epithet that speaks is a person's).
 _EN_SPOKE_THE = re.compile(
     rf"\b(?:{'|'.join(_EN_SPEECH)}) the ((?:{_CAP} )?{_CAP})\b"
@@ -89,6 +95,8 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
                 people[name] += 1
     for m in _EN_SPOKE.finditer(joined):
         people[m.group(1) or m.group(2)] += 0  # a speaker counts as a person even if rarely named
+    # A name that speaks or laughs is a person wherever else it stands (a letter from Tobias Venn).
+    acting = {w for m in _EN_ACTS.finditer(joined) for w in (m.group(1) or m.group(2)).split()}
     before_place: Counter[str] = Counter()
     for m in _EN_AT_PLACE.finditer(joined):  # "at Stoke Moran" counts for Stoke Moran and for Stoke
         before_place.update({m.group(1), *m.group(1).split()})
@@ -106,7 +114,7 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for w in people
         if _en_name_ok(w)
         and _name_word(w, lower, capitalised, inner)
-        and before_place[w] * 4 < joined.count(w)
+        and (before_place[w] * 4 < joined.count(w) or w in acting)
         and (not in_place[w] or in_place[w] * 2 < joined.count(w))
         and not _EN_PLACE_END.search(w)
         and after_the[w] < THE_SHARE * max(capitalised[w], 1)  # the Heron: a boat, not a person
@@ -121,7 +129,11 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         and _name_word(m.group(2), lower, capitalised, inner)
         and (m.group(1) in singles or m.group(2) in singles)
     )
-    full_names = {f for f, n in fulls.items() if n >= 2 and not _EN_PLACE_END.search(f) and before_place[f] * 4 < n}
+    full_names = {
+        f
+        for f, n in fulls.items()
+        if n >= 2 and not _EN_PLACE_END.search(f) and (before_place[f] * 4 < n or acting & set(f.split()))
+    }
     for name in singles | full_names:
         sets.add(name)
     shared: dict[str, set[str]] = {}

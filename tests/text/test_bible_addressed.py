@@ -31,3 +31,27 @@ def test_looks_are_appearance_never_something_done() -> None:
     bible = build_bible([zh], "zh")
     assert bible.by_name["阿福"].description == "穿一件蓝布褂子"
     assert bible.by_name["秀英"].description == "穿一件红袄，手里提着灯笼"
+
+
+def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
+    """ "a letter from Tobias Venn" and "from Venn" put the name after a preposition of place, but
+    Tobias Venn speaks: he is a character (Venn his alias) and no place; 从石小庄来的信 and 去找石小庄
+    are about 石小庄, who speaks, so neither 石小庄 nor 找石小庄 is a place."""
+    en = "\n\n".join(
+        [
+            "Mara Quill found a letter from Tobias Venn on the mat. Mara Quill read it twice. "
+            "It was the third letter from Venn that month.",
+            "“He wants me at the harbour,” Mara Quill said. She went down at dusk.",
+            "On the quay she met Tobias Venn. “You came,” said Venn.",
+        ]
+    )
+    bible = build_bible([en], "en")
+    assert bible.canonical["Venn"] == bible.canonical["Tobias"] == "Tobias Venn"
+    assert not {"Tobias Venn", "Venn", "Tobias"} & set(bible.place_names)
+    zh = (
+        "阿芳收到一封从石小庄来的信。阿芳道：“他要我去。”阿芳去找石小庄。\n"
+        "石小庄道：“你来了。”阿芳道：“来了。”石小庄道：“坐吧。”\n"
+    )
+    bible = build_bible([zh], "zh")
+    assert "石小庄" in bible.by_name
+    assert not any("石小庄" in place for place in bible.place_names)
