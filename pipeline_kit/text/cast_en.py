@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from pipeline_kit.text.cast_roles import en_role_names, en_roles
+from pipeline_kit.text.cast_roles import en_apposed_roles, en_role_names, en_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions
 
@@ -153,7 +153,10 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         names |= {name, epithet}
         sets.join(name, epithet, *(p for p in name.split() if p in names and p not in shared))
     roles = en_roles(texts)
-    shared |= _roles(texts, roles, sets, names)  # the inspector, our visitor
+    known = {role.lower() for role in roles}
+    apposed = {role: forms for role, forms in en_apposed_roles(texts).items() if role.lower() not in known}
+    shared |= _roles(texts, roles, apposed, sets, names)  # the inspector, our visitor; John Pike, the landlord
+    roles |= {role: forms for role, forms in apposed.items() if role in sets.parent or forms & shared.keys()}
     names |= set(sets.parent)
     freq = Counter({n: c for n, c in people.items() if n in names}) + fulls
     groups = [g & names - set(shared) for g in sets.groups()]
@@ -161,15 +164,22 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     return NameGroups([g for g in groups if g], full_names, freq, shared, roles=forms)
 
 
-def _roles(texts: Sequence[str], roles: dict[str, set[str]], sets: NameSets, names: set[str]) -> dict[str, set[str]]:
+def _roles(
+    texts: Sequence[str],
+    roles: dict[str, set[str]],
+    apposed: dict[str, set[str]],
+    sets: NameSets,
+    names: set[str],
+) -> dict[str, set[str]]:
     """Roles that speak or act (the inspector) as a group of their forms, joined to the one person
-    the text sets beside them ("the inspector, Lestrade,"); a role set beside several people is
-    shared by them: its forms -> their names."""
+    the text sets beside them ("the inspector, Lestrade,"; "John Pike, the landlord,"); a role set
+    beside several people is shared by them: its forms -> their names. `apposed` roles, set after a
+    name but never speaking or acting often enough, count only where that name is a known one."""
     given: dict[str, set[str]] = {}
-    for role, name in en_role_names(texts, roles, names):
+    for role, name in en_role_names(texts, roles | apposed, names):
         given.setdefault(role, set()).add(name)
     shared = {}
-    for role, forms in roles.items():
+    for role, forms in {**roles, **{r: f for r, f in apposed.items() if r in given}}.items():
         named = given.get(role, set())
         if len({sets.find(n) for n in named}) > 1:
             shared |= {form: named for form in forms}

@@ -55,3 +55,44 @@ def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
     bible = build_bible([zh], "zh")
     assert "石小庄" in bible.by_name
     assert not any("石小庄" in place for place in bible.place_names)
+
+
+EN_INN = "\n\n".join(
+    [
+        "John Pike, the landlord, wiped the bar. Ned Hale came in.",
+        "“A pint,” said Ned Hale. The landlord came over with a glass.",
+        "“On the house,” the landlord said. Ned Hale drank. “Thanks,” said Ned Hale. John Pike smiled.",
+    ]
+)
+EN_INN_TWO = "\n\n".join(
+    [
+        "Ned Hale rode to Dunmore. Tom Rudd, the landlord, was asleep by the fire.",
+        "“Wake up,” said Ned Hale. The landlord opened one eye. “Go away,” the landlord said. Tom Rudd snored.",
+    ]
+)
+ZH_INN = "阿福走进客店，王掌柜迎上来。掌柜道：“客官住店么？”阿福道：“住一晚。”掌柜道：“楼上请。”王掌柜笑了。\n"
+ZH_INN_TWO = "第二天阿福到了镇上，周掌柜正在开门。掌柜道：“早啊。”阿福道：“早。”掌柜道：“进来坐。”周掌柜倒了茶。\n"
+
+
+def test_a_role_set_after_a_name_is_that_person_and_two_stay_apart() -> None:
+    """ "John Pike, the landlord," makes the landlord who speaks and acts later John Pike (an alias,
+    no character of its own), though the landlord speaks only once; 王掌柜 is the 掌柜 named 王. A
+    second landlord (Tom Rudd, the landlord; 周掌柜) in another chapter is another person: the role
+    is shared, each mention going to the one the text named last."""
+    bible = build_bible([EN_INN], "en")
+    assert bible.canonical["the landlord"] == bible.canonical["The landlord"] == "John Pike"
+    assert "the landlord" not in bible.by_name
+    said = EN_INN.index("the landlord said")
+    assert dict(bible.mentions(EN_INN))[said] == "John Pike"
+    bible = build_bible([ZH_INN], "zh")
+    assert bible.canonical["掌柜"] == "王掌柜" and "掌柜" not in bible.by_name
+    for lang, texts, names in (
+        ("en", [EN_INN, EN_INN_TWO], ("John Pike", "Tom Rudd")),
+        ("zh", [ZH_INN, ZH_INN_TWO], ("王掌柜", "周掌柜")),
+    ):
+        bible = build_bible(texts, lang)
+        role = "the landlord" if lang == "en" else "掌柜"
+        assert set(bible.holders[role]) == set(names)
+        for text, name in zip(texts, names):
+            at = text.rindex(role + (" said" if lang == "en" else "道"))  # its last words, after its name
+            assert dict(bible.mentions(text))[at] == name
