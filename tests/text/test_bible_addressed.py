@@ -6,7 +6,13 @@ name that speaks is a person wherever else it stands (a letter from Tobias Venn)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pipeline_kit.text.cast import build_bible
+from pipeline_kit.text.cast_address import addressed_genders
+from pipeline_kit.text.chapters import find_chapters
+
+STORIES = Path(__file__).with_name("stories")
 
 
 def test_looks_are_appearance_never_something_done() -> None:
@@ -96,3 +102,50 @@ def test_a_role_set_after_a_name_is_that_person_and_two_stay_apart() -> None:
         for text, name in zip(texts, names):
             at = text.rindex(role + (" said" if lang == "en" else "道"))  # its last words, after its name
             assert dict(bible.mentions(text))[at] == name
+
+
+EN_CALLS = "\n\n".join(
+    [
+        "Ann Lowry came in from the yard. “Mother!” cried Ann Lowry, and Kit Venn turned from the stove.",
+        "“Uncle Robin, look!” said Ann Lowry. Robin Hale laughed. “A frog,” said Robin Hale.",
+        "“Come here, Grandpa,” Ann Lowry said to Sam Orme. Sam Orme came slowly. “Well?” said Sam Orme.",
+        "“Sister!” shouted Ann Lowry.\n\n“What now?” said Jo Marsh. Jo Marsh put down the bucket.",
+        "“Father!” cried Ann Lowry. The rain fell on Lee Carter. Lee Carter waited. “Rain,” said Lee Carter.",
+        "“Father says you are late,” said Ann Lowry to Lee Carter. “Wash your hands,” said Kit Venn.",
+    ]
+)
+ZH_CALLS = (
+    "二娃跑进院子，叫道：“娘，我回来了！”\n周春道：“快洗手吃饭。”周春道：“洗干净些。”\n"
+    "二娃回头对王平道：“叔，你也来吃吧。”王平摆摆手。王平道：“不了。”\n"
+    "二娃道：“宋兰姐，等等我！”宋兰站住了。宋兰道：“快些。”宋兰道：“走吧。”\n"
+    "二娃叫道：“爹！”\n刘三拿起扁担走了。刘三道：“晚了。”刘三道：“我娘病了。”二娃道：“好。”\n"
+)
+
+
+def test_a_kinship_word_said_to_someone_tells_that_persons_gender() -> None:
+    """The one a kinship word is said to is whom the grammar says: who answers in the next clause
+    (Kit Venn turned; “What now?” said Jo Marsh; 周春道), who is named in the address (Uncle Robin;
+    宋兰姐) or the tag's "said to"/对X道. Where nobody answers (the rain fell on Lee Carter; 刘三拿起扁担走了)
+    or the word speaks of someone (Father says; 我娘病了), nobody's gender is told."""
+    bible = build_bible([EN_CALLS], "en")
+    genders = {c.name: c.gender for c in bible.characters}
+    assert genders == {
+        "Ann Lowry": None,
+        "Kit Venn": "female",
+        "Robin Hale": "male",
+        "Sam Orme": "male",
+        "Jo Marsh": "female",
+        "Lee Carter": None,
+    }
+    bible = build_bible([ZH_CALLS], "zh")
+    genders = {c.name: c.gender for c in bible.characters}
+    assert genders == {"二娃": None, "周春": "female", "王平": "male", "宋兰": "female", "刘三": None}
+
+
+def test_the_ferrymans_daughter_calling_him_father_makes_him_a_man() -> None:
+    """清水镇: a girl calls “爹，回家吃饭了！” and 老陈 answers “就来。”: 老陈 is a man, told by the
+    address alone (no pronoun nor kinship statement needed)."""
+    texts = [c.text for c in find_chapters((STORIES / "zh_qingshui.txt").read_text(encoding="utf-8"), "x").chapters]
+    bible = build_bible(texts, "zh")
+    assert bible.by_name["老陈"].gender == "male"
+    assert addressed_genders(texts, "zh", [bible.spans(t) for t in texts])["老陈"] == "male"
