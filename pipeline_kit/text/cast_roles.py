@@ -230,11 +230,11 @@ def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Colle
     "John Pike, the landlord,"), in chapters holding at least half the role's mentions (`held`)."""
     found: list[list[tuple[str, str]]] = [[] for _ in texts]
     for k, text in enumerate(texts):
+        apposed = [(m.group(1), f"{m.group(2)} {m.group(3)}") for m in _EN_NAME_THEN_ROLE.finditer(text)]
         for role, forms in roles.items():
             body = "|".join(map(re.escape, sorted(forms)))
             after = [m.group(1) for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text)]
-            before = [m.group(1) for m in re.finditer(rf"\b{_EN_APPOSED_NAME}, (?:{body}){_EN_APPOSED_END}", text)]
-            for written in after + before:
+            for written in after + [name for name, form in apposed if form in forms]:
                 name = re.sub(r"^(?:Mr|Mrs|Miss|Dr)\.? ", "", written)
                 if name in names:
                     found[k].append((role, name))
