@@ -78,10 +78,13 @@ _EN_ACTS = re.compile(
 )
 _EN_APPOSITION = r",? ((?:(?:Mr|Mrs|Miss|Dr)\.? )?[A-Z][\w’']+(?: [A-Z][\w’']+)?)[,.;]"
 _EN_APPOSED_NAME = r"((?:(?:Mr|Mrs|Miss|Dr)\.? )?[A-Z][\w’']+(?: [A-Z][\w’']+)?)"
-# A name, then the role that is that person: "John Pike, the landlord, wiped the bar" (not a list:
-# "Holmes, the inspector, and I").
-_EN_APPOSED_END = r"(?:,(?! (?:and|or|nor)\b)|[.;])"
-_EN_NAME_THEN_ROLE = re.compile(rf"\b{_EN_APPOSED_NAME}, ([Tt]he|[Oo]ur) ({_EN_PHRASE}){_EN_APPOSED_END}")
+# A name, then the role that is that person: "John Pike, the landlord, wiped the bar", "Mrs Dace,
+# the landlady of the Gull Inn," (not a list: "Holmes, the inspector, and I").
+_EN_APPOSED_END = r"(?:,(?! (?:and|or|nor|the|a|an|our)\b)|[.;])"  # a list goes on: "X, the inspector, the doctor"
+_EN_NAME_THEN_ROLE = re.compile(
+    rf"\b{_EN_APPOSED_NAME}, ([Tt]he|[Oo]ur) ({_EN_PHRASE})"
+    rf"(?: (?:of|at|from|in) [^,.;:!?“”\"]{{1,40}})?{_EN_APPOSED_END}"
+)
 
 
 def zh_role(word: str) -> bool:

@@ -146,8 +146,8 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
     roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named
     names = named | roles
-    role_names = [(r, n) for r, n in zh_role_names(texts, roles, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
-    role_words = {n for n in names if zh_role(n)}  # 掌柜, whether it speaks as a role or a title
+    role_words = roles | {n for n in named if zh_role(n)}  # 掌柜 too where it speaks like a title
+    role_names = [(r, n) for r, n in zh_role_names(texts, role_words, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
     role_names += [(r, n) for r, n in zh_surnamed(texts, role_words) if _zh_name_ok(n)]  # 周掌柜 of 掌柜
     formal |= {n for _, n in role_names} - named  # a name given to a role is its formal name
     names |= {n for _, n in role_names}

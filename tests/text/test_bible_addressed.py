@@ -104,6 +104,29 @@ def test_a_role_set_after_a_name_is_that_person_and_two_stay_apart() -> None:
             assert dict(bible.mentions(text))[at] == name
 
 
+def test_a_role_joins_a_name_given_after_it_and_a_list_joins_nothing() -> None:
+    """那掌柜名叫周福 (掌柜 speaking like a title) and "Mrs Dace, the landlady of the Gull Inn," join
+    the role to that person; "Holmes, the inspector, the doctor and I" is a list of three people,
+    so the inspector stays a character of its own."""
+    zh = (
+        "阿福走进客店，掌柜迎上来。那掌柜名叫周福，是个胖子。掌柜道：“客官住店么？”阿福道：“住一晚。”"
+        "掌柜道：“楼上请。”周福笑了。周福道：“请。”\n"
+    )
+    assert build_bible([zh], "zh").canonical["掌柜"] == "周福"
+    en = EN_INN.replace("John Pike, the landlord,", "Mrs Dace, the landlady of the Gull Inn,")
+    for old, new in (("the landlord", "the landlady"), ("The landlord", "The landlady"), ("John Pike", "Mrs Dace")):
+        en = en.replace(old, new)
+    assert build_bible([en], "en").canonical["the landlady"] == "Dace"
+    listed = "\n\n".join(
+        [
+            "Holmes, the inspector, the doctor and I sat down. “Well,” said the inspector. Holmes smiled.",
+            "“Go on,” said Holmes. “I will,” said the inspector. Holmes waited.",
+        ]
+    )
+    bible = build_bible([listed], "en")
+    assert bible.canonical["the inspector"] == "the inspector" and "Holmes" in bible.canonical
+
+
 EN_CALLS = "\n\n".join(
     [
         "Ann Lowry came in from the yard. “Mother!” cried Ann Lowry, and Kit Venn turned from the stove.",
