@@ -97,6 +97,7 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         people[m.group(1) or m.group(2)] += 0  # a speaker counts as a person even if rarely named
     # A name that speaks or laughs is a person wherever else it stands (a letter from Tobias Venn).
     acting = {w for m in _EN_ACTS.finditer(joined) for w in (m.group(1) or m.group(2)).split()}
+    people.update(dict.fromkeys(acting, 0))
     before_place: Counter[str] = Counter()
     for m in _EN_AT_PLACE.finditer(joined):  # "at Stoke Moran" counts for Stoke Moran and for Stoke
         before_place.update({m.group(1), *m.group(1).split()})

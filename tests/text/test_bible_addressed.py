@@ -41,7 +41,8 @@ def test_looks_are_appearance_never_something_done() -> None:
 
 def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
     """ "a letter from Tobias Venn" and "from Venn" put the name after a preposition of place, but
-    Tobias Venn speaks: he is a character (Venn his alias) and no place; 从石小庄来的信 and 去找石小庄
+    Tobias Venn speaks: he is a character (Venn his alias) and no place, as is a Venn who only
+    laughs and nods; 从石小庄来的信 and 去找石小庄
     are about 石小庄, who speaks, so neither 石小庄 nor 找石小庄 is a place."""
     en = "\n\n".join(
         [
@@ -54,6 +55,14 @@ def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
     bible = build_bible([en], "en")
     assert bible.canonical["Venn"] == bible.canonical["Tobias"] == "Tobias Venn"
     assert not {"Tobias Venn", "Venn", "Tobias"} & set(bible.place_names)
+    laughs = "\n\n".join(
+        [
+            "Mara Quill had a letter from Venn. Then a parcel came from Venn, and Mara Quill laughed.",
+            "Venn laughed at the door. Venn nodded to Mara Quill. “Come in,” said Mara Quill.",
+        ]
+    )
+    bible = build_bible([laughs], "en")
+    assert "Venn" in bible.by_name and "Venn" not in bible.place_names
     zh = (
         "阿芳收到一封从石小庄来的信。阿芳道：“他要我去。”阿芳去找石小庄。\n"
         "石小庄道：“你来了。”阿芳道：“来了。”石小庄道：“坐吧。”\n"
