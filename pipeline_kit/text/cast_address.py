@@ -26,9 +26,9 @@ _KIN = {
     "en": {**dict.fromkeys(_EN_MALE.split(), "male"), **dict.fromkeys(_EN_FEMALE.split(), "female")},
 }
 _ZH_KIN_BODY = "|".join(sorted(_KIN["zh"], key=len, reverse=True))
-_EN_KIN_BODY = "|".join(sorted(_KIN["en"], key=len, reverse=True))
+_EN_KIN_BODY = "|".join(f"[{w[0]}{w[0].lower()}]{w[1:]}" for w in sorted(_KIN["en"], key=len, reverse=True))
 # The address: at the quotation's start or after a comma, and before a comma, a stop or its end
-# (爹，…; …，娘！; Mother!; Come home, Father.), a name before it (秀兰姐) or after it (Uncle Tobias).
+# (爹，…; …，娘！; Mother!; Come home, father.), a name before it (秀兰姐) or after it (Uncle Tobias).
 _ZH_CALL = re.compile(rf"(?:^|(?<=[，,]))([\u4e00-\u9fff]{{0,3}}?)({_ZH_KIN_BODY})(?=[，,！!？?。…]|$)")
 _EN_CALL = re.compile(
     rf"(?:^|(?<=, ))(?:(?:[Oo]h|[Dd]ear|[Mm]y),? )?({_EN_KIN_BODY})(?: ([A-Z][\w’'-]+))?(?=[,!?.;—]|$)"
@@ -37,11 +37,9 @@ _QUOTE = re.compile(r"“([^”]*)”|「([^」]*)」|\"([^\"]*)\"")
 
 _EN_SAYS = "said|cried|called|asked|answered|replied|shouted|whispered|exclaimed|murmured|begged|pleaded"
 _EN_TITLE = r"(?:(?:Mr|Mrs|Miss|Ms|Dr)\.? )?"
-# A tag after the quotation, up to its speaker's name: ", said Ann", " Ann Lowry said".
-_EN_TAG_AFTER = re.compile(
-    rf"\s*,?\s*(?:(?:{_EN_SAYS}) {_EN_TITLE}(?=[A-Z])"
-    rf"|(?={_EN_TITLE}[A-Z][\w’'-]+(?: [A-Z][\w’'-]+)? (?:{_EN_SAYS})\b))"
-)
+# A tag after the quotation: ", said Ann Lowry", " she said", " Ann cried".
+_EN_WHO = rf"(?:he|she|I|{_EN_TITLE}[A-Z][\w’'-]+(?: [A-Z][\w’'-]+)?)"
+_EN_TAG_AFTER = re.compile(rf"\s*,?\s*(?:(?:{_EN_SAYS}) {_EN_WHO}|{_EN_WHO} (?:{_EN_SAYS}))\b")
 _EN_TO = re.compile(rf"\b(?:{_EN_SAYS}|turned|went|ran) (?:\w+ )?to {_EN_TITLE}$")
 _EN_ANSWERS = re.compile(
     rf"(?:\s+\w+ly)?\s+(?:{_EN_SAYS}|turned|looked up|looked round|looked around|nodded|came|stopped|glanced)\b"
@@ -56,6 +54,7 @@ _EN_BREAK = re.compile(r"(?<!Mr)(?<!Mrs)(?<!Ms)(?<!Dr)[.!?]|[”\"\n]")
 _ZH_GAP = re.compile(r"[\s，,。]*")
 # A tag after the quotation: “爹！”秀兰叫道。
 _ZH_TAG_AFTER = re.compile(r"[^。！？“”」\n]{0,6}?(?:说道|叫道|喊道|问道|道|说|叫|喊|问)[。，,！]")
+_TAG_AFTER = {"zh": _ZH_TAG_AFTER, "en": _EN_TAG_AFTER}
 
 
 def addressed_genders(
@@ -94,27 +93,20 @@ def _called(body: str, offset: int, lang: str, at: dict[int, tuple[int, str]]) -
     if m is None:
         return None
     named = at[offset + m.start(2)][1] if m.group(2) and offset + m.start(2) in at else None
-    return _KIN["en"][m.group(1)], named
+    return _KIN["en"][m.group(1).capitalize()], named
 
 
 def _speaker(text: str, start: int, end: int, lang: str, at: dict[int, tuple[int, str]]) -> tuple[str | None, int]:
-    """Who says the quotation (the name in its tag) and where its tag ends."""
-    if lang == "zh":
-        tag = _ZH_TAG_AFTER.match(text, at[end][0]) if end in at else None
-        if tag:
-            return at[end][1], tag.end()
-        before = max(_last_break(text, start), 0)
-        for k in range(before, start):
-            if k in at and not (k > 0 and _ZH_TO.match(text, k - 1)):
-                return at[k][1], end
-        return None, end
-    tag = _EN_TAG_AFTER.match(text, end)
-    if tag and tag.end() in at:
-        stop, name = at[tag.end()]
-        return name, stop
+    """Who says the quotation (the name in its tag, after it or before it in its sentence) and
+    where its tag ends (“爹！”秀兰叫道。; "Mother!" cried Ann; 秀兰叫道：“爹！”)."""
+    tag = _TAG_AFTER[lang].match(text, end)
+    if tag:
+        return next((at[k][1] for k in range(end, tag.end()) if k in at), None), tag.end()
     before = max(_last_break(text, start), 0)
-    names = [at[k][1] for k in range(before, start) if k in at]
-    return (names[0] if names else None), end
+    for k in range(before, start):
+        if k in at and not (lang == "zh" and k > 0 and _ZH_TO.match(text, k - 1)):
+            return at[k][1], end
+    return None, end
 
 
 def _said_to(text: str, start: int, end: int, tag_end: int, lang: str, at: dict[int, tuple[int, str]]) -> str | None:
@@ -130,21 +122,18 @@ def _said_to(text: str, start: int, end: int, tag_end: int, lang: str, at: dict[
 
 
 def _answer(text: str, tag_end: int, lang: str, at: dict[int, tuple[int, str]]) -> str | None:
-    """The one who answers in the very next clause: speaking, or turning to the speaker."""
-    if lang == "zh":
-        k = _ZH_GAP.match(text, tag_end).end()  # type: ignore[union-attr]
-        if k in at and _ZH_ANSWERS.match(text, at[k][0]):
-            return at[k][1]
-        return None
-    opener = _EN_OPENER.match(text, tag_end)
-    k = opener.end() if opener else tag_end
-    if text[k : k + 1] in '“"':  # the next quotation: who says it
-        close = _QUOTE.match(text, k)
-        tag = _EN_TAG_AFTER.match(text, close.end()) if close else None
-        return at[tag.end()][1] if tag and tag.end() in at else None
-    if k in at and _EN_ANSWERS.match(text, at[k][0]):
-        return at[k][1]
-    return None
+    """The one who answers in the very next clause: speaking, or turning to the speaker. A quotation
+    the tag goes on into (“爹，”秀兰道，“回家吧。”; "Father," said Nell, "come.") is still the speaker's."""
+    gap = _ZH_GAP if lang == "zh" else _EN_OPENER
+    k = gap.match(text, tag_end).end()  # type: ignore[union-attr]
+    goes_on = _QUOTE.match(text, k) if re.search("[,，]", text[max(0, tag_end - 1) : k]) else None
+    if goes_on:
+        k = gap.match(text, goes_on.end()).end()  # type: ignore[union-attr]
+    quote = _QUOTE.match(text, k)
+    if quote:  # the next quotation: who says it
+        return _speaker(text, quote.start(), quote.end(), lang, at)[0]
+    answers = _ZH_ANSWERS if lang == "zh" else _EN_ANSWERS
+    return at[k][1] if k in at and answers.match(text, at[k][0]) else None
 
 
 def _last_break(text: str, start: int) -> int:

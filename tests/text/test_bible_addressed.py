@@ -144,6 +144,7 @@ EN_CALLS = "\n\n".join(
         "“Sister!” shouted Ann Lowry.\n\n“What now?” said Jo Marsh. Jo Marsh put down the bucket.",
         "“Father!” cried Ann Lowry. The rain fell on Lee Carter. Lee Carter waited. “Rain,” said Lee Carter.",
         "“Father says you are late,” said Ann Lowry to Lee Carter. “Wash your hands,” said Kit Venn.",
+        "“Come home, father,” she said, “the tea is cold.” Pat Dunne looked up. “Soon,” said Pat Dunne.",
     ]
 )
 ZH_CALLS = (
@@ -151,12 +152,14 @@ ZH_CALLS = (
     "二娃回头对王平道：“叔，你也来吃吧。”王平摆摆手。王平道：“不了。”\n"
     "二娃道：“宋兰姐，等等我！”宋兰站住了。宋兰道：“快些。”宋兰道：“走吧。”\n"
     "二娃叫道：“爹！”\n刘三拿起扁担走了。刘三道：“晚了。”刘三道：“我娘病了。”二娃道：“好。”\n"
+    "“姐，”二娃道，“你看！”\n马小玉道：“看什么？”马小玉道：“一只鸟。”\n"
 )
 
 
 def test_a_kinship_word_said_to_someone_tells_that_persons_gender() -> None:
     """The one a kinship word is said to is whom the grammar says: who answers in the next clause
-    (Kit Venn turned; “What now?” said Jo Marsh; 周春道), who is named in the address (Uncle Robin;
+    (Kit Venn turned; “What now?” said Jo Marsh; 周春道; after the speaker goes on, “姐，”二娃道，“你看！”
+    and "Come home, father," she said, "…"), who is named in the address (Uncle Robin;
     宋兰姐) or the tag's "said to"/对X道. Where nobody answers (the rain fell on Lee Carter; 刘三拿起扁担走了)
     or the word speaks of someone (Father says; 我娘病了), nobody's gender is told."""
     bible = build_bible([EN_CALLS], "en")
@@ -168,10 +171,18 @@ def test_a_kinship_word_said_to_someone_tells_that_persons_gender() -> None:
         "Sam Orme": "male",
         "Jo Marsh": "female",
         "Lee Carter": None,
+        "Pat Dunne": "male",
     }
     bible = build_bible([ZH_CALLS], "zh")
     genders = {c.name: c.gender for c in bible.characters}
-    assert genders == {"二娃": None, "周春": "female", "王平": "male", "宋兰": "female", "刘三": None}
+    assert genders == {
+        "二娃": None,
+        "周春": "female",
+        "王平": "male",
+        "宋兰": "female",
+        "刘三": None,
+        "马小玉": "female",
+    }
 
 
 def test_the_ferrymans_daughter_calling_him_father_makes_him_a_man() -> None:
