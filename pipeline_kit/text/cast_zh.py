@@ -230,7 +230,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     shared = _shared_suffixes(sets, names) | _join_roles(sets, [(r, n) for r, n in role_names if {r, n} <= names])
     groups = [g & names - set(shared) for g in sets.groups()]
     titled = frozenset(n for n in names if _is_titled(n))
-    return NameGroups([g for g in groups if g], formal, counts, shared, titled, frozenset(roles))
+    return NameGroups([g for g in groups if g], formal, counts, shared, titled, frozenset(role_words))
 
 
 _SELF = re.compile(

@@ -114,7 +114,7 @@ def test_a_role_set_after_a_name_is_that_person_and_two_stay_apart() -> None:
 
 
 def test_a_role_joins_a_name_given_after_it_and_a_list_joins_nothing() -> None:
-    """那掌柜名叫周福 (掌柜 speaking like a title) and "Mrs Dace, the landlady of the Gull Inn," join
+    """那掌柜名叫周福 (掌柜 speaking like a title), 那樵夫人称李定 and "Mrs Dace, the landlady of the Gull Inn," join
     the role to that person; "Holmes, the inspector, the doctor and I" is a list of three people,
     so the inspector stays a character of its own."""
     zh = (
@@ -122,6 +122,11 @@ def test_a_role_joins_a_name_given_after_it_and_a_list_joins_nothing() -> None:
         "掌柜道：“楼上请。”周福笑了。周福道：“请。”\n"
     )
     assert build_bible([zh], "zh").canonical["掌柜"] == "周福"
+    called = (
+        "阿福走进树林，那樵夫人称李定，坐在石上。樵夫道：“客官哪里去？”阿福道：“上山。”"
+        "樵夫道：“山上有虎。”李定笑了。李定道：“小心。”\n"
+    )
+    assert build_bible([called], "zh").canonical["樵夫"] == "李定"  # the person's name, never the role
     en = EN_INN.replace("John Pike, the landlord,", "Mrs Dace, the landlady of the Gull Inn,")
     for old, new in (("the landlord", "the landlady"), ("The landlord", "The landlady"), ("John Pike", "Mrs Dace")):
         en = en.replace(old, new)
