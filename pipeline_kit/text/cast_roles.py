@@ -85,6 +85,8 @@ _EN_NAME_THEN_ROLE = re.compile(
     rf"\b{_EN_APPOSED_NAME}, ([Tt]he|[Oo]ur) ({_EN_PHRASE})"
     rf"(?: (?:of|at|from|in) [^,.;:!?“”\"]{{1,40}})?{_EN_APPOSED_END}"
 )
+# A role the text gives a name: "a landlord named John Pike", "the old woman called Ada".
+_EN_ROLE_NAMED = re.compile(rf"\b(?:[Aa]n?|[Tt]he) ({_EN_PHRASE}) (?:named|called) {_EN_APPOSED_NAME}\b")
 
 
 def zh_role(word: str) -> bool:
@@ -217,23 +219,31 @@ def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:
 
 
 def en_apposed_roles(texts: Sequence[str]) -> dict[str, set[str]]:
-    """English roles the text sets after a name as that person ("John Pike, the landlord,") -> their
+    """English roles the text says are a named person ("John Pike, the landlord,", "a landlord named
+    John Pike") -> their
     forms, as `en_roles` gives them: somebody, however seldom they speak, when the name is one."""
     forms: dict[str, set[str]] = defaultdict(set)
     for text in texts:
-        for m in _EN_NAME_THEN_ROLE.finditer(text):
-            noun = m.group(3)
+        for _, det, noun in _en_apposed(text):
             if noun.lower() not in _EN_BARE and noun.lower() != "man":  # "the man" is anyone
-                forms[noun.lower()] |= {f"{d} {noun}" for d in (m.group(2).lower(), m.group(2).capitalize())}
+                forms[noun.lower()] |= {f"{d} {noun}" for d in (det.lower(), det.capitalize())}
     return {f"the {noun}": found for noun, found in forms.items()}
+
+
+def _en_apposed(text: str) -> list[tuple[str, str, str]]:
+    """(name, determiner, role) the text says are one person: "John Pike, the landlord,", "a
+    landlord named John Pike" (then "the landlord")."""
+    found = [(m.group(1), m.group(2), m.group(3)) for m in _EN_NAME_THEN_ROLE.finditer(text)]
+    return found + [(m.group(2), "the", m.group(1)) for m in _EN_ROLE_NAMED.finditer(text)]
 
 
 def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
     """(role, name) where the text sets a known name beside a role ("the inspector, Lestrade,";
-    "John Pike, the landlord,"), in chapters holding at least half the role's mentions (`held`)."""
+    "John Pike, the landlord,"; "a landlord named John Pike"), in chapters holding at least half the
+    role's mentions (`held`)."""
     found: list[list[tuple[str, str]]] = [[] for _ in texts]
     for k, text in enumerate(texts):
-        apposed = [(m.group(1), f"{m.group(2)} {m.group(3)}") for m in _EN_NAME_THEN_ROLE.finditer(text)]
+        apposed = [(name, f"{det} {noun}") for name, det, noun in _en_apposed(text)]
         for role, forms in roles.items():
             body = "|".join(map(re.escape, sorted(forms)))
             after = [m.group(1) for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text)]

@@ -114,9 +114,9 @@ def test_a_role_set_after_a_name_is_that_person_and_two_stay_apart() -> None:
 
 
 def test_a_role_joins_a_name_given_after_it_and_a_list_joins_nothing() -> None:
-    """那掌柜名叫周福 (掌柜 speaking like a title), 那樵夫人称李定 and "Mrs Dace, the landlady of the Gull Inn," join
-    the role to that person; "Holmes, the inspector, the doctor and I" is a list of three people,
-    so the inspector stays a character of its own."""
+    """那掌柜名叫周福 (掌柜 speaking like a title), 那樵夫人称李定, "a landlord named John Pike" and "Mrs
+    Dace, the landlady of the Gull Inn," join the role to that person; "Holmes, the inspector, the
+    doctor and I" is a list of three people, so the inspector stays a character of its own."""
     zh = (
         "阿福走进客店，掌柜迎上来。那掌柜名叫周福，是个胖子。掌柜道：“客官住店么？”阿福道：“住一晚。”"
         "掌柜道：“楼上请。”周福笑了。周福道：“请。”\n"
@@ -131,6 +131,8 @@ def test_a_role_joins_a_name_given_after_it_and_a_list_joins_nothing() -> None:
     for old, new in (("the landlord", "the landlady"), ("The landlord", "The landlady"), ("John Pike", "Mrs Dace")):
         en = en.replace(old, new)
     assert build_bible([en], "en").canonical["the landlady"] == "Dace"
+    named = EN_INN.replace("John Pike, the landlord, wiped", "A landlord named John Pike wiped")
+    assert build_bible([named], "en").canonical["the landlord"] == "John Pike"
     listed = "\n\n".join(
         [
             "Holmes, the inspector, the doctor and I sat down. “Well,” said the inspector. Holmes smiled.",
