@@ -48,7 +48,6 @@ _EN_SPEECH = (
     "murmured",
     "added",
 )
-_EN_SPOKE = re.compile(rf"\b(?:{'|'.join(_EN_SPEECH)}) ({_CAP})\b|\b({_CAP}) (?:{'|'.join(_EN_SPEECH)})\b")
 # What only a person does: speak (said Tobias Venn) or laugh, nod, smile (Tobias Venn laughed).
 _EN_ACTS = re.compile(
     rf"\b(?:{'|'.join(_EN_SPEECH)}) ((?:{_CAP} )?{_CAP})\b"
@@ -93,9 +92,8 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for name, is_place in zip(m.names, m.is_place):
             if not is_place:
                 people[name] += 1
-    for m in _EN_SPOKE.finditer(joined):
-        people[m.group(1) or m.group(2)] += 0  # a speaker counts as a person even if rarely named
-    # A name that speaks or laughs is a person wherever else it stands (a letter from Tobias Venn).
+    # A name that speaks or laughs is a person even if rarely named, and wherever else it stands (a
+    # letter from Tobias Venn).
     acting = {w for m in _EN_ACTS.finditer(joined) for w in (m.group(1) or m.group(2)).split()}
     people.update(dict.fromkeys(acting, 0))
     before_place: Counter[str] = Counter()
