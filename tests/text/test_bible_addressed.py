@@ -11,6 +11,7 @@ from pathlib import Path
 from pipeline_kit.text.cast import build_bible
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.chapters import find_chapters
+from pipeline_kit.text.names import find_mentions
 
 STORIES = Path(__file__).with_name("stories")
 
@@ -42,8 +43,8 @@ def test_looks_are_appearance_never_something_done() -> None:
 def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
     """ "a letter from Tobias Venn" and "from Venn" put the name after a preposition of place, but
     Tobias Venn speaks: he is a character (Venn his alias) and no place, as is a Venn who only
-    laughs and nods; 从石小庄来的信 and 去找石小庄
-    are about 石小庄, who speaks, so neither 石小庄 nor 找石小庄 is a place."""
+    laughs and nods, and a chapter's mentions never call a name that speaks a place; 从石小庄来的信
+    and 去找石小庄 are about 石小庄, who speaks, so neither 石小庄 nor 找石小庄 is a place."""
     en = "\n\n".join(
         [
             "Mara Quill found a letter from Tobias Venn on the mat. Mara Quill read it twice. "
@@ -63,6 +64,8 @@ def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
     )
     bible = build_bible([laughs], "en")
     assert "Venn" in bible.by_name and "Venn" not in bible.place_names
+    said = "A letter came from Venn. Then a parcel came from Venn. “Open it,” said Venn. Mara Quill did."
+    assert "Venn" in find_mentions(said, "en").people and "Venn" not in find_mentions(said, "en").places
     zh = (
         "阿芳收到一封从石小庄来的信。阿芳道：“他要我去。”阿芳去找石小庄。\n"
         "石小庄道：“你来了。”阿芳道：“来了。”石小庄道：“坐吧。”\n"
