@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline_kit.text.cast import build_bible
+from pipeline_kit.text.cast import Bible, build_bible
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.chapters import find_chapters
 from pipeline_kit.text.names import find_mentions
@@ -195,10 +195,25 @@ def test_a_kinship_word_said_to_someone_tells_that_persons_gender() -> None:
     }
 
 
+def _story(name: str, lang: str) -> tuple[list[str], Bible]:
+    texts = [c.text for c in find_chapters((STORIES / name).read_text(encoding="utf-8"), "x").chapters]
+    return texts, build_bible(texts, lang)
+
+
+def test_the_stories_landlord_and_innkeeper_are_the_named_men() -> None:
+    """Port Ellery: "John Pike, the landlord," so "said the landlord" in the last chapter is John
+    Pike; 清水镇: the 掌柜 the text calls 周掌柜 is one character, 周掌柜, a man."""
+    texts, bible = _story("en_port_ellery.txt", "en")
+    said = texts[-1].index("said the landlord") + len("said ")
+    assert dict(bible.mentions(texts[-1]))[said] == "John Pike"
+    texts, bible = _story("zh_qingshui.txt", "zh")
+    assert bible.canonical["掌柜"] == "周掌柜" and bible.by_name["周掌柜"].gender == "male"
+    assert "掌柜" not in bible.by_name
+
+
 def test_the_ferrymans_daughter_calling_him_father_makes_him_a_man() -> None:
     """清水镇: a girl calls “爹，回家吃饭了！” and 老陈 answers “就来。”: 老陈 is a man, told by the
     address alone (no pronoun nor kinship statement needed)."""
-    texts = [c.text for c in find_chapters((STORIES / "zh_qingshui.txt").read_text(encoding="utf-8"), "x").chapters]
-    bible = build_bible(texts, "zh")
+    texts, bible = _story("zh_qingshui.txt", "zh")
     assert bible.by_name["老陈"].gender == "male"
     assert addressed_genders(texts, "zh", [bible.spans(t) for t in texts])["老陈"] == "male"
