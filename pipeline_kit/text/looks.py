@@ -116,6 +116,8 @@ _ZH_DOING = re.compile(
     r"^(?:脸上|面上|头上|身上|手里|手中|腰间|肩上|额上)?"
     r"(?:[脱解摘卸扯撕扔丢抛甩换递接掏拔夺抢]|[穿戴披套拿提举抬取放挂扛拎捧抓][上下起出过开掉去来回])"
 )
+# What the person then does, run on after the looks: 拄着拐杖道, 手持拄杖而来 (speaking, coming).
+_ZH_THEN_ACTS = re.compile(r"(?:而[来去行至出入]|[说笑叫问答喝]?道)$")
 _ZH_LOOK_NOUN = re.compile(r"[发须髯眉毛鬓汗泥血衣甲袍裙衫巾帽冠靴鞋麻皮肉骨]")
 # An English phrase about looks holds a word for build, age, body, dress or what one carries, or an age.
 _EN_LOOKS_WORD = re.compile(
@@ -169,7 +171,7 @@ def _phrases(after: str, lang: str, pronoun: str | None = None) -> list[str]:
         following = _ZH_NEXT.match(rest[0]) if rest else None
         if following and pronoun in (None, following.group(1)):
             found += _zh_phrases(following.group(2))
-        return [_cut(p, lang) for p in found if not _ZH_DOING.match(p)]
+        return [_cut(_ZH_THEN_ACTS.sub("", p), lang) for p in found if not _ZH_DOING.match(p)]
     sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
     found = [m.group(1) for p in _EN_PATTERNS for m in [p.search(sentence)] if m]
     found += [m.group(1) for m in _EN_HIS.finditer(sentence)]

@@ -18,7 +18,8 @@ STORIES = Path(__file__).with_name("stories")
 
 def test_looks_are_appearance_never_something_done() -> None:
     """Pulling on boots, putting on a cap, 穿了草鞋跑出门去 and 手里接过一把伞 are actions, no looks;
-    wearing a green coat, a stout old man, 穿一件蓝布褂子 and 手里提着灯笼 are."""
+    wearing a green coat, a stout old man, 穿一件蓝布褂子 and 手里提着灯笼 are, and 手持竹杖 is without
+    the coming (而来) or the speaking (道) that follows it."""
     en = "\n\n".join(
         [
             "Ada Crane pulled on her boots and took the lamp. Ada Crane wore a green coat.",
@@ -34,10 +35,12 @@ def test_looks_are_appearance_never_something_done() -> None:
         "阿福穿了草鞋，跑出门去。阿福道：“走。”\n"
         "阿福穿一件蓝布褂子，手里接过一把伞。阿福道：“好。”\n"
         "秀英穿一件红袄，手里提着灯笼。秀英道：“来了。”秀英道：“走吧。”\n"
+        "王老七手持竹杖而来。王老七道：“来了。”王老七道：“走吧。”\n王老七拄着竹杖道：“慢些。”\n"
     )
     bible = build_bible([zh], "zh")
     assert bible.by_name["阿福"].description == "穿一件蓝布褂子"
     assert bible.by_name["秀英"].description == "穿一件红袄，手里提着灯笼"
+    assert bible.by_name["王老七"].description == "手持竹杖，拄着竹杖"  # not 而来 nor 道
 
 
 def test_a_name_that_speaks_is_a_person_wherever_else_it_stands() -> None:
