@@ -16,6 +16,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
+from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import kin_genders, role_gender
 from pipeline_kit.text.looks import looks_of
@@ -340,7 +341,8 @@ def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
 
 def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     """Fill descriptions (unless locked) with the looks phrases about each character, and genders
-    from the pronouns that follow its mentions before anyone else is named."""
+    from its role word, the kinship words set beside it or said to it (`cast_address`), its looks,
+    else the pronouns that follow its mentions before anyone else is named."""
     zh = bible.lang == "zh"
     pronoun = FIRST_PERSON.get(bible.lang)  # what follows I says nothing of the narrator's gender or looks
     spans = [[s for s in bible.spans(text) if text[s[0] : s[1]] != pronoun] for text in texts]
@@ -365,6 +367,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     shared = {alias for alias, holders in bible.holders.items() if len(holders) > 1}
     me = FIRST_PERSON.get(bible.lang)
     kin = kin_genders(texts, bible.lang, {a: n for a, n in bible.canonical.items() if a != me})
+    addressed = addressed_genders(texts, bible.lang, spans)  # “爹，…” answered by 老陈道
     out = []
     for c in bible.characters:
         if c.locked or c.dropped:
@@ -378,6 +381,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
         gender = (
             role_gender(c.names, bible.lang)
             or kin.get(c.name)
+            or addressed.get(c.name)
             or told
             or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
         )

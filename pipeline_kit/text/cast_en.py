@@ -1,7 +1,8 @@
 """Which English names are people, and which of them are one person (the rules behind the bible).
 
 Candidates: capitalised words the chapters' mentions call people (McCarthy and O'Brien too), and
-speakers, minus places, sentence-initial words (mostly written in lower case: Had, Having),
+speakers, minus places (a name that speaks or laughs is a person wherever else it stands: a
+letter from Tobias Venn), sentence-initial words (mostly written in lower case: Had, Having),
 households (the Bennets), contractions and stop words. A surname or first
 name of exactly one full name joins it; a first name of several full names (John of John Clay
 and John Turner) is shared: each bare mention goes to the one the text last named. Epithets join
@@ -16,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from pipeline_kit.text.cast_roles import en_role_names, en_roles
+from pipeline_kit.text.cast_roles import en_apposed_roles, en_role_names, en_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions
 
@@ -47,7 +48,11 @@ _EN_SPEECH = (
     "murmured",
     "added",
 )
-_EN_SPOKE = re.compile(rf"\b(?:{'|'.join(_EN_SPEECH)}) ({_CAP})\b|\b({_CAP}) (?:{'|'.join(_EN_SPEECH)})\b")
+# What only a person does: speak (said Tobias Venn) or laugh, nod, smile (Tobias Venn laughed).
+_EN_ACTS = re.compile(
+    rf"\b(?:{'|'.join(_EN_SPEECH)}) ((?:{_CAP} )?{_CAP})\b"
+    rf"|\b((?:{_CAP} )?{_CAP}) (?:{'|'.join(_EN_SPEECH)}|laughed|smiled|nodded|sighed|shrugged|frowned|grinned|wept)\b"
+)
 # A speaker with an article: "said the Heron", "the Heron answered" (an epithet that speaks is a person's).
 _EN_SPOKE_THE = re.compile(
     rf"\b(?:{'|'.join(_EN_SPEECH)}) the ((?:{_CAP} )?{_CAP})\b"
@@ -87,8 +92,10 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for name, is_place in zip(m.names, m.is_place):
             if not is_place:
                 people[name] += 1
-    for m in _EN_SPOKE.finditer(joined):
-        people[m.group(1) or m.group(2)] += 0  # a speaker counts as a person even if rarely named
+    # A name that speaks or laughs is a person even if rarely named, and wherever else it stands (a
+    # letter from Tobias Venn).
+    acting = {w for m in _EN_ACTS.finditer(joined) for w in (m.group(1) or m.group(2)).split()}
+    people.update(dict.fromkeys(acting, 0))
     before_place: Counter[str] = Counter()
     for m in _EN_AT_PLACE.finditer(joined):  # "at Stoke Moran" counts for Stoke Moran and for Stoke
         before_place.update({m.group(1), *m.group(1).split()})
@@ -106,7 +113,7 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for w in people
         if _en_name_ok(w)
         and _name_word(w, lower, capitalised, inner)
-        and before_place[w] * 4 < joined.count(w)
+        and (before_place[w] * 4 < joined.count(w) or w in acting)
         and (not in_place[w] or in_place[w] * 2 < joined.count(w))
         and not _EN_PLACE_END.search(w)
         and after_the[w] < THE_SHARE * max(capitalised[w], 1)  # the Heron: a boat, not a person
@@ -121,7 +128,11 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         and _name_word(m.group(2), lower, capitalised, inner)
         and (m.group(1) in singles or m.group(2) in singles)
     )
-    full_names = {f for f, n in fulls.items() if n >= 2 and not _EN_PLACE_END.search(f) and before_place[f] * 4 < n}
+    full_names = {
+        f
+        for f, n in fulls.items()
+        if n >= 2 and not _EN_PLACE_END.search(f) and (before_place[f] * 4 < n or acting & set(f.split()))
+    }
     for name in singles | full_names:
         sets.add(name)
     shared: dict[str, set[str]] = {}
@@ -141,7 +152,10 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         names |= {name, epithet}
         sets.join(name, epithet, *(p for p in name.split() if p in names and p not in shared))
     roles = en_roles(texts)
-    shared |= _roles(texts, roles, sets, names)  # the inspector, our visitor
+    known = {role.lower() for role in roles}
+    apposed = {role: forms for role, forms in en_apposed_roles(texts).items() if role.lower() not in known}
+    shared |= _roles(texts, roles, apposed, sets, names)  # the inspector, our visitor; John Pike, the landlord
+    roles |= {role: forms for role, forms in apposed.items() if role in sets.parent or forms & shared.keys()}
     names |= set(sets.parent)
     freq = Counter({n: c for n, c in people.items() if n in names}) + fulls
     groups = [g & names - set(shared) for g in sets.groups()]
@@ -149,15 +163,22 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     return NameGroups([g for g in groups if g], full_names, freq, shared, roles=forms)
 
 
-def _roles(texts: Sequence[str], roles: dict[str, set[str]], sets: NameSets, names: set[str]) -> dict[str, set[str]]:
+def _roles(
+    texts: Sequence[str],
+    roles: dict[str, set[str]],
+    apposed: dict[str, set[str]],
+    sets: NameSets,
+    names: set[str],
+) -> dict[str, set[str]]:
     """Roles that speak or act (the inspector) as a group of their forms, joined to the one person
-    the text sets beside them ("the inspector, Lestrade,"); a role set beside several people is
-    shared by them: its forms -> their names."""
+    the text sets beside them ("the inspector, Lestrade,"; "John Pike, the landlord,"); a role set
+    beside several people is shared by them: its forms -> their names. `apposed` roles, set after a
+    name but never speaking or acting often enough, count only where that name is a known one."""
     given: dict[str, set[str]] = {}
-    for role, name in en_role_names(texts, roles, names):
+    for role, name in en_role_names(texts, roles | apposed, names):
         given.setdefault(role, set()).add(name)
     shared = {}
-    for role, forms in roles.items():
+    for role, forms in {**roles, **{r: f for r, f in apposed.items() if r in given}}.items():
         named = given.get(role, set())
         if len({sets.find(n) for n in named}) > 1:
             shared |= {form: named for form in forms}

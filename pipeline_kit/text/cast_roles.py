@@ -7,10 +7,11 @@ a word for a woman; "the old woman" is an age-sex noun with an adjective, "the i
 occupation; a Chinese speaker the text counts as one being (一个石猴, 一名石猴), never as several,
 is a common noun too. A role mentioned in passing is none: it must speak twice, or open clauses
 (be the subject of actions) three times in one chapter. The text may join a role to a named
-person (那樵夫名唤李定, 石猴…遂称美猴王; "the inspector, Lestrade,"): then the role is that
-person's alias, shared when the text joins it to several (each mention goes to the one named
-last), provided the chapters saying so hold most of the role's mentions (老者 all over a book is
-many old men: it stays a character of its own).
+person (那樵夫名唤李定, 石猴…遂称美猴王, 周掌柜 the 掌柜 named 周; "the inspector, Lestrade,", "John Pike, the
+landlord,", a role then met only once): then the role is that person's alias, shared when the
+text joins it to several (each mention goes to the one named last), provided the chapters saying
+so hold most of the role's mentions (老者 all over a book is many old men: it stays a character of
+its own).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
+
+from pipeline_kit.text.zh_subjects import SURNAMES
 
 MIN_SPEECHES = 2  # a role speaking this often in the book is somebody
 MIN_ACTIONS = 3  # ... or opening this many clauses in one chapter
@@ -74,6 +77,16 @@ _EN_ACTS = re.compile(
     re.M,
 )
 _EN_APPOSITION = r",? ((?:(?:Mr|Mrs|Miss|Dr)\.? )?[A-Z][\w’']+(?: [A-Z][\w’']+)?)[,.;]"
+_EN_APPOSED_NAME = r"((?:(?:Mr|Mrs|Miss|Dr)\.? )?[A-Z][\w’']+(?: [A-Z][\w’']+)?)"
+# A name, then the role that is that person: "John Pike, the landlord, wiped the bar", "Mrs Dace,
+# the landlady of the Gull Inn," (not a list: "Holmes, the inspector, and I").
+_EN_APPOSED_END = r"(?:,(?! (?:and|or|nor|the|a|an|our)\b)|[.;])"  # a list goes on: "X, the inspector, the doctor"
+_EN_NAME_THEN_ROLE = re.compile(
+    rf"\b{_EN_APPOSED_NAME}, ([Tt]he|[Oo]ur) ({_EN_PHRASE})"
+    rf"(?: (?:of|at|from|in) [^,.;:!?“”\"]{{1,40}})?{_EN_APPOSED_END}"
+)
+# A role the text gives a name: "a landlord named John Pike", "the old woman called Ada".
+_EN_ROLE_NAMED = re.compile(rf"\b(?:[Aa]n?|[Tt]he) ({_EN_PHRASE}) (?:named|called) {_EN_APPOSED_NAME}\b")
 
 
 def zh_role(word: str) -> bool:
@@ -149,6 +162,17 @@ def held(texts: Sequence[str], found: Sequence[list[tuple[str, str]]]) -> list[t
     return out
 
 
+def zh_surnamed(texts: Sequence[str], roles: Collection[str]) -> list[tuple[str, str]]:
+    """(role, surname + role) where the text calls a role by a common surname and the role (周掌柜
+    of 掌柜: the 掌柜 named 周), in the chapters holding most of the role's mentions (`held`); two
+    surnames with one role (王掌柜, 周掌柜) are two people sharing it."""
+    if not roles:
+        return []
+    body = "|".join(map(re.escape, sorted(roles, key=lambda r: (-len(r), r))))
+    found = re.compile(rf"(?<![{_ZH_COUNTING}老小大阿])[{''.join(sorted(SURNAMES))}](?:{body})")
+    return held(texts, [[(m.group()[1:], m.group()) for m in found.finditer(text)] for text in texts])
+
+
 def _zh_given(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
     """(role, name) where the narration gives a role a name: a known one in the sentence the role
     opens (石猴…遂称美猴王, nobody else named between) or set beside it (渔翁张稍), or any name
@@ -194,15 +218,37 @@ def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:
     return out
 
 
+def en_apposed_roles(texts: Sequence[str]) -> dict[str, set[str]]:
+    """English roles the text says are a named person ("John Pike, the landlord,", "a landlord named
+    John Pike") -> their
+    forms, as `en_roles` gives them: somebody, however seldom they speak, when the name is one."""
+    forms: dict[str, set[str]] = defaultdict(set)
+    for text in texts:
+        for _, det, noun in _en_apposed(text):
+            if noun.lower() not in _EN_BARE and noun.lower() != "man":  # "the man" is anyone
+                forms[noun.lower()] |= {f"{d} {noun}" for d in (det.lower(), det.capitalize())}
+    return {f"the {noun}": found for noun, found in forms.items()}
+
+
+def _en_apposed(text: str) -> list[tuple[str, str, str]]:
+    """(name, determiner, role) the text says are one person: "John Pike, the landlord,", "a
+    landlord named John Pike" (then "the landlord")."""
+    found = [(m.group(1), m.group(2), m.group(3)) for m in _EN_NAME_THEN_ROLE.finditer(text)]
+    return found + [(m.group(2), "the", m.group(1)) for m in _EN_ROLE_NAMED.finditer(text)]
+
+
 def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
-    """(role, name) where the text sets a known name beside a role ("the inspector, Lestrade,"), in
-    chapters holding at least half the role's mentions (`held`)."""
+    """(role, name) where the text sets a known name beside a role ("the inspector, Lestrade,";
+    "John Pike, the landlord,"; "a landlord named John Pike"), in chapters holding at least half the
+    role's mentions (`held`)."""
     found: list[list[tuple[str, str]]] = [[] for _ in texts]
     for k, text in enumerate(texts):
+        apposed = [(name, f"{det} {noun}") for name, det, noun in _en_apposed(text)]
         for role, forms in roles.items():
             body = "|".join(map(re.escape, sorted(forms)))
-            for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text):
-                name = re.sub(r"^(?:Mr|Mrs|Miss|Dr)\.? ", "", m.group(1))
+            after = [m.group(1) for m in re.finditer(rf"\b(?:{body}){_EN_APPOSITION}", text)]
+            for written in after + [name for name, form in apposed if form in forms]:
+                name = re.sub(r"^(?:Mr|Mrs|Miss|Dr)\.? ", "", written)
                 if name in names:
                     found[k].append((role, name))
     return held(texts, found)

@@ -12,7 +12,8 @@ and by a short name ending the names of exactly one other person (悟空 -> 孙�
 ending the names of several people (菩萨 of 观音菩萨 and 文殊菩萨) is shared: each mention goes to
 the one of them the text last named (`cast.Bible.mentions`). Roles that speak or act (樵夫, a
 石猴 counted as one) are names too (`cast_roles`), joined to a person only by the name the text
-gives them (石猴…遂称美猴王, 渔翁，名唤张稍), in the chapters holding most of their mentions.
+gives them (石猴…遂称美猴王, 渔翁，名唤张稍) or by a surname before the role (周掌柜 of 掌柜), in the
+chapters holding most of their mentions.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from pipeline_kit.text.cast_roles import counted_as_one, held, zh_role_names, zh_roles
+from pipeline_kit.text.cast_roles import counted_as_one, held, zh_role, zh_role_names, zh_roles, zh_surnamed
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_subjects import built_like_a_name, clause_subjects, met_as_objects
@@ -145,7 +146,9 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
     roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named
     names = named | roles
-    role_names = [(r, n) for r, n in zh_role_names(texts, roles, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
+    role_words = roles | {n for n in named if zh_role(n)}  # 掌柜 too where it speaks like a title
+    role_names = [(r, n) for r, n in zh_role_names(texts, role_words, named) if _zh_name_ok(n)]  # 渔翁，名唤张稍
+    role_names += [(r, n) for r, n in zh_surnamed(texts, role_words) if _zh_name_ok(n)]  # 周掌柜 of 掌柜
     formal |= {n for _, n in role_names} - named  # a name given to a role is its formal name
     names |= {n for _, n in role_names}
     for m in _ZH_NAMING_FULL.finditer(joined):
@@ -227,7 +230,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     shared = _shared_suffixes(sets, names) | _join_roles(sets, [(r, n) for r, n in role_names if {r, n} <= names])
     groups = [g & names - set(shared) for g in sets.groups()]
     titled = frozenset(n for n in names if _is_titled(n))
-    return NameGroups([g for g in groups if g], formal, counts, shared, titled, frozenset(roles))
+    return NameGroups([g for g in groups if g], formal, counts, shared, titled, frozenset(role_words))
 
 
 _SELF = re.compile(

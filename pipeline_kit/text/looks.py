@@ -7,9 +7,10 @@ green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽
 word (three short flashes of a light) gives nothing; an adjective of age or build just before
 the name (`young Mara`), the person a name is given to (`a boy named John Pike`) and the next
 sentence's clothing when it is about the same person by a pronoun that agrees with the person's
-(`She pulled on her boots`, `He was a stout old man`, `她是个矮胖的老妇人，头发花白`) count too, and so do the
-clauses that go on describing (`阿Ｑ是个瘦高的年轻人，脸上有一道疤`); a character the text never describes gets
-no looks (and says so), for the director or a person to fill in.
+(`She wore a grey coat`, `He was a stout old man`, `她是个矮胖的老妇人，头发花白`) count too, and so do the
+clauses that go on describing (`阿Ｑ是个瘦高的年轻人，脸上有一道疤`). What someone does is no looks, though it
+holds a word for clothing (`pulled on her boots`, `穿了草鞋跑出门去`, `手里接过一把伞`). A character the text
+never describes gets no looks (and says so), for the director or a person to fill in.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ _EN_BUILD = (
     r"middle-aged|red-haired|one-eyed|bearded|clean-shaven"
 )
 _ADJ = r"(?:[\w’'-]+,? (?:and )?){0,3}"
+# What one wears or carries, as a noun phrase: one determiner, then words that are no determiner or
+# particle (a faded red coat, her grandfather's old cap; not "a rush pulled on her coat").
+_EN_NOT_AN_ADJ = r"a|an|the|his|her|their|its|my|our|your|on|off|up|down|out|to|into|onto|from|at|by|then|as"
+_EN_THING = (
+    r"(?:(?:a|an|the|his|her|their|its|my|our|your|some|one|two|a pair of) )?"
+    rf"(?:(?!(?:{_EN_NOT_AN_ADJ})\b)[\w’'-]+ (?:and )?){{0,5}}"
+)
 _ADJ1 = r"(?:[\w’'-]+,? (?:and )?){1,3}"  # at least one word before the noun
 _EN_PATTERNS = tuple(
     re.compile(p, re.I)
@@ -63,10 +71,10 @@ _EN_PATTERNS = tuple(
         rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*"
         rf"(?: (?:{_EN_PERSON}))?"
         rf"(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
-        # "wore a grey coat", "was dressed in black", "carried a lantern"
+        # "wore a grey coat", "was dressed in black", "carried a lantern": a state and what it is
+        # of (pulled on her boots, took up the lamp is something done, no looks)
         rf"^,? (?:who )?((?:wore|wears|was wearing|is wearing|was dressed in|was clad in|in|carried|carrying|carries|"
-        rf"held|holding|pulled on|put on|took up|picked up) [^.;:!?”\",]{{0,40}}"
-        rf"\b(?:{_EN_CLOTHES}|{_EN_CARRY}|black|white|grey|gray|rags|mourning)s?)\b",
+        rf"held|holding) {_EN_THING}(?:{_EN_CLOTHES}|{_EN_CARRY}|black|white|grey|gray|rags|mourning)s?)\b",
         # "'s long grey beard", "with red hair"
         rf"^(?:’s|'s|,? with) ({_ADJ1}(?:{_EN_BODY}|{_EN_CLOTHES}))\b",
         # "aged sixty", "of about forty years"
@@ -77,14 +85,14 @@ _EN_PATTERNS = tuple(
 # person the name is given to: "a boy named John Pike", "a thin woman called Ada".
 # "In the dark Nell…" is no looks: an adjective after "the" is a noun.
 _EN_BEFORE = re.compile(rf"\b(?:(?<!the )(?<!a )({_EN_BUILD})|(an? {_ADJ}(?:{_EN_PERSON})) (?:named|called))\s+$", re.I)
-# The next sentence, about the same person by a pronoun: "She pulled on her boots", "He was a stout man".
+# The next sentence, about the same person by a pronoun: "She wore a grey coat", "He was a stout man".
 _EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
 _ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
 PRONOUNS = {"en": {"male": "He", "female": "She"}, "zh": {"male": "他", "female": "她"}}
 _EN_HIS = re.compile(rf"\b(?:his|her) ({_ADJ}(?:{_EN_BODY}|{_EN_CLOTHES}) (?:was|were) [^.;:!?”\"]{{2,40}})", re.I)
 
 _ZH_CUE = re.compile(
-    r"(?:生得|长得|身穿|穿着|穿一|穿了|头戴|戴着|戴一|头顶|脚踏|脚穿|腰系|腰束|身披|披着|手持|手执|拄着|"
+    r"(?:生得|长得|身穿|穿着|穿一|穿了(?=一?[件双身套条顶副])|头戴|戴着|戴一|头顶|脚踏|脚穿|腰系|腰束|身披|披着|手持|手执|拄着|"
     r"年方|年约|年近|年过|身长|身高|面如|脸如|眼如|眉如|须如|发如|面似|脸似|满头|一头|一脸|一身)"
     r"[^，。！？；：“”\n]{1,16}"
 )
@@ -102,6 +110,14 @@ _ZH_IS_A = re.compile(
 _ZH_BODY_CLAUSE = re.compile(
     r"^(?:脸上|面上|脸|头上|头发|眼睛|双眼|眉毛|胡子|胡须|身上|手里|手中|腰间|背上|肩上|额上)[^，。！？；：“”\n]{1,10}"
 )
+# A clause whose verb is something done, after a word for the body it happens with: 手里接过一把伞,
+# 身上脱下褂子, 穿上鞋 (taking, putting on or off, handing, throwing), not 手里提着灯笼 nor 穿一件褂子.
+_ZH_DOING = re.compile(
+    r"^(?:脸上|面上|头上|身上|手里|手中|腰间|肩上|额上)?"
+    r"(?:[脱解摘卸扯撕扔丢抛甩换递接掏拔夺抢]|[穿戴披套拿提举抬取放挂扛拎捧抓][上下起出过开掉去来回])"
+)
+# What the person then does, run on after the looks: 拄着拐杖道, 手持拄杖而来 (speaking, coming).
+_ZH_THEN_ACTS = re.compile(r"(?:而[来去行至出入]|[说笑叫问答喝]?道)$")
 _ZH_LOOK_NOUN = re.compile(r"[发须髯眉毛鬓汗泥血衣甲袍裙衫巾帽冠靴鞋麻皮肉骨]")
 # An English phrase about looks holds a word for build, age, body, dress or what one carries, or an age.
 _EN_LOOKS_WORD = re.compile(
@@ -155,7 +171,7 @@ def _phrases(after: str, lang: str, pronoun: str | None = None) -> list[str]:
         following = _ZH_NEXT.match(rest[0]) if rest else None
         if following and pronoun in (None, following.group(1)):
             found += _zh_phrases(following.group(2))
-        return [_cut(p, lang) for p in found]
+        return [_cut(_ZH_THEN_ACTS.sub("", p), lang) for p in found if not _ZH_DOING.match(p)]
     sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
     found = [m.group(1) for p in _EN_PATTERNS for m in [p.search(sentence)] if m]
     found += [m.group(1) for m in _EN_HIS.finditer(sentence)]

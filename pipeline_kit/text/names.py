@@ -5,8 +5,8 @@ Chinese: words that jieba's dictionary tags `nr*` (people) or `ns` (places if th
 confirmed by jieba's cut and not a common role word; a short name ending exactly one longer
 name merges into it (悟空 -> 孙悟空). English: capitalised words that are not sentence-initial,
 frequent, and rarely written in lower case; a word mostly seen after in/at/to/from, or before
-Street/Road/..., is a place; a first name mostly followed by one surname merges into it
-(`Sherlock` -> `Holmes`).
+Street/Road/..., is a place, unless it speaks or laughs (said Venn: a letter from Venn is a
+person's); a first name mostly followed by one surname merges into it (`Sherlock` -> `Holmes`).
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ _EN_PLACE_OF = frozenset(
 )
 # A region's name before a word for its parts: the Surrey side, Surrey lanes, the Kent coast.
 _EN_PLACE_AFTER = frozenset("side lanes lane roads hills coast border borders county villages countryside".split())
-_EN_SPEECH_AFTER = frozenset("said cried asked answered replied remarked observed whispered shouted".split())
+_EN_SPEECH_AFTER = frozenset(
+    "said cried asked answered replied remarked observed whispered shouted laughed smiled nodded sighed".split()
+)
 _INITIAL_BEFORE = set('.!?“"‘(—:')
 
 
@@ -218,7 +220,7 @@ def _en_raw(text: str) -> list[tuple[int, str, bool]]:
         starts[k] for a, b in covered for k in range(bisect.bisect_left(starts, a), bisect.bisect_left(starts, b))
     }
     found += [
-        (off, canonical[w], place_ctx[canonical[w]] >= max(2, person_ctx[canonical[w]] + 1))
+        (off, canonical[w], place_ctx[canonical[w]] >= 2 and not person_ctx[canonical[w]])  # said Venn: a person
         for off, w in words
         if w in keep and off not in in_phrase
     ]

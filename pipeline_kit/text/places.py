@@ -158,6 +158,7 @@ def find_places(
         and name not in taken
         and not _NOT_A_PLACE.search(name)
         and not (lang == "zh" and _ZH_MOVE_PHRASE.fullmatch(name))
+        and not (lang == "zh" and any(name.endswith(p) for p in people))  # 去找石小庄: a person, not 找石小庄
     ]
     return tuple(sorted([*fixed, *places], key=lambda p: (-p.mentions, p.name)))
 

@@ -21,7 +21,7 @@ MIN_OPENINGS = 3  # a name opens this many clauses in the book (one fewer if it 
 _OBJECT_AFTER = "了的与和对把被叫向见跟同给请问拜随着"
 _CLAUSE_RUN = re.compile(r"(?:^|(?<=[，。！？；：、”“「」『』\n\u3000 ]))([\u4e00-\u9fffＡ-Ｚａ-ｚ]{2,5})", re.M)
 # The hundred most common surnames (a fact of the language, not of any book).
-_SURNAMES = frozenset(
+SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗高郑梁谢宋唐许韩冯邓曹彭曾萧田董潘袁蔡蒋余于杜叶程魏苏吕丁任"
     "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦傅方邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
@@ -96,4 +96,4 @@ def built_like_a_name(run: str) -> bool:
         return False
     if _PERSON_END.search(run) and len(run) > 2:
         return True
-    return len(run) <= 3 and run[0] in _SURNAMES or len(run) == 2 and run[0] in _PET
+    return len(run) <= 3 and run[0] in SURNAMES or len(run) == 2 and run[0] in _PET
