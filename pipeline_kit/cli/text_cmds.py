@@ -52,6 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "the frames wait for (its prompts replace the rules' ones where it answered)",
     )
     p.add_argument(
+        "--style",
+        metavar="TEXT",
+        help="the book's style line (era, medium, palette) every prompt carries, set before the prompts "
+        "are written (`pipeline-kit style` changes it later, re-queuing what was made)",
+    )
+    p.add_argument(
         "--prompt-lang",
         default="en",
         choices=sorted(LANGUAGES),
@@ -153,6 +159,8 @@ def cmd_split(args: argparse.Namespace) -> int:
         if args.director is None
         else DirectorSettings.parse(args.director, prompt_lang=args.prompt_lang, context_tokens=args.director_context)
     )
+    if args.style is not None and (reset := placesdb.set_style(db, args.bookcode, args.style)):
+        sys.stderr.write(f"style set: {plural(len(reset), 'task')} already made reset to pending\n")
     report = text.split_book(db, args.bookcode, splitter=splitter, director=director)
     if splitter is not None and splitter.fallbacks:
         sys.stderr.write(
@@ -170,6 +178,13 @@ def cmd_split(args: argparse.Namespace) -> int:
             f"the director's tasks wait in lane {lane}, which `pipeline-kit work` serves only when asked "
             f"(--lanes {','.join((*DEFAULT_LANES, lane))}); the frames wait for them, and go ahead with the "
             "rules' prompts where the model cannot be reached\n"
+        )
+    with db.reading() as conn:
+        styled = get_book(conn, args.bookcode).style
+    if not styled and report.tasks_created:
+        sys.stderr.write(
+            f"no style line for {report.bookcode}: its prompts say only '{STYLE}'; give it an era, medium and "
+            f'palette once, before work starts: pipeline-kit style {report.bookcode} "…"\n'
         )
     for why in report.films_replanned:
         sys.stderr.write(f"films re-planned, to be made again: {why}\n")

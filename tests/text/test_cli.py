@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -141,6 +142,32 @@ def test_split_with_a_director_says_which_lane_its_tasks_wait_in(tmp_path: Path)
     told = [line for line in result.stderr.splitlines() if "lane llm" in line]
     assert len(told) == 1 and "--lanes image,video,voice,assembly,llm" in told[0]
     assert "lane llm" not in run(url, "split", bookcode).stderr  # nothing new, nothing said
+
+
+def test_the_style_line_is_set_once_at_the_split_or_the_split_says_how(tmp_path: Path) -> None:
+    """`split --style` writes every prompt with the book's style line (nothing to redo); a split
+    without one says in one line how to set it; an empty one is refused in one line, nothing split."""
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    run(url, "init")
+    plain, styled = (
+        run(url, "ingest", str(sample_book_path()), "--title", title).stdout.strip() for title in ("Plain", "Styled")
+    )
+    refused = run(url, "split", styled, "--style", "  ")
+    assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1 and "style line" in refused.stderr
+    quiet = run(url, "split", styled, "--style", "1900s fishing town, watercolour")
+    assert quiet.returncode == 0 and "no style line" not in quiet.stderr, quiet.stderr
+    said = run(url, "split", plain).stderr
+    assert [line for line in said.splitlines() if "no style line" in line] == [
+        next(line for line in said.splitlines() if f"pipeline-kit style {plain}" in line)
+    ]
+    with sqlite3.connect(tmp_path / "cli.db") as conn:
+        prompts = [
+            (task_id.split("-")[0], json.loads(params)["prompt"])
+            for task_id, params in conn.execute("SELECT task_id, params FROM tasks WHERE kind = 'first_frame'")
+        ]
+    assert prompts and all(
+        ("Style: 1900s fishing town, watercolour." in p) == (book == "styled") for book, p in prompts
+    )
 
 
 def test_a_missing_cjk_font_is_said_once_at_ingest_and_at_worker_start(db_url: str, tmp_path: Path) -> None:
