@@ -75,14 +75,17 @@ def met_as_objects(text: str, names: Iterable[str]) -> set[str]:
 
 
 def speakers(text: str, names: Iterable[str]) -> set[str]:
-    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…): a
-    person of a short story may never be met as an object, but is the one who speaks."""
+    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…), or that
+    follow a quotation as its tag (“…”孙小梅问。): a person of a short story may never be met as an
+    object, but is the one who speaks."""
     wanted = sorted(set(names), key=lambda n: (-len(n), n))
     if not wanted:
         return set()
     body = "|".join(map(re.escape, wanted))
     opening = rf"(?:^|(?<=[。！？”\n\u3000 ]))({body})"
-    return set(re.findall(rf"{opening}[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“", text, re.M))
+    tag_before = rf"{opening}[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“"
+    tag_after = rf"(?<=”)({body})[^。！？“”\n]{{0,6}}?[{_SPEECH}]道?[。，]"  # “…”孙小梅问。
+    return set(re.findall(tag_before, text, re.M)) | set(re.findall(tag_after, text))
 
 
 def _speaks(opens: Counter[str], run: str) -> bool:
