@@ -116,3 +116,16 @@ def test_corpus_describing_clauses_stay_with_their_own_person() -> None:
     xyj = (CORPUS / "zh_xiyouji.txt").read_text(encoding="utf-8")
     zh = build_bible([c.text for c in find_chapters(xyj, "x").chapters], "zh")
     assert zh.by_name["老母"].description.count("八十三岁") == 1
+
+
+def test_zh_a_given_name_opening_with_a_verb_is_still_a_name() -> None:
+    """钱有福 (a surname, then 有福) who speaks after a quotation is a person, though 有 is a verb; a
+    horse that 有些累 three times is no 马有些."""
+    text = (
+        "钱有福走到场边，咳嗽了一声。“粮站明天来收谷子。”钱有福说。孙长顺点点头。"
+        "钱有福又说了几句。“知道了。”孙长顺说。钱有福背着手走了。\n"
+        "马有些累了。马有些饿了，站着不动。马有些渴了。孙长顺牵马去喝水。"
+    )
+    bible = build_bible([text], "zh")
+    assert "钱有福" in bible.by_name
+    assert not any(name.startswith("马有") for name in bible.canonical)
