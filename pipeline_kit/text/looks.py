@@ -155,11 +155,13 @@ _ZH_IDENTITY = re.compile(
 )
 # An unnamed person with looks: 一个穿长衫的胖子(骑着…), 一个戴草帽的瘦高个子(背着…).
 _ZH_UNNAMED = re.compile(
-    r"[一那这]个([^，。！？“”的]{1,10}的[^，。！？“”的]{1,4}?)(?=[\u4e00-\u9fff][着了]|[走来从坐站在跟进出朝向，。]|$)"
+    r"[一那这]个((?:[^，。！？“”的]{1,10}的)?[^，。！？“”的]{1,4}?)(?=[\u4e00-\u9fff][着了]|[走来从坐站在跟进出朝向，。]|$)"
 )
+_ZH_SEXED = re.compile(r"[男女汉娘妇]|姑娘|丫头|后生|小伙")  # 一个汉子 says who, 一个人 nothing
 # "The stranger was Daniel Crane", "The boy, whose name was Eli,".
 _EN_IDENTITY = re.compile(
-    rf"\b[Tt]he (?:[\w-]+ )?({_EN_PERSON})(?:, whose name was| was| turned out to be| proved to be) $"
+    rf"\b[Tt]he (?:[\w-]+ )?({_EN_PERSON})(?: (?:in|with) [^,.;:!?”\"]{{3,30}})?"
+    r"(?:, whose name was| was| turned out to be| proved to be) $"
 )
 # An unnamed person in the sentence before: "a boy", "a man in a black hat".
 _EN_UNNAMED = re.compile(
@@ -230,7 +232,11 @@ def identified(text: str, start: int, lang: str) -> list[str]:
         prior = text[max(0, said.start() - 120) : said.start()]
         sentence = re.split(r"[。！？\n]", prior.rstrip("。！？\n"))[-1]
         person = _ZH_UNNAMED.search(sentence)
-        return [person.group(1)] if person else []
+        if not person:
+            return []
+        looks = [m.group() for p in re.split(r"[，,；]", sentence[person.end() :])[1:] if (m := _zh_looks_clause(p))]
+        told = "的" in person.group(1) or _ZH_SEXED.search(person.group(1))  # 一个汉子走来，穿一件破棉袄
+        return [_cut(p, lang) for p in ([person.group(1)] if told or looks else []) + looks if not _ZH_DOING.match(p)]
     said = _EN_IDENTITY.search(text, max(0, start - 60), start)
     if not said:
         return []
@@ -305,13 +311,18 @@ def _zh_phrases(clause: str) -> list[str]:
     if not found and _ZH_LOOKS_CLAUSE.match(parts[0]):  # 五十来岁: the clause is looks
         found.append(parts[0])
     for part in parts[1:] if found else ():  # not 年方十六 of another subject
-        more = _ZH_CUE.match(part) or _ZH_BODY_CLAUSE.match(part) or _ZH_LOOKS_CLAUSE.match(part)
+        more = _zh_looks_clause(part)
         if not more:
             break
         found.append(more.group())
     ages = [m.group() for m in _ZH_AGE.finditer(clause) if not _ZH_CUE.match(clause, m.start())]
     found += [age for age in ages[:1] if not any(age in f for f in found)]
     return found
+
+
+def _zh_looks_clause(part: str) -> re.Match[str] | None:
+    """The looks a Chinese comma clause opens with or is: 头戴…, 脸上有一道疤, 五十来岁, 穿一件灰布衫."""
+    return _ZH_CUE.match(part) or _ZH_BODY_CLAUSE.match(part) or _ZH_LOOKS_CLAUSE.match(part)
 
 
 def _cut(phrase: str, lang: str) -> str:

@@ -129,3 +129,28 @@ def test_zh_a_given_name_opening_with_a_verb_is_still_a_name() -> None:
     bible = build_bible([text], "zh")
     assert "钱有福" in bible.by_name
     assert not any(name.startswith("马有") for name in bible.canonical)
+
+
+def test_the_identified_persons_looks_follow_the_noun_and_a_bare_someone_gives_none() -> None:
+    """一个汉子…，穿一件破棉袄，腰里别着一把斧头。这人便是樵夫李石头: the man's looks clauses are 李石头's;
+    一个人…。那人就是郭二 says nothing of looks, so 郭二 gets none. "The woman in the blue bonnet was
+    Hester Lyle" gives her the bonnet; "Someone stood… The figure was Amos Kerr" gives him nothing."""
+    zh = (
+        "傍晚，一个汉子从山上走下来，穿一件破棉袄，腰里别着一把斧头。这人便是樵夫李石头。李石头放下柴担，坐下歇脚。\n"
+        "“天要下雨了。”李石头说。过了一会儿，一个人从林子里走出来。那人就是郭二。郭二说：“石头哥，等等我。”"
+        "李石头笑了。郭二也笑了。李石头站起身。郭二跟着他下山。\n"
+    )
+    bible = build_bible([zh], "zh")
+    assert "穿一件破棉袄" in bible.by_name["李石头"].description
+    assert "腰里别着一把斧头" in bible.by_name["李石头"].description
+    assert bible.by_name["郭二"].description == ""
+    en = (
+        "At noon a woman in a blue bonnet came down the lane. The woman in the blue bonnet was Hester Lyle. "
+        'Hester Lyle stopped at the gate. "Good day," said Hester Lyle.\n\n'
+        'Someone stood by the well. The figure was Amos Kerr. Amos Kerr nodded. "Day," said Amos Kerr. '
+        "Hester Lyle smiled. Amos Kerr drew water."
+    )
+    en_bible = build_bible([en], "en")
+    assert "a woman in a blue bonnet" in en_bible.by_name["Hester Lyle"].description
+    assert en_bible.by_name["Hester Lyle"].gender == "female"
+    assert en_bible.by_name["Amos Kerr"].description == ""
