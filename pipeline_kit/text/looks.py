@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 
 from pipeline_kit.text.cast_roles import EN_ROLE_NOUNS
 
-MAX_PHRASES = 4
+MAX_PHRASES = 6
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
 PHRASE_CHARS = {"zh": 30, "en": 80}
-WINDOW = {"zh": 40, "en": 160}
+WINDOW = {"zh": 100, "en": 320}  # the name's sentence and the next, where a pronoun opens it
 ZH_CUE_GAP = 4  # a Chinese looks cue follows its name within this many characters (那老者头戴…)
 
 _EN_BODY = (
@@ -71,7 +71,7 @@ _EN_PATTERNS = tuple(
         rf"^[^.;:!?”\"]{{0,40}}?, (?:now |then )?(?:an? |the )"
         rf"({_ADJ}(?:{_EN_PERSON})(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "was a stout man", "is tall and thin"
-        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*"
+        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*\b"
         rf"(?: (?:{_EN_PERSON}))?"
         rf"(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "wore a grey coat", "was dressed in black", "carried a lantern": a state and what it is

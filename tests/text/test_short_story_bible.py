@@ -154,3 +154,14 @@ def test_the_identified_persons_looks_follow_the_noun_and_a_bare_someone_gives_n
     assert "a woman in a blue bonnet" in en_bible.by_name["Hester Lyle"].description
     assert en_bible.by_name["Hester Lyle"].gender == "female"
     assert en_bible.by_name["Amos Kerr"].description == ""
+
+
+def test_a_long_run_of_looks_is_kept_to_the_descriptions_limit() -> None:
+    """A run of five looks clauses (age, build, face, hair, dress) is one description, not its first four."""
+    text = (
+        "林秋月推开了店门。她三十来岁，高高的个子，白白的脸，一头乌黑的头发，穿着一件蓝底白花的旗袍。"
+        "林秋月在柜台后坐下。林秋月说：“来了。”\n"
+    )
+    bible = build_bible([text], "zh")
+    description = bible.by_name["林秋月"].description
+    assert description.startswith("三十来岁") and description.endswith("穿着一件蓝底白花的旗袍")
