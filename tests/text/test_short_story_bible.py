@@ -165,3 +165,17 @@ def test_a_long_run_of_looks_is_kept_to_the_descriptions_limit() -> None:
     bible = build_bible([text], "zh")
     description = bible.by_name["林秋月"].description
     assert description.startswith("三十来岁") and description.endswith("穿着一件蓝底白花的旗袍")
+
+
+def test_en_a_role_the_text_says_is_a_named_person_is_that_persons_alias() -> None:
+    """ "The stranger was Josiah Marsh": the stranger who laughs and asks later is Josiah Marsh; "The
+    man was Abel Dunn" makes no alias of "the man", who may be anyone."""
+    text = (
+        "A man in a black hat hailed them from a skiff. The stranger was Josiah Marsh. Josiah Marsh climbed aboard.\n\n"
+        '"You\'ll sink us," said Agnes Pell. The stranger laughed. Agnes Pell rowed on. "Where to?" asked the '
+        "stranger. Agnes Pell said nothing. Josiah Marsh went off toward the mill.\n\n"
+        'A man waited at the mill. The man was Abel Dunn. "Late," said Abel Dunn. Abel Dunn frowned. Abel Dunn left.'
+    )
+    bible = build_bible([text], "en")
+    assert bible.canonical["the stranger"] == "Josiah Marsh"
+    assert "the man" not in bible.canonical and "The man" not in bible.canonical
