@@ -3,8 +3,8 @@
 Which names are people and which are one person is decided in `cast_names`. Here: the bible
 (characters with aliases, description, gender, locked and dropped flags), the matching of its
 names in a chapter, pronouns (他/她, he/she) in a shot naming nobody resolved to the last named
-character of that gender (marked as inferred), and descriptions from the sentences about looks
-near a character's first mentions.
+character of that gender (marked as inferred; one of unknown gender only when none of it was named
+just before), and descriptions from the sentences about looks near a character's first mentions.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import kin_genders, role_gender
-from pipeline_kit.text.looks import looks_of
+from pipeline_kit.text.looks import identity_pronoun, looks_of
 from pipeline_kit.text.moments import Who
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
@@ -31,6 +31,7 @@ from pipeline_kit.text.shots import ShotDraft
 MENTION_STEPS = {"zh": ((40_000, 2), (200_000, 3)), "en": ((120_000, 2), (400_000, 3))}
 MIN_MENTIONS = 5
 DESCRIPTION_CHARS = {"zh": 160, "en": 400}
+RECENT = 6  # a pronoun's person is among this many last named, if its sex is known
 TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns after her name
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
@@ -314,15 +315,15 @@ def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
 
 
 def _pronoun_referent(span: str, before: list[tuple[int, str]], bible: Bible) -> str | None:
-    """The last character named before the span with the gender of the span's first pronoun;
-    a character whose gender the text never told fits either (he said of a man not known as one)."""
+    """The last character named before the span with the gender of the span's first pronoun,
+    among the last RECENT named; else the last one whose gender the text never told (he said of a
+    man not known as one), never merely the last name (Mara took a letter from Tobias. She…)."""
     gender = _first_pronoun(span, bible.lang)
     if gender is None:
         return None
-    for _, name in reversed(before):
-        if name != bible.narrator and bible.by_name[name].gender in (gender, None):  # he is never I
-            return name
-    return None
+    recent = [name for _, name in reversed(before) if name != bible.narrator]  # he is never I
+    told = [name for name in recent[:RECENT] if bible.by_name[name].gender == gender]
+    return next(iter(told + [n for n in recent if bible.by_name[n].gender in (gender, None)]), None)
 
 
 def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
@@ -344,19 +345,42 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     from its role word, the kinship words set beside it or said to it (`cast_address`), its looks,
     else the pronouns that follow its mentions before anyone else is named."""
     zh = bible.lang == "zh"
+    short = min_mentions(texts, bible.lang) <= 2  # a short story: its few pronouns are its evidence
     pronoun = FIRST_PERSON.get(bible.lang)  # what follows I says nothing of the narrator's gender or looks
     spans = [[s for s in bible.spans(text) if text[s[0] : s[1]] != pronoun] for text in texts]
     he: Counter[str] = Counter()
     she: Counter[str] = Counter()
+    ends = _SENTENCE_END[bible.lang]
+    shared_next: list[tuple[str, set[str], str | None]] = []  # a next sentence this one names others before
     for text, found in zip(texts, spans):
-        for k, (_, end, name) in enumerate(found):
+        for k, (start, end, name) in enumerate(found):
             stop = min(found[k + 1][0] if k + 1 < len(found) else len(text), end + (40 if zh else 160))
             window = _QUOTES.sub(" ", text[end:stop])  # pronouns in someone's speech are of others
-            clause = "".join(_SENTENCE_END[bible.lang].split(window, maxsplit=2)[:2])  # this sentence and the next
-            pronoun = _first_pronoun(clause, bible.lang, subject=True)
+            own, *rest = ends.split(window, maxsplit=2)
+            pronoun = _first_pronoun(own, bible.lang, subject=True) or identity_pronoun(text, start, bible.lang)
+            # the next sentence is theirs where this one names nobody else (Mara took a letter from
+            # Tobias. She laughed: she is not surely Tobias)
+            opened = max((m.end() for m in ends.finditer(text, max(0, start - 400), start)), default=0)
+            closed = ends.search(text, end)
+            others = {n for s, _, n in found if opened <= s < (closed.start() if closed else len(text)) and n != name}
+            following = _first_pronoun(rest[0], bible.lang, subject=True) if rest and not pronoun else None
+            if others:
+                shared_next.append((name, others, following))
+            else:
+                pronoun = pronoun or following
             he[name] += pronoun == "male"
             she[name] += pronoun == "female"
-    told_by_pronouns = {n: "male" if he[n] > she[n] else "female" for n in he.keys() | she.keys() if he[n] != she[n]}
+    told_by_pronouns = _by_pronouns(he, she)
+    known = {  # the sexes known before this pass: role words, 夫人 in a name, the pronouns so far
+        c.name: role_gender(c.names, bible.lang) or ("female" if zh and _ZH_FEMALE.search(c.name) else None)
+        for c in bible.characters
+    }
+    known = {n: g or told_by_pronouns.get(n) for n, g in known.items()}
+    for name, others, following in shared_next:  # theirs where the others are known to be of the other sex
+        if following and all(known.get(o) not in (None, following) for o in others):
+            he[name] += following == "male"
+            she[name] += following == "female"
+    told_by_pronouns = _by_pronouns(he, she)
     phrases = looks_of(texts, bible.lang, spans, {c.name for c in bible.characters if not c.locked}, told_by_pronouns)
     titled = Counter(
         (m.group(2), _EN_TITLE[m.group(1)])
@@ -383,10 +407,15 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             or kin.get(c.name)
             or addressed.get(c.name)
             or told
-            or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared)
+            or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared, short)
         )
         out.append(replace(c, description=text, gender=gender))
     return Bible(bible.lang, tuple(out), bible.places)
+
+
+def _by_pronouns(he: Counter[str], she: Counter[str]) -> dict[str, str]:
+    """Name -> the sex the pronouns after it say more often."""
+    return {n: "male" if he[n] > she[n] else "female" for n in he.keys() | she.keys() if he[n] != she[n]}
 
 
 _EN_MALE_NOUN = re.compile(r"\b(?:man|boy|gentleman|fellow|lad|youth|husband|father|son|brother|king|prince)\b", re.I)
@@ -399,21 +428,28 @@ def _told_gender(looks: list[str], lang: str) -> str | None:
     """The gender the looks phrases say outright (a tall girl; 一个女子), else None."""
     joined = " ".join(looks)
     if lang == "zh":
-        female, male = bool(re.search(r"女|妇|娘", joined)), bool(re.search(r"男|汉子|公子", joined))
+        female, male = bool(re.search(r"女|妇|娘|丫头", joined)), bool(re.search(r"男|汉|公子|小伙|后生", joined))
     else:
         female, male = bool(_EN_FEMALE_NOUN.search(joined)), bool(_EN_MALE_NOUN.search(joined))
     return "female" if female and not male else "male" if male and not female else None
 
 
 def _gender(
-    c: Character, he: int, she: int, lang: str, titled: Counter[tuple[str, str]], shared: Collection[str] = ()
+    c: Character,
+    he: int,
+    she: int,
+    lang: str,
+    titled: Counter[tuple[str, str]],
+    shared: Collection[str] = (),
+    short: bool = False,
 ) -> str | None:
     """From the name (女, 夫人); else from titles (Mr., Miss) and the pronouns after its mentions,
-    a title weighing as much as TITLE_WEIGHT pronouns (Mrs. Roylott once is his wife, not he)."""
+    a title weighing as much as TITLE_WEIGHT pronouns (Mrs. Roylott once is his wife, not he). In a
+    novel 他 may be anyone's, so a man needs two; in a short story (`short`) one uncontradicted will do."""
     if lang == "zh":
         if _ZH_FEMALE.search(c.name) or she > he:
             return "female"
-        return "male" if he >= 2 else None
+        return "male" if he >= 2 or short and he > she else None
     # Mr. Bennet is not his daughter Lydia Bennet: a surname several characters share tells nobody's gender.
     own = [n for n in c.names if n not in shared]
     he += TITLE_WEIGHT * sum(titled[(n, "male")] for n in own)

@@ -87,6 +87,12 @@ _EN_NAME_THEN_ROLE = re.compile(
 )
 # A role the text gives a name: "a landlord named John Pike", "the old woman called Ada".
 _EN_ROLE_NAMED = re.compile(rf"\b(?:[Aa]n?|[Tt]he) ({_EN_PHRASE}) (?:named|called) {_EN_APPOSED_NAME}\b")
+# A role the text then says is a named person: "The stranger was Josiah Marsh", "the visitor, whose name was Ada Fenn".
+_EN_ROLE_WAS = re.compile(
+    rf"(?:^|(?<=[.!?”\"] )|(?<=\n))[Tt]he ({_EN_PHRASE})(?:,? whose name was| was| turned out to be| proved to be) "
+    rf"{_EN_APPOSED_NAME}[,.;]",
+    re.M,
+)
 
 
 def zh_role(word: str) -> bool:
@@ -232,9 +238,10 @@ def en_apposed_roles(texts: Sequence[str]) -> dict[str, set[str]]:
 
 def _en_apposed(text: str) -> list[tuple[str, str, str]]:
     """(name, determiner, role) the text says are one person: "John Pike, the landlord,", "a
-    landlord named John Pike" (then "the landlord")."""
+    landlord named John Pike" (then "the landlord"), "The stranger was Josiah Marsh"."""
     found = [(m.group(1), m.group(2), m.group(3)) for m in _EN_NAME_THEN_ROLE.finditer(text)]
-    return found + [(m.group(2), "the", m.group(1)) for m in _EN_ROLE_NAMED.finditer(text)]
+    named = [*_EN_ROLE_NAMED.finditer(text), *_EN_ROLE_WAS.finditer(text)]
+    return found + [(m.group(2), "the", m.group(1)) for m in named]
 
 
 def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:

@@ -7,8 +7,11 @@ green` gives "coat was green"; `那老者头戴乌纱帽` gives "头戴乌纱帽
 word (three short flashes of a light) gives nothing; an adjective of age or build just before
 the name (`young Mara`), the person a name is given to (`a boy named John Pike`) and the next
 sentence's clothing when it is about the same person by a pronoun that agrees with the person's
-(`She wore a grey coat`, `He was a stout old man`, `她是个矮胖的老妇人，头发花白`) count too, and so do the
-clauses that go on describing (`阿Ｑ是个瘦高的年轻人，脸上有一道疤`). What someone does is no looks, though it
+(`She wore a grey coat`, `He was a stout old man`, `她是个矮胖的老妇人，头发花白`, `他五十来岁，秃顶`) count
+too, where that sentence names nobody else the pronoun could mean, and so do the clauses that go on
+describing (`阿Ｑ是个瘦高的年轻人，脸上有一道疤，穿一件灰布衫`; `a broad woman of fifty, with red hands`).
+An unnamed person the next sentence names (`一个穿长衫的胖子…。他就是场主赵德福`; `A boy waited, barefoot.
+The boy, whose name was Eli,`) lends that name their looks. What someone does is no looks, though it
 holds a word for clothing (`pulled on her boots`, `穿了草鞋跑出门去`, `手里接过一把伞`). A character the text
 never describes gets no looks (and says so), for the director or a person to fill in.
 """
@@ -20,10 +23,10 @@ from collections.abc import Mapping, Sequence
 
 from pipeline_kit.text.cast_roles import EN_ROLE_NOUNS
 
-MAX_PHRASES = 4
+MAX_PHRASES = 6
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
 PHRASE_CHARS = {"zh": 30, "en": 80}
-WINDOW = {"zh": 40, "en": 160}
+WINDOW = {"zh": 100, "en": 320}  # the name's sentence and the next, where a pronoun opens it
 ZH_CUE_GAP = 4  # a Chinese looks cue follows its name within this many characters (那老者头戴…)
 
 _EN_BODY = (
@@ -68,7 +71,7 @@ _EN_PATTERNS = tuple(
         rf"^[^.;:!?”\"]{{0,40}}?, (?:now |then )?(?:an? |the )"
         rf"({_ADJ}(?:{_EN_PERSON})(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "was a stout man", "is tall and thin"
-        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*"
+        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*\b"
         rf"(?: (?:{_EN_PERSON}))?"
         rf"(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "wore a grey coat", "was dressed in black", "carried a lantern": a state and what it is
@@ -110,6 +113,20 @@ _ZH_IS_A = re.compile(
 _ZH_BODY_CLAUSE = re.compile(
     r"^(?:脸上|面上|脸|头上|头发|眼睛|双眼|眉毛|胡子|胡须|身上|手里|手中|腰间|背上|肩上|额上)[^，。！？；：“”\n]{1,10}"
 )
+# A clause that is looks by itself, in a run of them (他五十来岁，秃顶，腰里别着一杆旱烟袋): an age, a
+# build, a feature of face or hair, what is worn, or what is carried at the body.
+_ZH_LOOKS_CLAUSE = re.compile(
+    r"^(?:也|还|已|都|才)?(?:"
+    r"(?:年纪|今年)?[一二三四五六七八九十两几0-9]{1,3}(?:来|多)?岁(?:上下|左右|光景|出头)?"
+    r"|(?:个子|个头|身材|身量|身子|块头)[^，。！？；：“”\n]{1,6}"
+    r"|[高矮胖瘦壮黑白][高矮胖瘦壮黑白的]{1,4}(?:个子|身材|身子)?"
+    r"|(?:秃顶|秃头|光头|驼背|罗锅|瘸腿|独眼|麻脸)"
+    r"|(?:背|腰|腿|眼睛?|头发|胡子)(?:有些|有点|微微|已经|早已|都)?(?:驼|弯|瘸|瞎|白|花白|稀疏|斑白)了?"
+    r"|[^，。！？；：“”\n]{1,6}的(?:脸|脸膛|脸庞|面孔|面皮|头发|眼睛|眉毛|胡子|胡须|辫子|鼻子|皮肤|额头|个子)"
+    r"|(?:穿|戴|披|套|系|扎|裹|围|蹬|趿)着[^，。！？；：“”\n了]{1,14}"
+    r"|(?:腰里|腰间|腰上|背上|肩上|怀里|脖子上|胸前)?(?:背|挎|别|挂|搭|揣|拄|叼)着(?!手)[^，。！？；：“”\n了]{1,12}"
+    r")$"
+)
 # A clause whose verb is something done, after a word for the body it happens with: 手里接过一把伞,
 # 身上脱下褂子, 穿上鞋 (taking, putting on or off, handing, throwing), not 手里提着灯笼 nor 穿一件褂子.
 _ZH_DOING = re.compile(
@@ -122,11 +139,36 @@ _ZH_LOOK_NOUN = re.compile(r"[发须髯眉毛鬓汗泥血衣甲袍裙衫巾帽�
 # An English phrase about looks holds a word for build, age, body, dress or what one carries, or an age.
 _EN_LOOKS_WORD = re.compile(
     rf"\b(?:{_EN_BUILD}|{_EN_BODY}|{_EN_CLOTHES}|{_EN_CARRY}|black|white|rags|mourning|aged|years|"
-    r"\d+|(?:twen|thir|for|fif|six|seven|eigh|nine)t(?:y|een)|ten|eleven|twelve)s?\b",
+    r"barefoot|bare-headed|bareheaded|\d+|(?:twen|thir|for|fif|six|seven|eigh|nine)t(?:y|een)|ten|eleven|twelve)s?\b",
     re.I,
 )
 _ZH_AGE = re.compile(r"年[方约近过纪]?[一二三四五六七八九十百两0-9]+岁")
-_EN_NAME_BREAK = re.compile(r"[.!?]")
+_EN_NAME_BREAK = re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?]")
+_ZH_BREAK = re.compile(r"[。！？\n]")
+# A comma clause that goes on describing: ", with red hands and a grey shawl", ", barefoot".
+_EN_TRAIL = re.compile(
+    r", ((?:with|in|wearing|carrying) [^,.;:!?”\"]{3,60}|barefoot|bare-headed|bareheaded)(?=[,.;:!?”\"]|$)"
+)
+# Someone named as the unnamed person just told of: 他就是场主赵德福, 这人便是, 那人原来是.
+_ZH_IDENTITY = re.compile(
+    r"(?:^|(?<=[。！？\n”]))\s*(?:他|她|这人|那人|此人|这个人|那个人)(?:原来|就|便|正|乃|也)*是[^。！？，“”\n]{0,8}$"
+)
+# An unnamed person with looks: 一个穿长衫的胖子(骑着…), 一个戴草帽的瘦高个子(背着…).
+_ZH_UNNAMED = re.compile(
+    r"[一那这]个((?:[^，。！？“”的]{1,10}的)?[^，。！？“”的]{1,4}?)(?=[\u4e00-\u9fff][着了]|[走来从坐站在跟进出朝向，。]|$)"
+)
+_ZH_SEXED = re.compile(r"[男女汉娘妇]|姑娘|丫头|后生|小伙")  # 一个汉子 says who, 一个人 nothing
+# "The stranger was Daniel Crane", "The boy, whose name was Eli,".
+_EN_IDENTITY = re.compile(
+    rf"\b[Tt]he (?:[\w-]+ )?({_EN_PERSON})(?: (?:in|with) [^,.;:!?”\"]{{3,30}})?"
+    r"(?:, whose name was| was| turned out to be| proved to be) $"
+)
+# An unnamed person in the sentence before: "a boy", "a man in a black hat".
+_EN_UNNAMED = re.compile(
+    rf"\b((?:[Aa]n?) (?:[\w-]+ ){{0,2}}?({_EN_PERSON})"
+    rf"(?: (?:in|with) (?:(?:an?|the|his|her) )?(?:[\w’'-]+ ){{0,3}}?(?:{_EN_CLOTHES}|{_EN_BODY}|{_EN_CARRY})s?)?)\b"
+)
+_EN_BARE = frozenset("man woman boy girl lad lass child youth fellow gentleman lady".split())
 
 
 def looks_of(
@@ -150,21 +192,85 @@ def looks_of(
                 continue
             end = min(found[k + 1][0] if k + 1 < len(found) else len(text), stop + WINDOW[lang])
             before = _EN_BEFORE.search(text, max(0, start - 48), start) if lang != "zh" else None
-            pronoun = PRONOUNS[lang if lang == "zh" else "en"].get(genders.get(name, ""))
             # a surname alone is a family's (a man named Oakshott; his wife is Mrs. Oakshott)
             given = (
                 [before.group(1) or before.group(2)] if before and (before.group(1) or " " in text[start:stop]) else []
             )
-            given = [g.lower() for g in given]
+            given = [g.lower() for g in given] + identified(text, start, lang)
+            pronoun = _next_pronoun(text, found, k, lang, genders)
             for phrase in given + _phrases(text[stop:end], lang, pronoun):
                 if phrase not in out[name] and len(out[name]) < MAX_PHRASES:
                     out[name].append(phrase)
     return out
 
 
-def _phrases(after: str, lang: str, pronoun: str | None = None) -> list[str]:
+def _next_pronoun(
+    text: str, found: Sequence[tuple[int, int, str]], k: int, lang: str, genders: Mapping[str, str]
+) -> str | None:
+    """The pronoun (他/她, He/She) whose next sentence may be about mention `k`'s person: theirs,
+    where their sentence names nobody else that pronoun could mean (Mara took a letter from Tobias.
+    She…: neither is sure); None where no next sentence is theirs."""
+    start, stop, name = found[k]
+    breaks = _ZH_BREAK if lang == "zh" else _EN_NAME_BREAK
+    opened = max((m.end() for m in breaks.finditer(text, max(0, start - 400), start)), default=0)
+    closed = breaks.search(text, stop)
+    closes = closed.start() if closed else len(text)
+    others = {n for s, _, n in found if opened <= s < closes and n != name}
+    own = genders.get(name)
+    fits = [g for g in ("male", "female") if own in (None, g) and all(genders.get(o, g) != g for o in others)]
+    return PRONOUNS["zh" if lang == "zh" else "en"][fits[0]] if len(fits) == 1 else ("" if not fits else None)
+
+
+def identified(text: str, start: int, lang: str) -> list[str]:
+    """The looks of an unnamed person the sentence naming someone says is them: 一个穿长衫的胖子骑着毛驴
+    来了。他就是场主赵德福 gives 赵德福 穿长衫的胖子; A boy waited, barefoot. The boy, whose name was
+    Eli, … gives Eli "a boy", "barefoot"."""
+    if lang == "zh":
+        said = _ZH_IDENTITY.search(text, max(0, start - 16), start)
+        if not said:
+            return []
+        prior = text[max(0, said.start() - 120) : said.start()]
+        sentence = re.split(r"[。！？\n]", prior.rstrip("。！？\n"))[-1]
+        person = _ZH_UNNAMED.search(sentence)
+        if not person:
+            return []
+        looks = [m.group() for p in re.split(r"[，,；]", sentence[person.end() :])[1:] if (m := _zh_looks_clause(p))]
+        told = "的" in person.group(1) or _ZH_SEXED.search(person.group(1))  # 一个汉子走来，穿一件破棉袄
+        return [_cut(p, lang) for p in ([person.group(1)] if told or looks else []) + looks if not _ZH_DOING.match(p)]
+    said = _EN_IDENTITY.search(text, max(0, start - 60), start)
+    if not said:
+        return []
+    prior = _EN_NAME_BREAK.split(text[max(0, said.start() - 300) : said.start()].rstrip(" .!?\n"))
+    noun = said.group(1).lower()
+    for sentence in reversed(prior[-2:]):
+        people = [m for m in _EN_UNNAMED.finditer(sentence) if noun not in _EN_BARE or m.group(2).lower() == noun]
+        if people:
+            m = people[-1]
+            clauses = sentence[m.end() :]  # A boy waited on the landing, barefoot, in a coat…
+            return [_cut(m.group(1)[0].lower() + m.group(1)[1:], lang)] + _en_trailing(clauses[clauses.find(",") :])
+    return []
+
+
+def identity_pronoun(text: str, start: int, lang: str) -> str | None:
+    """ "male" or "female" where the sentence naming someone at `start` says 他就是/她就是 of them."""
+    said = _ZH_IDENTITY.search(text, max(0, start - 16), start) if lang == "zh" else None
+    lead = said.group().strip()[:1] if said else ""
+    return {"他": "male", "她": "female"}.get(lead)
+
+
+def _en_trailing(rest: str) -> list[str]:
+    """The comma clauses that go on describing right where `rest` begins: ", with red hands",
+    ", barefoot" (the chain ends at the first clause that does not: ", while the other was…")."""
+    out, at = [], 0
+    while (m := _EN_TRAIL.match(rest, at)) and _EN_LOOKS_WORD.search(m.group(1)):
+        out.append(_cut(m.group(1), "en"))
+        at = m.end()
+    return out
+
+
+def _phrases(after: str, lang: str, pronoun: str | None = "") -> list[str]:
     """Looks phrases in the text just after a name, up to the next person named, and in the next
-    sentence when a pronoun opens it (the person's own, when the text has told which)."""
+    sentence when `pronoun` opens it (None: either pronoun; "": none is the person's)."""
     if lang == "zh":
         clause, *rest = re.split(r"[。！？\n]", after, maxsplit=2)
         found = _zh_phrases(clause)
@@ -173,13 +279,20 @@ def _phrases(after: str, lang: str, pronoun: str | None = None) -> list[str]:
             found += _zh_phrases(following.group(2))
         return [_cut(_ZH_THEN_ACTS.sub("", p), lang) for p in found if not _ZH_DOING.match(p)]
     sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
-    found = [m.group(1) for p in _EN_PATTERNS for m in [p.search(sentence)] if m]
-    found += [m.group(1) for m in _EN_HIS.finditer(sentence)]
+    found = _en_phrases(sentence, _EN_PATTERNS)
     following = _EN_NEXT.match(rest[0]) if rest else None
     if following and pronoun in (None, following.group(1)):
-        found += [m.group(1) for p in _EN_PATTERNS[1:3] for m in [p.search(following.group(2))] if m]
-        found += [m.group(1) for m in _EN_HIS.finditer(following.group(2))]
+        found += _en_phrases(following.group(2), _EN_PATTERNS[1:3])
     return [_cut(p.strip(" ,"), lang) for p in found if _EN_LOOKS_WORD.search(p)]  # not "man of the world"
+
+
+def _en_phrases(sentence: str, patterns: Sequence[re.Pattern[str]]) -> list[str]:
+    """The looks `patterns` and his/her phrases find in a sentence, and the describing clauses
+    that follow the last of them (a broad woman of fifty, with red hands)."""
+    found = [m for p in patterns for m in [p.search(sentence)] if m] + list(_EN_HIS.finditer(sentence))
+    if not found:
+        return []
+    return [m.group(1) for m in found] + _en_trailing(sentence[max(m.end() for m in found) :])
 
 
 def _zh_phrases(clause: str) -> list[str]:
@@ -194,13 +307,22 @@ def _zh_phrases(clause: str) -> list[str]:
     found = [is_a.group(1)] if is_a else []
     found += [m.group() for m in cues]
     said = max(m.end() for m in [is_a, *cues] if m) if found else 0
-    for part in re.split(r"[，,；]", clause[said:])[1:] if found else ():  # not 年方十六 of another subject
-        more = _ZH_CUE.match(part) or _ZH_BODY_CLAUSE.match(part)
+    parts = re.split(r"[，,；]", clause[said:])
+    if not found and _ZH_LOOKS_CLAUSE.match(parts[0]):  # 五十来岁: the clause is looks
+        found.append(parts[0])
+    for part in parts[1:] if found else ():  # not 年方十六 of another subject
+        more = _zh_looks_clause(part)
         if not more:
             break
         found.append(more.group())
-    found += [m.group() for m in _ZH_AGE.finditer(clause) if not _ZH_CUE.match(clause, m.start())][:1]
+    ages = [m.group() for m in _ZH_AGE.finditer(clause) if not _ZH_CUE.match(clause, m.start())]
+    found += [age for age in ages[:1] if not any(age in f for f in found)]
     return found
+
+
+def _zh_looks_clause(part: str) -> re.Match[str] | None:
+    """The looks a Chinese comma clause opens with or is: 头戴…, 脸上有一道疤, 五十来岁, 穿一件灰布衫."""
+    return _ZH_CUE.match(part) or _ZH_BODY_CLAUSE.match(part) or _ZH_LOOKS_CLAUSE.match(part)
 
 
 def _cut(phrase: str, lang: str) -> str:

@@ -30,6 +30,7 @@ _PERSON_END = re.compile(
     r"(?:嫂子?|[太老]?爷|大?妈|[大老]?叔|[大老]?伯|婶子?|[奶太]奶|太太|老太|[大]?娘|婆婆?|姑娘|先生|老爷|相公|掌柜|少爷|小姐|哥|姐)$"
 )
 _SPEECH = "说道问答叫喊笑骂"
+_GIVEN_TOO = "有来"  # common first characters of given names (有福, 来顺) that are verbs too
 _NOT_A_NAME = re.compile(
     r"[我你他她家们的了着过是在有不也就都又便却还只把被给和与说道问笑看听想走来去到呀啊呢吗吧么哩罢]"
 )
@@ -75,14 +76,17 @@ def met_as_objects(text: str, names: Iterable[str]) -> set[str]:
 
 
 def speakers(text: str, names: Iterable[str]) -> set[str]:
-    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…): a
-    person of a short story may never be met as an object, but is the one who speaks."""
+    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…), or that
+    follow a quotation as its tag (“…”孙小梅问。): a person of a short story may never be met as an
+    object, but is the one who speaks."""
     wanted = sorted(set(names), key=lambda n: (-len(n), n))
     if not wanted:
         return set()
     body = "|".join(map(re.escape, wanted))
     opening = rf"(?:^|(?<=[。！？”\n\u3000 ]))({body})"
-    return set(re.findall(rf"{opening}[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“", text, re.M))
+    tag_before = rf"{opening}[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“"
+    tag_after = rf"(?<=”)({body})[^。！？“”\n]{{0,6}}?[{_SPEECH}]道?[。，]"  # “…”孙小梅问。
+    return set(re.findall(tag_before, text, re.M)) | set(re.findall(tag_after, text))
 
 
 def _speaks(opens: Counter[str], run: str) -> bool:
@@ -92,7 +96,10 @@ def _speaks(opens: Counter[str], run: str) -> bool:
 
 def built_like_a_name(run: str) -> bool:
     """A common surname and a given name, 老/小/阿 and one character, or a word for a person at the end."""
-    if _NOT_A_NAME.search(run[1:]) or _NOT_A_NAME.match(run):
+    given = run[1:]
+    if len(run) == 3 and run[0] in SURNAMES and run[1] in _GIVEN_TOO:  # 钱有福, 李来顺: the word is a name's
+        given = run[2]
+    if _NOT_A_NAME.search(given) or _NOT_A_NAME.match(run):
         return False
     if _PERSON_END.search(run) and len(run) > 2:
         return True
