@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pipeline_kit.text.cast import Bible
-from pipeline_kit.text.moments import CONTEXT, Who
+from pipeline_kit.text.cast import Bible, ChapterCast
+from pipeline_kit.text.moments import action_line
 from pipeline_kit.text.prompts import (
     NO_LOOKS,
-    action,
     STYLE,
     Templates,
+    action,
     caption,
     image_prompt,
-    narration_only,
+    moments,
+    named_moments,
     place_prompt,
     sheet_prompt,
     shot_fields,
+    talking,
     video_prompt,
 )
 from pipeline_kit.text.records import Shot, shot_id
@@ -71,25 +72,25 @@ def build_shots(
     places: dict[str, str] = {}
     looks = descriptions(bible)
     settings = place_descriptions(bible)
-    plain = narration_only(text)  # people named in a quotation are not the ones a pronoun means
-    spans = [s for s in bible.spans(text) if plain[s[0]] != " "] if bible else []
-    starts = [s for s, _, _ in spans]
+    reading = ChapterCast.read(text, bible, drafts) if bible else None
     for d in drafts:
         piece = text[d.span_start : d.span_end]
         cap = caption(piece, lang)
-        lo, at, hi = (bisect.bisect_left(starts, o) for o in (d.span_start - CONTEXT, d.span_start, d.span_end))
-        before = [n for _, _, n in spans[lo:at]] + list(d.inferred)
-        found = [(o - d.span_start, text[o:end], n) for o, end, n in spans[at:hi]]
-        who = Who(lambda _, found=found: found, bible.who.genders) if bible else None
+        if reading:
+            named = reading.shot(d)
+            shown, unnamed = named_moments(named, lang), [p.described for p in named.unnamed]
+        else:
+            shown, unnamed = moments(piece, lang), []
+        staged = [*d.characters, *unnamed]  # the unnamed stand in the shot without a sheet of their own
         fields = shot_fields(
             title=title,
             scene=d.scene,
             seq=d.seq,
             location=d.location,
             time_of_day=d.time_of_day,
-            characters=list(d.characters),
+            characters=staged,
             caption_text=cap,
-            action_text=action(piece, lang, d.characters, who, before),
+            action_text=action_line(shown, lang) or talking(staged),
             duration_s=d.duration_s,
             dialogue=d.dialogue,
             descriptions=looks,
