@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import re
 
-import pytest
+from pathlib import Path
 
+import pytest
+import sqlalchemy as sa
+
+from pipeline_kit.db import Database
+from pipeline_kit.db.schema import shots
+from pipeline_kit.text import ingest_file, sample_book_path, split_book
 from pipeline_kit.text.cast import Bible, Character, cast_drafts
-from pipeline_kit.text.moments import Who, someones
-from pipeline_kit.text.prompts import Templates, moments
+from pipeline_kit.text.castdb import load_characters
+from pipeline_kit.text.moments import MOMENT_SEP, Who, someones
+from pipeline_kit.text.prompts import Templates, moments, narration_only
 from pipeline_kit.text.shots import ShotDraft
 from pipeline_kit.text.splitter import build_shots
 
+STORIES = Path(__file__).with_name("stories")
 EN_CAST = (
     Character("Mara", gender="female"),
     Character("Tobias", gender="male"),
@@ -160,3 +168,39 @@ def test_someone_only_spoken_of_is_not_staged_and_someone_spoken_to_is(
     assert staged in shot[1] and staged in shot[2]["Characters"]
     if absent:
         assert absent not in shot[1] and absent not in shot[2]["Characters"]
+
+
+CORPUS = [("sample_book.txt", "en", 1), ("en_port_ellery.txt", "en", 4), ("zh_qingshui.txt", "zh", 0)]
+_BAD_OPENING = {
+    "en": re.compile(r"^(?:and|but|then|so|when|while|as|after|before|until|because|though|if|he|she)\b", re.I),
+    "zh": re.compile(r"^(?:[他她](?!们)|然后|于是|[^，]{1,4}着，)"),
+}
+_SPOKEN_TO = r"(?:^[“\"]|,\s*)(?:[A-Z]\w*\.? )?{name}\s*[,.!?，！？。]"  # a title may come first: Miss Ardent
+
+
+@pytest.mark.parametrize(("name", "lang", "spoken_to"), CORPUS)
+def test_corpus_moments_open_at_a_subject_and_nobody_only_spoken_of_is_staged(
+    sqlite_db: Database, name: str, lang: str, spoken_to: int
+) -> None:
+    """On the sample book and the two stories: no moment of an Action line opens with a
+    conjunction, a subordinate clause or a pronoun; a character staged though its shot's narration
+    never names it is a pronoun's referent or addressed by name in a quotation, `spoken_to` shots
+    in all (“Hetty, what…”, “Let them go, Pike,”)."""
+    path = sample_book_path() if name == "sample_book.txt" else STORIES / name
+    bookcode = ingest_file(sqlite_db, path, name).bookcode
+    split_book(sqlite_db, bookcode, progress=False)
+    with sqlite_db.engine.connect() as conn:
+        names = {c.name: c.names for c in load_characters(conn, bookcode)}
+        rows = conn.execute(sa.select(shots.c.text, shots.c.characters, shots.c.inferred, shots.c.prompt)).all()
+    addressed = 0
+    for text, characters, inferred, prompt in rows:
+        action = next(line for line in prompt.splitlines() if line.startswith("Action: "))[len("Action: ") :]
+        assert not [m for m in action.split(MOMENT_SEP[lang]) if _BAD_OPENING[lang].match(m)], action
+        plain = narration_only(text)
+        for person in set(characters or ()) - set(inferred or ()):
+            if not any(alias in plain for alias in names[person]):
+                quoted = [q.group() for q in re.finditer(r"“[^”]*”|\"[^\"]*\"", text)]
+                said_to = (rf"{_SPOKEN_TO.format(name=re.escape(a))}" for a in names[person])
+                assert any(re.search(p, q) for p in said_to for q in quoted), (person, text)
+                addressed += 1
+    assert addressed == spoken_to
