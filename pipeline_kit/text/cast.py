@@ -13,7 +13,7 @@ import bisect
 import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_names import people
@@ -253,14 +253,17 @@ def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:
     return Bible(bible.lang, tuple(sorted(chars, key=lambda c: (-c.mentions, c.name))), bible.places)
 
 
-def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[ShotDraft]:
+def cast_drafts(
+    text: str, drafts: Sequence[ShotDraft], bible: Bible, reading: ChapterCast | None = None
+) -> list[ShotDraft]:
     """Drafts naming the characters each stages as its Action line does (`named_subjects`: named
     in its narration, spoken to, or meant by a pronoun, marked inferred), and the bible's places.
 
     A draft's own names (a model splitter's) count when they are a character's name or alias
-    that its narration holds (one only spoken of is not there).
+    that its narration holds (one only spoken of is not there). `reading`: the chapter read
+    already (its prompts are written from the same reading).
     """
-    reading = ChapterCast.read(text, bible, drafts)
+    reading = reading or ChapterCast.read(text, bible, drafts)
     out: list[ShotDraft] = []
     where = _places_of(text, drafts, bible)
     scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
@@ -288,6 +291,7 @@ class ChapterCast:
     refs: list[tuple[int, Referent]]
     spans: list[tuple[int, int, str]]
     scenes: dict[int, int]
+    _read: dict[tuple[int, int], Named] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def read(cls, text: str, bible: Bible, drafts: Sequence[ShotDraft]) -> ChapterCast:
@@ -311,15 +315,20 @@ class ChapterCast:
 
     def shot(self, d: ShotDraft) -> Named:
         """The draft's text with its pronouns named and whom it stages (`named_subjects`), read
-        with who was named in the CONTEXT characters before it."""
+        with who was named in the CONTEXT characters before it (read once: the cast and the
+        prompts ask alike)."""
         start, end = d.span_start, d.span_end
+        if (start, end) in self._read:
+            return self._read[start, end]
         offsets = self._ref_offsets
         window = self.refs[bisect.bisect_left(offsets, start - CONTEXT) : bisect.bisect_left(offsets, start)]
         present = dict.fromkeys(r for o, r in window if isinstance(r, str) and o >= self.scenes[d.scene])
         lo, hi = (bisect.bisect_left(self._span_starts, o) for o in (start, end))
         found = [(o - start, self.text[o:e], n) for o, e, n in self.spans[lo:hi]]
         who = Who(lambda _: found, self.bible.who.genders)
-        return named_subjects(self.text[start:end], self.bible.lang, who, [r for _, r in window], list(present))
+        named = named_subjects(self.text[start:end], self.bible.lang, who, [r for _, r in window], list(present))
+        self._read[start, end] = named
+        return named
 
 
 def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:

@@ -64,15 +64,18 @@ def build_shots(
     templates: Templates,
     bible: Bible | None = None,
     style: str | None = None,
+    reading: ChapterCast | None = None,
 ) -> ChapterShots:
     """Give drafts their ids, source text and prompts; describe each character and place as the
-    bible does (one the book never describes is said to be undescribed, never given a passage)."""
+    bible does (one the book never describes is said to be undescribed, never given a passage);
+    the Characters line adds the unnamed people each shot stages (`reading`: the chapter as
+    `cast_drafts` read it, read afresh when not given)."""
     shots: list[Shot] = []
     sheets: dict[str, str] = {}
     places: dict[str, str] = {}
     looks = descriptions(bible)
     settings = place_descriptions(bible)
-    reading = ChapterCast.read(text, bible, drafts) if bible else None
+    reading = reading or (ChapterCast.read(text, bible, drafts) if bible else None)
     for d in drafts:
         piece = text[d.span_start : d.span_end]
         cap = caption(piece, lang)
