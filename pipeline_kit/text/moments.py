@@ -36,9 +36,13 @@ _LEADING = {
     "en": re.compile(rf"(?:^\s*|[,;]\s+|\b(?i:{_OPENER})\s+)(?:(?P<lead>[A-Z][a-z]+) )?(?P<p>[Ss]?[Hh]e)\b(?![’'])"),
     "zh": re.compile(r"(?:^\s*|[，；：])(?P<lead>)(?P<p>[他她])(?![们])"),
 }
-# A plural subject: they (always a subject in English), 他们 opening a sentence or a clause (看了他们
-# is an object): the people there act together.
-_PLURAL = {"en": re.compile(r"\b[Tt]hey\b"), "zh": re.compile(r"(?:^\s*|[，；])[他她]们")}
+# A plural subject: they (always a subject in English) doing something (They were admirable things
+# is a state, mostly of things; they were sitting is done), 他们 opening a sentence or a clause
+# (看了他们 is an object): the people there act together.
+_PLURAL = {
+    "en": re.compile(r"\b[Tt]hey\b(?!\s+(?:were|are)\s+(?!\w+ing\b))"),
+    "zh": re.compile(r"(?:^\s*|[，；])[他她]们"),
+}
 # A clause that only sets up another (When he saw…, 正说着，…): no moment opens with it.
 _SUBORDINATE = {
     "en": re.compile(r"^(?:when|while|as|after|before|until|because|though|although|if|once|since)\b", re.I),

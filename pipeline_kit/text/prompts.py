@@ -22,7 +22,6 @@ from pipeline_kit.text.moments import (
     Referent,
     Someone,
     Who,
-    action_line,
     mentioned,
     note,
     plural_subject,
@@ -179,7 +178,7 @@ def shot_fields(
 ) -> dict[str, str]:
     """The placeholders a shot's templates may use; `$cast` is each character with its bible
     description, `$shot_size` how close the camera stands, `$action` what happens (the shot's
-    moments, `action`: never its words), `$style` the book's look."""
+    moments, `splitter.staging`: never its words), `$style` the book's look."""
     looks = descriptions or {}
     return {
         "shot_size": shot_size(len(characters), dialogue),
@@ -206,7 +205,7 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
 
 def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequence[str] = ()) -> str:
     """A frame task's prompt: the shot's image prompt pinned to one moment, the first (or last)
-    of the moments its Action line names (the ones `action` found there, or a person's edit of
+    of the moments its Action line names (the ones `splitter.staging` found there, or a person's edit of
     them), else of what its text shows someone doing (`moments`); a shot that is all talk shows
     its people talking. The last frame continues the first one (drawn from it where the provider
     takes a reference). Every frame asks for a picture without lettering."""
@@ -340,13 +339,6 @@ def _addressed(text: str, quote: tuple[int, int], offset: int, written: str, lan
         _ADDRESS_BEFORE[lang].search(text[quote[0] + 1 : offset])
         and _ADDRESS_AFTER[lang].match(text[offset + len(written) : quote[1]])
     )
-
-
-def action(
-    text: str, lang: str, characters: Sequence[str] = (), who: Who | None = None, before: Sequence[Referent] = ()
-) -> str:
-    """A shot's Action line: its first, middle and last moments, or its people talking."""
-    return action_line(moments(text, lang, who, before), lang) or talking(characters)
 
 
 def talking(characters: Sequence[str]) -> str:

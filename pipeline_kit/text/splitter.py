@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -11,11 +12,12 @@ from pipeline_kit.text.prompts import (
     NO_LOOKS,
     STYLE,
     Templates,
-    action,
     caption,
     image_prompt,
+    Named,
     moments,
     named_moments,
+    named_subjects,
     place_prompt,
     sheet_prompt,
     shot_fields,
@@ -79,12 +81,7 @@ def build_shots(
     for d in drafts:
         piece = text[d.span_start : d.span_end]
         cap = caption(piece, lang)
-        if reading:
-            named = reading.shot(d)
-            shown, unnamed = named_moments(named, lang), [p.described for p in named.unnamed]
-        else:
-            shown, unnamed = moments(piece, lang), []
-        staged = [*d.characters, *unnamed]  # the unnamed stand in the shot without a sheet of their own
+        staged, action_text = staging(piece, lang, d.characters, reading.shot(d) if reading else None)
         fields = shot_fields(
             title=title,
             scene=d.scene,
@@ -93,7 +90,7 @@ def build_shots(
             time_of_day=d.time_of_day,
             characters=staged,
             caption_text=cap,
-            action_text=action_line(shown, lang) or talking(staged),
+            action_text=action_text,
             duration_s=d.duration_s,
             dialogue=d.dialogue,
             descriptions=looks,
@@ -136,6 +133,15 @@ def build_shots(
     return ChapterShots(tuple(shots), sheets, places)
 
 
+def staging(text: str, lang: str, characters: Sequence[str], named: Named | None) -> tuple[list[str], str]:
+    """(who the Characters line stages, the Action line) of a shot: its characters and the unnamed
+    people it stages (by description, without a sheet of their own), and its moments, or them
+    talking; `named`: its text as `named_subjects` read it (None: no bible)."""
+    staged = [*characters, *(p.described for p in named.unnamed)] if named else list(characters)
+    shown = named_moments(named, lang) if named else moments(text, lang)
+    return staged, action_line(shown, lang) or talking(staged)
+
+
 def descriptions(bible: Bible | None) -> dict[str, str]:
     """Canonical name -> its description, for the characters the bible describes."""
     return {c.name: c.description for c in bible.characters if c.description} if bible else {}
@@ -149,16 +155,19 @@ def place_descriptions(bible: Bible | None) -> dict[str, str]:
 def reprompt(
     shot: Shot, *, title: str, lang: str, templates: Templates, bible: Bible | None = None, style: str | None = None
 ) -> tuple[str, str]:
-    """(image prompt, video prompt) rendered afresh from the shot's current fields."""
+    """(image prompt, video prompt) rendered afresh from the shot's current fields (its pronouns
+    read with those it infers as the people named before it)."""
+    named = named_subjects(shot.text, lang, bible.who, shot.inferred) if bible else None
+    staged, action_text = staging(shot.text, lang, shot.characters, named)
     fields = shot_fields(
         title=title,
         scene=shot.scene,
         seq=shot.seq,
         location=shot.location,
         time_of_day=shot.time_of_day,
-        characters=list(shot.characters),
+        characters=staged,
         caption_text=caption(shot.text, lang),
-        action_text=action(shot.text, lang, shot.characters, bible.who if bible else None, shot.inferred),
+        action_text=action_text,
         duration_s=shot.duration_s,
         dialogue=shot.dialogue,
         descriptions=descriptions(bible),

@@ -23,7 +23,7 @@ from pipeline_kit.text.castdb import load_characters
 from pipeline_kit.text.moments import MOMENT_SEP, Who, someones
 from pipeline_kit.text.prompts import Templates, moments, narration_only
 from pipeline_kit.text.shots import ShotDraft
-from pipeline_kit.text.splitter import build_shots
+from pipeline_kit.text.splitter import ChapterShots, build_shots, reprompt
 
 STORIES = Path(__file__).with_name("stories")
 EN_CAST = (
@@ -39,16 +39,14 @@ ZH_CAST = (
 )
 
 
-def _shots(text: str, lang: str, cast: tuple[Character, ...]) -> list[tuple[str, tuple[str, ...], dict[str, str]]]:
-    """Each paragraph of `text` as one shot of one scene: (its text, its stored characters, its
-    image prompt's lines by label), split with a bible of `cast`."""
-    bible = Bible(lang, cast)
+def _built(text: str, lang: str, bible: Bible) -> ChapterShots:
+    """Each paragraph of `text` as one shot of one scene, split with `bible`."""
     drafts, at = [], 0
     for k, paragraph in enumerate(text.split("\n\n"), 1):
         start = text.index(paragraph, at)
         at = start + len(paragraph)
         drafts.append(ShotDraft(k, 1, start, at, None, None, (), False, 6.0))
-    built = build_shots(
+    return build_shots(
         bookcode="b",
         title="t",
         lang=lang,
@@ -58,10 +56,19 @@ def _shots(text: str, lang: str, cast: tuple[Character, ...]) -> list[tuple[str,
         templates=Templates.load(),
         bible=bible,
     )
+
+
+def _lines(prompt: str) -> dict[str, str]:
+    return dict(line.split(": ", 1) for line in prompt.splitlines()[1:] if ": " in line)
+
+
+def _shots(text: str, lang: str, cast: tuple[Character, ...]) -> list[tuple[str, tuple[str, ...], dict[str, str]]]:
+    """Each paragraph of `text` as one shot of one scene: (its text, its stored characters, its
+    image prompt's lines by label), split with a bible of `cast`."""
+    built = _built(text, lang, Bible(lang, cast))
     out = []
     for shot in built.shots:
-        lines = dict(line.split(": ", 1) for line in shot.prompt.splitlines()[1:] if ": " in line)
-        out.append((shot.text, shot.characters, lines))
+        out.append((shot.text, shot.characters, _lines(shot.prompt)))
     assert not set(built.sheet_prompts) - {c.name for c in cast}  # the unnamed get no sheet of their own
     return out
 
@@ -204,3 +211,21 @@ def test_corpus_moments_open_at_a_subject_and_nobody_only_spoken_of_is_staged(
                 assert any(re.search(p, q) for p in said_to for q in quoted), (person, text)
                 addressed += 1
     assert addressed == spoken_to
+
+
+def test_they_that_only_is_something_stages_nobody() -> None:
+    """They were admirable things: a they whose verb only says what they are is mostly things,
+    and stages nobody; they were sitting is done, and stages the people there."""
+    text = "Mara met Tobias on the quay.\n\nThey were admirable boats.\n\nThey were sitting by the fire."
+    shots = _shots(text, "en", EN_CAST)
+    assert shots[1][1] == () and set(shots[2][1]) == {"Mara", "Tobias"}
+
+
+def test_a_prompt_rendered_afresh_stages_the_same_people() -> None:
+    """A shot's prompts rendered again (the bible folded again, a person's edit) stage the unnamed
+    person the split staged and name the same moment, from the shot's own text."""
+    bible = Bible("en", EN_CAST)
+    shot = _built("Tobias rowed out.\n\nAn old man in a blue coat stood at the tiller and waved.", "en", bible).shots[1]
+    image, _ = reprompt(shot, title="t", lang="en", templates=Templates.load(), bible=bible)
+    assert _lines(image)["Characters"] == _lines(shot.prompt)["Characters"] == "an old man in a blue coat."
+    assert _lines(image)["Action"] == _lines(shot.prompt)["Action"]
