@@ -176,8 +176,8 @@ def subjects(
         if m.group("lead") in people:  # Abel he…: not a subject pronoun
             continue
         gender = _GENDER[m.group("p").lower()]
-        earlier = sorted((o, r) for o, r in seen if o < m.start("p") and gender_of(r, genders) == gender)
-        referent = earlier[0][1] if earlier else last.get(gender) or last.get(None)
+        earlier = [(o, r) for o, r in seen if o < m.start("p") and gender_of(r, genders) == gender]
+        referent = min(earlier, key=lambda e: e[0])[1] if earlier else last.get(gender) or last.get(None)
         if referent is None:
             continue
         name = referent.name if isinstance(referent, Someone) else referent

@@ -318,6 +318,9 @@ def named_subjects(
     )
 
 
+_OPENING = 80  # characters of the next sentence read to see it describe someone (<name> was a…)
+
+
 def brought_in(plain: str, lang: str, named: Sequence[tuple[int, str]]) -> list[tuple[int, Someone]]:
     """(offset, person) of the unnamed people the narration `plain` brings in (`someones`), less
     the ones its next sentence names by describing (船头坐着一个老汉。老陈是个黑瘦的老船夫: 老陈);
@@ -327,8 +330,9 @@ def brought_in(plain: str, lang: str, named: Sequence[tuple[int, str]]) -> list[
     for o, person in someones(plain, lang):
         end = _SENTENCE[lang].match(plain, o)
         after = end.end() if end else len(plain)
-        after += len(plain[after:]) - len(plain[after:].lstrip())
-        if not (after in opening and _STATE[lang].match(plain[after:])):
+        gap = plain[after : after + _OPENING]
+        after += len(gap) - len(gap.lstrip())
+        if not (after in opening and _STATE[lang].match(plain[after : after + _OPENING])):
             out.append((o, person))
     return out
 
