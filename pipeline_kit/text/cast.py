@@ -2,9 +2,9 @@
 
 Which names are people and which are one person is decided in `cast_names`. Here: the bible
 (characters with aliases, description, gender, locked and dropped flags), the matching of its
-names in a chapter, pronouns (他/她, he/she) in a shot naming nobody resolved to the last named
-character of that gender (marked as inferred; one of unknown gender only when none of it was named
-just before), and descriptions from the sentences about looks near a character's first mentions.
+names in a chapter, each shot's cast as its Action line stages it (`prompts.named_subjects`: who
+its narration names or speaks to, and whom its pronouns mean, marked as inferred), and
+descriptions from the sentences about looks near a character's first mentions.
 """
 
 from __future__ import annotations
@@ -13,25 +13,24 @@ import bisect
 import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import kin_genders, role_gender
 from pipeline_kit.text.looks import identity_pronoun, looks_of
-from pipeline_kit.text.moments import Who
+from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
-from pipeline_kit.text.prompts import narration_only
+from pipeline_kit.text.prompts import Named, brought_in, named_subjects, narration_only
 from pipeline_kit.text.shots import ShotDraft
 
 # A character is named this often in the book: twice in a short story, five times in a novel.
 MENTION_STEPS = {"zh": ((40_000, 2), (200_000, 3)), "en": ((120_000, 2), (400_000, 3))}
 MIN_MENTIONS = 5
 DESCRIPTION_CHARS = {"zh": 160, "en": 400}
-RECENT = 6  # a pronoun's person is among this many last named, if its sex is known
 TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns after her name
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
@@ -162,7 +161,10 @@ class Bible:
     @cached_property
     def who(self) -> Who:
         """The cast as a prompt's moments name it: who a sentence names, and their genders."""
-        return Who(self.named, {c.name: c.gender for c in self.characters})
+        genders = {c.name: c.gender for c in self.characters}
+        if self.narrator is not None:
+            genders[self.narrator] = "first person"  # I is never the he or she a pronoun means
+        return Who(self.named, genders)
 
     def named(self, text: str) -> list[tuple[int, str, str]]:
         """(offset, name as written, canonical name) of each character a shot's text names; a
@@ -252,33 +254,82 @@ def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:
     return Bible(bible.lang, tuple(sorted(chars, key=lambda c: (-c.mentions, c.name))), bible.places)
 
 
-def cast_drafts(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[ShotDraft]:
-    """Drafts naming characters as the bible does; pronouns resolved where nobody is named.
+def cast_drafts(
+    text: str, drafts: Sequence[ShotDraft], bible: Bible, reading: ChapterCast | None = None
+) -> list[ShotDraft]:
+    """Drafts naming the characters each stages as its Action line does (`named_subjects`: named
+    in its narration, spoken to, or meant by a pronoun, marked inferred), and the bible's places.
 
-    A draft's own names (a model splitter's) count when they are a character's name or alias.
+    A draft's own names (a model splitter's) count when they are a character's name or alias
+    that its narration holds (one only spoken of is not there). `reading`: the chapter read
+    already (its prompts are written from the same reading).
     """
-    found = bible.mentions(text)
-    offsets = [o for o, _ in found]
-    plain = narration_only(text)  # a pronoun means someone named in the narration, not in speech
-    narrated = [(o, n) for o, n in found if plain[o] != " "]
-    narrated_at = [o for o, _ in narrated]
+    reading = reading or ChapterCast.read(text, bible, drafts)
     out: list[ShotDraft] = []
     where = _places_of(text, drafts, bible)
     scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
     for d, place in zip(drafts, where):
         if bible.places:  # the bible's place of this very shot; a model splitter's own place stays
             d = replace(d, location=place or (d.location if d.location not in scene_wide else None))
-        lo, hi = bisect.bisect_left(offsets, d.span_start), bisect.bisect_left(offsets, d.span_end)
-        named = dict.fromkeys(name for _, name in found[lo:hi])
-        named.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical))
-        inferred: tuple[str, ...] = ()
-        span = text[d.span_start : d.span_end]
-        if not named or _OPENS_WITH_PRONOUN.match(span):  # She ran down…: the Action names her, so must the cast
-            before = narrated[: bisect.bisect_left(narrated_at, d.span_start)]
-            who = _pronoun_referent(span, before, bible)
-            inferred = (who,) if who and who not in named else ()
-        out.append(replace(d, characters=tuple(named) + inferred, inferred=inferred))
+        named = reading.shot(d)
+        staged = dict.fromkeys(named.people)
+        plain = narration_only(text[d.span_start : d.span_end])
+        staged.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical and n in plain))
+        inferred = tuple(n for n in named.inferred if n in staged)
+        out.append(replace(d, characters=tuple(staged), inferred=inferred))
     return out
+
+
+@dataclass(frozen=True)
+class ChapterCast:
+    """A chapter read once for whom its shots stage: everyone its narration names or brings in
+    without a name (`refs`, in order: whom a pronoun may mean, never someone named only in a
+    quotation), the bible's name spans, and where each scene starts (a they means the people
+    there since then)."""
+
+    text: str
+    bible: Bible
+    refs: list[tuple[int, Referent]]
+    spans: list[tuple[int, int, str]]
+    scenes: dict[int, int]
+    _read: dict[tuple[int, int], Named] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def read(cls, text: str, bible: Bible, drafts: Sequence[ShotDraft]) -> ChapterCast:
+        plain = narration_only(text)
+        spans = bible.spans(text)
+        named = [(o, n) for o, _, n in spans if plain[o] != " "]
+        brought = brought_in(plain, bible.lang, named)
+        again = mentioned(plain, bible.lang, [p for _, p in brought])
+        scenes: dict[int, int] = {}
+        for d in drafts:
+            scenes.setdefault(d.scene, d.span_start)
+        return cls(text, bible, sorted([*named, *brought, *again], key=lambda r: r[0]), spans, scenes)
+
+    @cached_property
+    def _ref_offsets(self) -> list[int]:
+        return [o for o, _ in self.refs]
+
+    @cached_property
+    def _span_starts(self) -> list[int]:
+        return [o for o, _, _ in self.spans]
+
+    def shot(self, d: ShotDraft) -> Named:
+        """The draft's text with its pronouns named and whom it stages (`named_subjects`), read
+        with who was named in the CONTEXT characters before it (read once: the cast and the
+        prompts ask alike)."""
+        start, end = d.span_start, d.span_end
+        if (start, end) in self._read:
+            return self._read[start, end]
+        offsets = self._ref_offsets
+        window = self.refs[bisect.bisect_left(offsets, start - CONTEXT) : bisect.bisect_left(offsets, start)]
+        present = dict.fromkeys(r for o, r in window if isinstance(r, str) and o >= self.scenes[d.scene])
+        lo, hi = (bisect.bisect_left(self._span_starts, o) for o in (start, end))
+        found = [(o - start, self.text[o:e], n) for o, e, n in self.spans[lo:hi]]
+        who = Who(lambda _: found, self.bible.who.genders)
+        named = named_subjects(self.text[start:end], self.bible.lang, who, [r for _, r in window], list(present))
+        self._read[start, end] = named
+        return named
 
 
 def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:
@@ -298,7 +349,6 @@ _EN_THERE = re.compile(
     r"\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$",
     re.I,
 )
-_OPENS_WITH_PRONOUN = re.compile(r"\s*(?:(?:He|She)\b|[他她](?!们))")
 _EN_FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
 _EN_PLACE_NAMED = re.compile(rf"\b[A-Z][\w’'-]* (?:[A-Z][\w’'-]* )*(?:{_EN_PLACE_WORDS})$")
 
@@ -312,18 +362,6 @@ def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
     if _EN_FROM.search(text, max(0, offset - 12), offset):  # the baker from Lantern Street: not where she is
         return False
     return bool(_EN_PLACE_NAMED.search(name) or _EN_THERE.search(text, max(0, offset - 20), offset))
-
-
-def _pronoun_referent(span: str, before: list[tuple[int, str]], bible: Bible) -> str | None:
-    """The last character named before the span with the gender of the span's first pronoun,
-    among the last RECENT named; else the last one whose gender the text never told (he said of a
-    man not known as one), never merely the last name (Mara took a letter from Tobias. She…)."""
-    gender = _first_pronoun(span, bible.lang)
-    if gender is None:
-        return None
-    recent = [name for _, name in reversed(before) if name != bible.narrator]  # he is never I
-    told = [name for name in recent[:RECENT] if bible.by_name[name].gender == gender]
-    return next(iter(told + [n for n in recent if bible.by_name[n].gender in (gender, None)]), None)
 
 
 def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:

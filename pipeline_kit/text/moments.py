@@ -1,14 +1,16 @@
 """What a shot shows happening, as an image prompt can say it: who does what, one short clause per
 moment, never the novel's paragraph.
 
-A shot's sentences (its spoken words already out) are staged: a leading he/she (他/她) becomes
-the person it refers to, the last one named before it with that gender (a person whose gender
-the text never told fits either), so the picture's subject has a name; the sentences where
-someone acts are kept (all of them when nobody does); each is cut to its head: the clauses
-before the first one with a person go (In the morning, 天快黑的时候), an apposition after a
-name goes (Silas Ardent, her father, was waiting), and what is left is clipped to a few words
-at a clause or phrase boundary.
-"""
+A shot's sentences (its spoken words already out) are staged: a he/she (他/她) opening a sentence
+or a clause becomes the person it refers to, the sentence's own subject of that gender (Mara
+climbed, and she…) else the last one named before it with that gender (a person whose gender
+the text never told fits either), so the picture's subject has a name; a person the text brings
+in without a name (An old man in a blue coat…, 一个白头发的老妇人) is a referent too, named by
+what they are (the old man). The sentences where someone acts are kept (all of them when nobody
+does); each is cut to its head: the clauses before the first one with a person go (In the
+morning, 天快黑的时候), so does a clause that only sets up the next (When he saw…, 正说着) and a
+conjunction opening it (and, Then), an apposition after a name goes (Silas Ardent, her father,
+was waiting), and what is left is clipped to a few words at a clause or phrase boundary."""
 
 from __future__ import annotations
 
@@ -27,11 +29,49 @@ _JOIN = {"en": ", ", "zh": "，"}
 MOMENT_SEP = {"en": "; ", "zh": "；"}  # between an Action line's moments (no moment holds one)
 _EN_PRONOUN = re.compile(r"^(?:(?P<lead>[A-Z][a-z]+) )?(?P<p>[Hh]e|[Ss]he)\b(?![’'])")
 _ZH_PRONOUN = re.compile(r"^(?P<lead>)(?P<p>[他她])(?![们])")
-# A sentence's subject pronoun: He/She opening it, or he/she after a short opening clause.
+# A clause's subject pronoun: he/she opening a sentence or a clause (after a comma, a conjunction
+# or a subordinator: “…,” said Mara, and she kept climbing; When he saw…, he lifted…).
+_OPENER = r"and|but|then|so|when|while|as|after|before|until|because|though|although|if|once|since"
 _LEADING = {
-    "en": re.compile(r"^\s*(?:[^,;.!?]{1,30}, )?(?:(?P<lead>[A-Z][a-z]+) )?(?P<p>[Ss]?[Hh]e)\b(?![’'])"),
-    "zh": re.compile(r"^\s*(?:[^，。！？]{1,8}，)?(?P<lead>)(?P<p>[他她])(?![们])"),
+    "en": re.compile(rf"(?:^\s*|[,;]\s+|\b(?i:{_OPENER})\s+)(?:(?P<lead>[A-Z][a-z]+) )?(?P<p>[Ss]?[Hh]e)\b(?![’'])"),
+    "zh": re.compile(r"(?:^\s*|[，；：])(?P<lead>)(?P<p>[他她])(?![们])"),
 }
+# A plural subject: they (always a subject in English) doing something (They were admirable things
+# is a state, mostly of things; they were sitting is done), 他们 opening a sentence or a clause
+# (看了他们 is an object): the people there act together.
+_PLURAL = {
+    "en": re.compile(r"\b[Tt]hey\b(?!\s+(?:were|are)\s+(?!\w+ing\b))"),
+    "zh": re.compile(r"(?:^\s*|[，；])[他她]们"),
+}
+# A clause that only sets up another (When he saw…, 正说着，…): no moment opens with it.
+_SUBORDINATE = {
+    "en": re.compile(r"^(?:when|while|as|after|before|until|because|though|although|if|once|since)\b", re.I),
+    "zh": re.compile(r"(?:着|时|后|之后|以后|的时候|之前|以前)$"),
+}
+_CONJUNCTION = {"en": re.compile(r"^(?:and|but|then|so|and then)\s+", re.I), "zh": re.compile(r"^(?:然后|于是)")}
+# People the text brings in without a name: a head noun, with its gender (None: either).
+_EN_NOUNS = {
+    **dict.fromkeys("man boy gentleman fellow lad fisherman monk priest king prince".split(), "male"),
+    **dict.fromkeys("woman girl lady maid lass widow nun queen princess".split(), "female"),
+    **dict.fromkeys("child stranger figure sailor soldier traveller traveler rider servant guard".split()),
+}
+_ZH_NOUNS = {
+    **dict.fromkeys("老汉 老头 老翁 汉子 男人 男子 少年 小伙子 后生 和尚 道士 书生 公子 伙计".split(), "male"),
+    **dict.fromkeys("老妇人 妇人 老太太 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑".split(), "female"),
+    **dict.fromkeys("老人 孩子 小孩 客人 人".split()),
+}
+_EN_VERB = (
+    r"(?:was|were|stood|sat|came|went|ran|lay|leant|held|had|took|got|made|saw|knew|kept|rose|fell|spoke|said"
+    r"|told|found|brought|left|gave|began|[a-z]+ed)"
+)
+_EN_SOMEONE = re.compile(
+    rf"\b(?P<det>[Aa]n?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)(?P<noun>{'|'.join(_EN_NOUNS)})"
+    rf"(?P<rest>(?: (?:in|with|wearing|carrying) [^,.;:!?“”\"]{{1,40}}?)?)(?= {_EN_VERB}\b)"
+)
+_ZH_SOMEONE = re.compile(
+    rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
+    rf"(?P<noun>{'|'.join(sorted(_ZH_NOUNS, key=len, reverse=True))})"
+)
 _GENDER = {"he": "male", "she": "female", "他": "male", "她": "female"}
 # Where a long English clause is cut: before a preposition or conjunction that starts a phrase.
 _EN_CUT = frozenset("with and but while as in on at to from into onto by for of where when which who that".split())
@@ -57,33 +97,106 @@ def staged(sentences: Sequence[str], lang: str, people: Collection[str] | None =
     return [m for m in dict.fromkeys(_clipped(h, lang) for h in kept) if m]
 
 
-def named_subject(
-    sentence: str, lang: str, last: Mapping[str | None, str], people: Collection[str]
-) -> tuple[str, str | None]:
-    """The sentence with its leading he/she (他/她; after a short opening clause too: Inside, he
-    sat) replaced by the last person named with that gender (else the last whose gender is
-    unknown), and the name put in (None: none); `people`: names as the text writes them."""
-    m = _LEADING[lang].match(sentence)
-    if not m or not _subject(m, sentence, people):
-        return sentence, None
-    name = last.get(_GENDER[m.group("p").lower()]) or last.get(None)
-    if name is None:
-        return sentence, None
-    return sentence[: m.start("p")] + name + sentence[m.end("p") :], name
+@dataclass(frozen=True)
+class Someone:
+    """A person the text brings in without a name (An old man in a blue coat stood…, 一个白头发的
+    老妇人…): as a moment names them (the old man, 老妇人), as the Characters line describes them
+    (an old man in a blue coat), and their gender when the noun tells it."""
+
+    name: str
+    described: str
+    gender: str | None
+
+    @property
+    def words(self) -> str:
+        """The name less its article: what a sentence about them holds (old man)."""
+        return self.name.removeprefix("the ")
 
 
-def _subject(m: re.Match[str], sentence: str, people: Collection[str]) -> bool:
-    """Is the pronoun `m` found the sentence's subject: not a lower-case he opening it (“…,” he
-    said: a speech tag's), nor one after a name (Abel he…)?"""
-    if m.group("p").islower() and not sentence[: m.start("p")].strip():
-        return False
-    return m.group("lead") not in people
+Referent = str | Someone  # a character's canonical name, or someone unnamed
 
 
-def note(last: dict[str | None, str], names: Iterable[str], who: Who) -> None:
-    """Note `names`, in order, as the last named of their genders."""
-    for name in names:
-        last[who.genders.get(name)] = name
+def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
+    """(offset, person) of each unnamed person `text` brings in: in English an indefinite noun
+    phrase for a person that opens a sentence or clause and is followed by its verb (An old man
+    in a blue coat stood…); in Chinese 一个/一位 and a noun for a person (船头坐着一个老汉), a bare
+    人 only with words describing it (一个白头发的人: 一个人在走 is alone, not someone)."""
+    out = []
+    if lang == "zh":
+        for m in _ZH_SOMEONE.finditer(text):
+            noun = m.group("noun")
+            if noun != "人" or m.group("adjs"):
+                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), _ZH_NOUNS[noun])))
+        return out
+    for m in _EN_SOMEONE.finditer(text):
+        opening = text[: m.start()].rstrip()
+        if opening and opening[-1] not in '.!?”"’,;:' and not opening.endswith((" and", " then")):
+            continue
+        phrase = m.group().strip()
+        noun = m.group("noun")
+        out.append(
+            (m.start(), Someone(f"the {m.group('adjs')}{noun}", phrase[0].lower() + phrase[1:], _EN_NOUNS[noun]))
+        )
+    return out
+
+
+def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int, Someone]]:
+    """(offset, person) where `text` names someone brought in before by what they are: the old
+    man (English, anywhere), 老妇人 opening a clause (Chinese: 秀兰是个圆脸的姑娘 is no mention)."""
+    out = []
+    for person in dict.fromkeys(known):
+        if lang == "zh":
+            pattern = rf"(?:^|(?<=[，。！？；：”」\s])){re.escape(person.name)}"
+        else:
+            pattern = rf"\b[Tt]he {re.escape(person.words)}\b"
+        out += [(m.start(), person) for m in re.finditer(pattern, text)]
+    return sorted(out, key=lambda found: found[0])
+
+
+def gender_of(referent: Referent, genders: Mapping[str, str | None]) -> str | None:
+    return referent.gender if isinstance(referent, Someone) else genders.get(referent)
+
+
+def subjects(
+    sentence: str,
+    lang: str,
+    here: Sequence[tuple[int, Referent]],
+    last: Mapping[str | None, Referent],
+    genders: Mapping[str, str | None],
+    people: Collection[str],
+) -> tuple[str, list[tuple[int, Referent]]]:
+    """The sentence with each he/she (他/她) opening it or one of its clauses replaced by the person
+    it means, and those persons: the first of its gender the sentence named before it (its
+    subject: Mara climbed, and she…; `here`: (offset, person) named in it), else the last named
+    before of that gender (else the last whose gender is unknown), each with its offset; `people`:
+    names as written."""
+    seen = list(here)
+    out, at, found = [], 0, []
+    for m in _LEADING[lang].finditer(sentence):
+        if m.group("lead") in people:  # Abel he…: not a subject pronoun
+            continue
+        gender = _GENDER[m.group("p").lower()]
+        earlier = [(o, r) for o, r in seen if o < m.start("p") and gender_of(r, genders) == gender]
+        referent = min(earlier, key=lambda e: e[0])[1] if earlier else last.get(gender) or last.get(None)
+        if referent is None:
+            continue
+        name = referent.name if isinstance(referent, Someone) else referent
+        out += [sentence[at : m.start("p")], name]
+        at = m.end("p")
+        seen.append((m.start("p"), referent))
+        found.append((m.start("p"), referent))
+    return "".join(out) + sentence[at:], found
+
+
+def plural_subject(sentence: str, lang: str) -> bool:
+    """Has the sentence a plural subject (they, 他们): the people there act together?"""
+    return bool(_PLURAL[lang].search(sentence))
+
+
+def note(last: dict[str | None, Referent], referents: Iterable[Referent], genders: Mapping[str, str | None]) -> None:
+    """Note `referents`, in order, as the last named of their genders."""
+    for referent in referents:
+        last[gender_of(referent, genders)] = referent
 
 
 def action_line(moments: Sequence[str], lang: str) -> str:
@@ -95,10 +208,15 @@ def action_line(moments: Sequence[str], lang: str) -> str:
 
 def _head(sentence: str, lang: str, people: Collection[str] | None) -> tuple[str, bool]:
     """The sentence from its first clause with a person in it (a name or a leading pronoun), less
+    a clause that only sets up the next (When…, 正说着), a conjunction opening it (and, then) and
     an apposition right after a name, and whether it has a person; unchanged when it has none."""
     clauses = [c for c in _CLAUSE[lang].split(sentence.rstrip(" .。!！?？…")) if c]
     person = next((k for k, c in enumerate(clauses) if _has_person(c, lang, people)), None)
     clauses = clauses[person or 0 :]
+    while len(clauses) > 1 and _SUBORDINATE[lang].search(clauses[0]) and _has_person(clauses[1], lang, people):
+        clauses = clauses[1:]  # When he saw the beam, he waved: the moment is the main clause
+    if clauses:
+        clauses[0] = _CONJUNCTION[lang].sub("", clauses[0])
     if lang == "en" and len(clauses) >= 3 and _EN_NAME_ONLY.match(clauses[0]) and clauses[1][:1].islower():
         clauses = [clauses[0] + " " + clauses[2], *clauses[3:]]  # Silas Ardent, her father, was waiting
     return _JOIN[lang].join(clauses), person is not None

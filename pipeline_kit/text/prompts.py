@@ -6,6 +6,7 @@ directory named by $PIPELINE_KIT_TEMPLATES, or passed in, overrides them file by
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -16,7 +17,18 @@ from string import Template
 
 from pipeline_kit.errors import BadInput
 from pipeline_kit.ornaments import without_ornaments
-from pipeline_kit.text.moments import MOMENT_SEP, Who, action_line, named_subject, note, staged
+from pipeline_kit.text.moments import (
+    MOMENT_SEP,
+    Referent,
+    Someone,
+    Who,
+    mentioned,
+    note,
+    plural_subject,
+    someones,
+    staged,
+    subjects,
+)
 
 TEMPLATE_ENV = "PIPELINE_KIT_TEMPLATES"
 TEMPLATE_NAMES = ("image_prompt", "video_prompt", "character_sheet", "location_sheet")
@@ -63,9 +75,10 @@ NO_LOOKS = "the book does not describe their looks: keep them plain and fitting 
 # Spoken words in quotation marks (straight, curly, corner brackets), never put in an image prompt.
 _QUOTED = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|『[^』]*(?:』|$)|\"[^\"]*(?:\"|$)|‘[^’]{2,}’")
 _VERBS = r"said|says|cried|asked|answered|replied|whispered|shouted|added|called|murmured|exclaimed"
-_SPEAKER = r"(?:[A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?|he|she|they|I|we|the \w+)"
+_SPEAKER = r"(?:[A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?|he|she|they|I|we|the(?: \w+){1,2})"
 # A speech tag: right after a quotation (“…,” said Wren / Jory answered) or right before one
-# (Wren said, “…” / 悟空道：“…”); only those go, the narration around them stays.
+# (Wren said, “…” / 悟空道：“…”), a clause of its own (…for a while before he answered, “…” keeps
+# its clause); only those go, the narration around them stays.
 _TAG_AFTER = {
     "en": re.compile(rf"^[\s,.;:—-]*(?:(?:{_VERBS})\s+{_SPEAKER}|{_SPEAKER}\s+(?:{_VERBS}))\b[\s,.;:—-]*", re.I),
     "zh": re.compile(r"^[\s，,。]*"),
@@ -74,9 +87,13 @@ _CLOSES = {"”": "“", "」": "「", "』": "『"}
 _OPENS = {opening: closing for closing, opening in _CLOSES.items()}
 _MISPRINTED_OPEN = re.compile(r"([：:]\s*)”")
 _MARKS = re.compile(f"[{''.join(_CLOSES)}{''.join(_OPENS)}]")
+_ENDED = re.compile(r"[.。!！?？…]$")
+_FULL_STOP = {"zh": "。", "en": "."}
 _TAG_TAIL = 60  # a speech tag before a quotation is within this many characters of it
 _TAG_BEFORE = {
-    "en": re.compile(rf"[\s,;:—-]*\b(?:{_SPEAKER}\s+(?:{_VERBS})|(?:{_VERBS})\s+{_SPEAKER})[\s,.;:—-]*$", re.I),
+    "en": re.compile(
+        rf"(?:^|(?<=[.!?,;:—”\"]))[\s,;:—-]*\b(?:{_SPEAKER}\s+(?:{_VERBS})|(?:{_VERBS})\s+{_SPEAKER})[\s,.;:—-]*$", re.I
+    ),
     "zh": re.compile(r"[^，。！？；：“”]{0,8}(?:笑道|说道|问道|答道|叫道|喝道|道|曰|说|问|答|叫)[：:，,]?\s*$"),
 }
 
@@ -92,8 +109,8 @@ def unspoken(text: str, lang: str) -> str:
             piece = _TAG_AFTER[lang].sub("", piece)
         if k < len(split) - 1:  # a tag ends the piece: only its tail is searched
             piece = piece[:-_TAG_TAIL] + _TAG_BEFORE[lang].sub("", piece[-_TAG_TAIL:])
-        if piece.strip(" ,，.。:：;；—-"):
-            pieces.append(piece.strip())
+        if piece := piece.strip(" ,，:：;；—-"):  # a quotation between two pieces ends a sentence
+            pieces.append(piece if _ENDED.search(piece) else piece + _FULL_STOP.get(lang, "."))
     return re.sub(r"\s+", " " if lang != "zh" else "", " ".join(pieces)).strip(" ,，:：;；—-")
 
 
@@ -161,7 +178,7 @@ def shot_fields(
 ) -> dict[str, str]:
     """The placeholders a shot's templates may use; `$cast` is each character with its bible
     description, `$shot_size` how close the camera stands, `$action` what happens (the shot's
-    moments, `action`: never its words), `$style` the book's look."""
+    moments, `splitter.staging`: never its words), `$style` the book's look."""
     looks = descriptions or {}
     return {
         "shot_size": shot_size(len(characters), dialogue),
@@ -188,7 +205,7 @@ def image_prompt(templates: Templates, fields: dict[str, str]) -> str:
 
 def frame_prompt(prompt: str, frame: str, text: str, lang: str, characters: Sequence[str] = ()) -> str:
     """A frame task's prompt: the shot's image prompt pinned to one moment, the first (or last)
-    of the moments its Action line names (the ones `action` found there, or a person's edit of
+    of the moments its Action line names (the ones `splitter.staging` found there, or a person's edit of
     them), else of what its text shows someone doing (`moments`); a shot that is all talk shows
     its people talking. The last frame continues the first one (drawn from it where the provider
     takes a reference). Every frame asks for a picture without lettering."""
@@ -210,59 +227,122 @@ def _action_moments(prompt: str, lang: str) -> list[str]:
     return [p for p in m.group(1).strip().split(MOMENT_SEP[lang]) if p] if m else []
 
 
-def moments(text: str, lang: str, who: Who | None = None, before: Sequence[str] = ()) -> list[str]:
+def moments(
+    text: str, lang: str, who: Who | None = None, before: Sequence[Referent] = (), present: Sequence[str] = ()
+) -> list[str]:
     """What the shot shows someone doing, one short clause per moment (`staged`), from its
     sentences less speech and less the ones that only describe someone, each subject pronoun
     named (`named_subjects`)."""
     if who is None:
         return staged(_happenings(text, lang), lang)
-    named, people = named_subjects(text, lang, who, before)
-    return staged(_happenings(named, lang), lang, people)
+    return named_moments(named_subjects(text, lang, who, before, present), lang)
 
 
-_PRONOUN = {"zh": re.compile("[他她]"), "en": re.compile(r"\b[Ss]?[Hh]e\b")}
+def named_moments(named: Named, lang: str) -> list[str]:
+    """The moments of a text whose subject pronouns are named (see `moments`)."""
+    return staged(_happenings(named.text, lang), lang, named.written)
 
 
-def named_subjects(text: str, lang: str, who: Who, before: Sequence[str] = ()) -> tuple[str, set[str]]:
-    """The text with the he/she (他/她) opening each sentence of its narration replaced by the
-    person it refers to: the last one named before it (in the narration and speech tags, never
-    inside a quotation; `before`: those named before the text) of its gender, the first named
-    of a sentence (mostly its subject: A looked at B. Then he turned) counting as the last; and
-    the names as the text now writes them."""
+@dataclass(frozen=True)
+class Named:
+    """A shot's text with its subject pronouns named, and whom the shot stages: the characters
+    its narration names, speaks to by name or means by a pronoun (he, they), and unnamed people."""
+
+    text: str
+    written: frozenset[str]  # the people as the text now writes them: a sentence with one has a person
+    people: tuple[str, ...]  # the characters staged, canonical names
+    inferred: tuple[str, ...]  # those of them only a pronoun names
+    unnamed: tuple[Someone, ...]  # people without a name it stages
+
+
+# A name in speech that the speaker says to its holder: opening the quotation or after a comma,
+# with a title before it at most (“Hetty, what…”, “Let them go, Pike.”, “周掌柜，你外甥来了”).
+_ADDRESS_BEFORE = {
+    "en": re.compile(r"(?:^|,\s*)(?:(?:[A-Z][\w.]*|dear|my)\s+)?$"),
+    "zh": re.compile(r"(?:^|[，,])[^，。！？“”\s]{0,2}$"),
+}
+_ADDRESS_AFTER = {"en": re.compile(r"^\s*[,.!?]"), "zh": re.compile(r"^[，,！!？?。]")}
+
+
+def named_subjects(
+    text: str, lang: str, who: Who, before: Sequence[Referent] = (), present: Sequence[str] = ()
+) -> Named:
+    """The text with each he/she (他/她) opening a sentence or clause of its narration replaced by
+    the person it means (`subjects`: never by someone named only in a quotation; `before`: the
+    people named before the text, characters and unnamed, in order), and whom it stages: who
+    its narration names or brings in (An old man in a blue coat…), who is spoken to by name,
+    who a pronoun means, and for a they (他们) the characters `present` (there before it)."""
     found = who.find(text)
-    people = {written for _, written, _ in found}
-    if not _PRONOUN[lang].search(text):
-        return text, people
-    last: dict[str | None, str] = {}
-    note(last, before, who)
-    out, at, k = [], 0, 0
-    for quote in [*_QUOTED.finditer(text), None]:
-        end = quote.start() if quote else len(text)
+    quotes = [(q.start(), q.end()) for q in _QUOTED.finditer(text)]
+    ends = [end for _, end in quotes]
+
+    def quote_of(offset: int) -> tuple[int, int] | None:
+        k = bisect.bisect_right(ends, offset)
+        return quotes[k] if k < len(quotes) and quotes[k][0] <= offset else None
+
+    narrated = [(o, w, n) for o, w, n in found if quote_of(o) is None]
+    spoken_to = [n for o, w, n in found if (q := quote_of(o)) and _addressed(text, q, o, w, lang)]
+    plain = narration_only(text)
+    brought = brought_in(plain, lang, [(o, n) for o, _, n in narrated])
+    known = [r for r in before if isinstance(r, Someone)] + [p for _, p in brought]
+    refs = sorted([(o, n) for o, _, n in narrated] + brought + mentioned(plain, lang, known), key=lambda r: r[0])
+    written = {w for _, w, _ in narrated} | {p.words for _, p in refs if isinstance(p, Someone)}
+    last: dict[str | None, Referent] = {}
+    note(last, before, who.genders)
+    out, at, resolved, plural = [], 0, [], False
+    for quote in [*quotes, None]:
+        end = quote[0] if quote else len(text)
         for s in _SENTENCE[lang].finditer(text, at, end):
-            out.append(text[at : s.start()])
-            sentence, name = named_subject(s.group(), lang, last, people)
-            out.append(sentence)
-            people |= {name} if name else set()
-            while k < len(found) and found[k][0] < s.start():
-                k += 1
-            named = []
-            while k < len(found) and found[k][0] < s.end():
-                named.append(found[k][2])
-                k += 1
-            note(last, reversed([*([name] if name else []), *named]), who)
+            here = [(o - s.start(), r) for o, r in refs if s.start() <= o < s.end()]
+            sentence, meant = subjects(s.group(), lang, here, last, who.genders, written)
+            out += [text[at : s.start()], sentence]
+            plural = plural or plural_subject(s.group(), lang)
+            resolved += [r for _, r in meant]
+            note(last, [r for _, r in sorted([*here, *meant], key=lambda r: r[0], reverse=True)], who.genders)
             at = s.end()
         out.append(text[at:end])
         if quote:
-            out.append(quote.group())
-            at = quote.end()
-    return "".join(out), people
+            out.append(text[quote[0] : quote[1]])
+            at = quote[1]
+    names = [n for _, _, n in narrated] + spoken_to
+    staged_people = dict.fromkeys([*names, *(r for r in resolved if isinstance(r, str))])
+    if plural:
+        staged_people.update(dict.fromkeys(present))
+    unnamed = [p for _, p in refs if isinstance(p, Someone)] + [r for r in resolved if isinstance(r, Someone)]
+    return Named(
+        "".join(out),
+        frozenset(written | {r if isinstance(r, str) else r.words for r in resolved}),
+        tuple(staged_people),
+        tuple(n for n in staged_people if n not in names),
+        tuple(dict.fromkeys(unnamed)),
+    )
 
 
-def action(
-    text: str, lang: str, characters: Sequence[str] = (), who: Who | None = None, before: Sequence[str] = ()
-) -> str:
-    """A shot's Action line: its first, middle and last moments, or its people talking."""
-    return action_line(moments(text, lang, who, before), lang) or talking(characters)
+_OPENING = 80  # characters of the next sentence read to see it describe someone (<name> was a…)
+
+
+def brought_in(plain: str, lang: str, named: Sequence[tuple[int, str]]) -> list[tuple[int, Someone]]:
+    """(offset, person) of the unnamed people the narration `plain` brings in (`someones`), less
+    the ones its next sentence names by describing (船头坐着一个老汉。老陈是个黑瘦的老船夫: 老陈);
+    `named`: (offset, name) of the characters it names."""
+    opening = {o for o, _ in named}
+    out = []
+    for o, person in someones(plain, lang):
+        end = _SENTENCE[lang].match(plain, o)
+        after = end.end() if end else len(plain)
+        gap = plain[after : after + _OPENING]
+        after += len(gap) - len(gap.lstrip())
+        if not (after in opening and _STATE[lang].match(plain[after : after + _OPENING])):
+            out.append((o, person))
+    return out
+
+
+def _addressed(text: str, quote: tuple[int, int], offset: int, written: str, lang: str) -> bool:
+    """Is the name at `offset` inside `quote` said to its holder (see _ADDRESS_BEFORE)?"""
+    return bool(
+        _ADDRESS_BEFORE[lang].search(text[quote[0] + 1 : offset])
+        and _ADDRESS_AFTER[lang].match(text[offset + len(written) : quote[1]])
+    )
 
 
 def talking(characters: Sequence[str]) -> str:

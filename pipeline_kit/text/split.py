@@ -22,7 +22,7 @@ from tqdm import tqdm
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import chapters
 from pipeline_kit.db.sqltime import db_now
-from pipeline_kit.text.cast import Bible, build_bible, cast_drafts
+from pipeline_kit.text.cast import Bible, ChapterCast, build_bible, cast_drafts
 from pipeline_kit.text.castdb import load_characters, refresh_appearances, save_bible
 from pipeline_kit.text.direct import Direction, DirectorSettings, book_director
 from pipeline_kit.text.names import find_mentions
@@ -158,8 +158,9 @@ def chapter_shots(
 ) -> ChapterShots:
     """The chapter's shots as the splitter cuts them, with ids and prompts; characters as the bible names them."""
     drafts = splitter.split(text, book.lang)
+    reading = ChapterCast.read(text, bible, drafts) if bible is not None else None  # the cast and prompts' one
     if bible is not None:
-        drafts = cast_drafts(text, drafts, bible)
+        drafts = cast_drafts(text, drafts, bible, reading)
     return build_shots(
         bookcode=book.bookcode,
         title=book.title,
@@ -170,6 +171,7 @@ def chapter_shots(
         templates=templates,
         bible=bible,
         style=book.style,
+        reading=reading,
     )
 
 

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pipeline_kit.text.cast import Bible
-from pipeline_kit.text.moments import CONTEXT, Who
+from pipeline_kit.text.cast import Bible, ChapterCast
+from pipeline_kit.text.moments import action_line
 from pipeline_kit.text.prompts import (
     NO_LOOKS,
-    action,
     STYLE,
     Templates,
     caption,
     image_prompt,
-    narration_only,
+    Named,
+    moments,
+    named_moments,
+    named_subjects,
     place_prompt,
     sheet_prompt,
     shot_fields,
+    talking,
     video_prompt,
 )
 from pipeline_kit.text.records import Shot, shot_id
@@ -63,33 +66,31 @@ def build_shots(
     templates: Templates,
     bible: Bible | None = None,
     style: str | None = None,
+    reading: ChapterCast | None = None,
 ) -> ChapterShots:
     """Give drafts their ids, source text and prompts; describe each character and place as the
-    bible does (one the book never describes is said to be undescribed, never given a passage)."""
+    bible does (one the book never describes is said to be undescribed, never given a passage);
+    the Characters line adds the unnamed people each shot stages (`reading`: the chapter as
+    `cast_drafts` read it, read afresh when not given)."""
     shots: list[Shot] = []
     sheets: dict[str, str] = {}
     places: dict[str, str] = {}
     looks = descriptions(bible)
     settings = place_descriptions(bible)
-    plain = narration_only(text)  # people named in a quotation are not the ones a pronoun means
-    spans = [s for s in bible.spans(text) if plain[s[0]] != " "] if bible else []
-    starts = [s for s, _, _ in spans]
+    reading = reading or (ChapterCast.read(text, bible, drafts) if bible else None)
     for d in drafts:
         piece = text[d.span_start : d.span_end]
         cap = caption(piece, lang)
-        lo, at, hi = (bisect.bisect_left(starts, o) for o in (d.span_start - CONTEXT, d.span_start, d.span_end))
-        before = [n for _, _, n in spans[lo:at]] + list(d.inferred)
-        found = [(o - d.span_start, text[o:end], n) for o, end, n in spans[at:hi]]
-        who = Who(lambda _, found=found: found, bible.who.genders) if bible else None
+        staged, action_text = staging(piece, lang, d.characters, reading.shot(d) if reading else None)
         fields = shot_fields(
             title=title,
             scene=d.scene,
             seq=d.seq,
             location=d.location,
             time_of_day=d.time_of_day,
-            characters=list(d.characters),
+            characters=staged,
             caption_text=cap,
-            action_text=action(piece, lang, d.characters, who, before),
+            action_text=action_text,
             duration_s=d.duration_s,
             dialogue=d.dialogue,
             descriptions=looks,
@@ -132,6 +133,15 @@ def build_shots(
     return ChapterShots(tuple(shots), sheets, places)
 
 
+def staging(text: str, lang: str, characters: Sequence[str], named: Named | None) -> tuple[list[str], str]:
+    """(who the Characters line stages, the Action line) of a shot: its characters and the unnamed
+    people it stages (by description, without a sheet of their own), and its moments, or them
+    talking; `named`: its text as `named_subjects` read it (None: no bible)."""
+    staged = [*characters, *(p.described for p in named.unnamed)] if named else list(characters)
+    shown = named_moments(named, lang) if named else moments(text, lang)
+    return staged, action_line(shown, lang) or talking(staged)
+
+
 def descriptions(bible: Bible | None) -> dict[str, str]:
     """Canonical name -> its description, for the characters the bible describes."""
     return {c.name: c.description for c in bible.characters if c.description} if bible else {}
@@ -145,16 +155,19 @@ def place_descriptions(bible: Bible | None) -> dict[str, str]:
 def reprompt(
     shot: Shot, *, title: str, lang: str, templates: Templates, bible: Bible | None = None, style: str | None = None
 ) -> tuple[str, str]:
-    """(image prompt, video prompt) rendered afresh from the shot's current fields."""
+    """(image prompt, video prompt) rendered afresh from the shot's current fields (its pronouns
+    read with those it infers as the people named before it)."""
+    named = named_subjects(shot.text, lang, bible.who, shot.inferred) if bible else None
+    staged, action_text = staging(shot.text, lang, shot.characters, named)
     fields = shot_fields(
         title=title,
         scene=shot.scene,
         seq=shot.seq,
         location=shot.location,
         time_of_day=shot.time_of_day,
-        characters=list(shot.characters),
+        characters=staged,
         caption_text=caption(shot.text, lang),
-        action_text=action(shot.text, lang, shot.characters, bible.who if bible else None, shot.inferred),
+        action_text=action_text,
         duration_s=shot.duration_s,
         dialogue=shot.dialogue,
         descriptions=descriptions(bible),

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -100,9 +102,17 @@ def test_the_sample_books_scene_breaks_reach_no_task(sqlite_db: Database) -> Non
     assert stored and not [p for p in stored if "* * *" in p]  # ... and in no task
 
 
+def _unnamed(prompt: str, characters: Sequence[str]) -> int:
+    """How many people the prompt's Characters line stages besides the shot's `characters`."""
+    line = next(x for x in prompt.splitlines() if x.startswith("Characters: ")).removeprefix("Characters: ")
+    entries = re.split(r";\s*(?![^(]*\))", line.rstrip("."))  # a description's own ; is inside ( )
+    return sum(1 for e in entries if e != "none named" and e.split(" (")[0] not in characters)
+
+
 def test_every_frame_prompt_says_how_close_the_camera_stands(sqlite_db: Database) -> None:
     """The rules give each shot a shot size from who is in it (the setting alone wide, one speaker
-    in close-up, two as a two-shot) and both frame prompts carry it with the place and the cast."""
+    in close-up, two as a two-shot) and both frame prompts carry it with the place and the cast;
+    an unnamed person the shot stages (an old man in a blue coat) counts as one of its people."""
     assert shot_size(0, False) == "wide shot of the setting" and shot_size(1, True) == "close-up"
     assert shot_size(1, False) == "medium shot" and shot_size(2, True) == "medium two-shot"
     assert shot_size(5, False) == "wide shot of the group"
@@ -119,7 +129,8 @@ def test_every_frame_prompt_says_how_close_the_camera_stands(sqlite_db: Database
         )
     sizes = set()
     for shot_id, characters, dialogue in rows:
-        size = shot_size(len(characters or ()), bool(dialogue))
+        prompt = frames[f"{shot_id}/first_frame"]["prompt"]
+        size = shot_size(len(characters or ()) + _unnamed(prompt, characters or ()), bool(dialogue))
         sizes.add(size)
         for kind in ("first_frame", "last_frame"):
             assert f": {size}." in frames[f"{shot_id}/{kind}"]["prompt"]
