@@ -64,9 +64,11 @@ _EN_VERB = (
     r"(?:was|were|stood|sat|came|went|ran|lay|leant|held|had|took|got|made|saw|knew|kept|rose|fell|spoke|said"
     r"|told|found|brought|left|gave|began|[a-z]+ed)"
 )
+# What a described person's phrase never ends on (in a red headscarf: "red" is no verb of theirs).
+_EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their its".split())
 _EN_SOMEONE = re.compile(
     rf"\b(?P<det>[Aa]n?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)(?P<noun>{'|'.join(_EN_NOUNS)})"
-    rf"(?P<rest>(?: (?:in|with|wearing|carrying) [^,.;:!?“”\"]{{1,40}}?)?)(?= {_EN_VERB}\b)"
+    rf"(?P<rest>(?: (?:in|with|wearing|carrying) [^,.;:!?“”\"]{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)(?= {_EN_VERB}\b)"
 )
 _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"

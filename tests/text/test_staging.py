@@ -121,6 +121,14 @@ def test_an_unnamed_person_is_a_pronouns_referent_and_is_staged(
     assert staged in after[2]["Characters"] and wrong not in after[2]["Characters"] and wrong not in after[1]
 
 
+@pytest.mark.parametrize("clothes", ["a red headscarf", "a hooded cloak", "a shed-brown coat"])
+def test_an_unnamed_persons_description_runs_to_its_noun(clothes: str) -> None:
+    """An adjective ending in -ed (red, hooded) is no verb: the Characters line says what the
+    person wears whole, never "an old woman in a"."""
+    (found,) = someones(f"At the well, an old woman in {clothes} was drawing water.", "en")
+    assert found[1].described == f"an old woman in {clothes}"
+
+
 def test_an_unnamed_person_the_text_names_next_is_that_character() -> None:
     """船头坐着一个老汉。老陈是个黑瘦的老船夫: the next sentence names the man it brought in, so
     the shot stages 老陈 once, not 老陈 and 一个老汉; 一个人在走 (alone) is nobody brought in."""
