@@ -31,6 +31,7 @@ from pipeline_kit.text.shots import ShotDraft
 MENTION_STEPS = {"zh": ((40_000, 2), (200_000, 3)), "en": ((120_000, 2), (400_000, 3))}
 MIN_MENTIONS = 5
 DESCRIPTION_CHARS = {"zh": 160, "en": 400}
+TALKERS = 2  # a line of talk no tag names is between the last this many people its scene's talk staged
 TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns after her name
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
@@ -261,13 +262,16 @@ def cast_drafts(
     in its narration, spoken to, or meant by a pronoun, marked inferred), and the bible's places.
 
     A draft's own names (a model splitter's) count when they are a character's name or alias
-    that its narration holds (one only spoken of is not there). `reading`: the chapter read
+    that its narration holds (one only spoken of is not there). Talk whose narration names
+    nobody (a speech running on over paragraphs, an untagged reply) stages the people of its
+    scene's last talk that did name them, as inferred. `reading`: the chapter read
     already (its prompts are written from the same reading).
     """
     reading = reading or ChapterCast.read(text, bible, drafts)
     out: list[ShotDraft] = []
     where = _places_of(text, drafts, bible)
     scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
+    talk: dict[int, tuple[str, ...]] = {}  # scene -> the last TALKERS people its talk staged
     for d, place in zip(drafts, where):
         if bible.places:  # the bible's place of this very shot; a model splitter's own place stays
             d = replace(d, location=place or (d.location if d.location not in scene_wide else None))
@@ -276,6 +280,11 @@ def cast_drafts(
         plain = narration_only(text[d.span_start : d.span_end])
         staged.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical and n in plain))
         inferred = tuple(n for n in named.inferred if n in staged)
+        if d.dialogue and staged:
+            talk[d.scene] = tuple(dict.fromkeys([*staged, *talk.get(d.scene, ())]))[:TALKERS]
+        elif d.dialogue and not named.unnamed and talk.get(d.scene):  # talk no tag names goes on between them
+            staged = dict.fromkeys(talk[d.scene])
+            inferred = talk[d.scene]
         out.append(replace(d, characters=tuple(staged), inferred=inferred))
     return out
 

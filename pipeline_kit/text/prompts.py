@@ -74,13 +74,25 @@ STYLE = "cinematic still, consistent character design, 16:9"
 NO_LOOKS = "the book does not describe their looks: keep them plain and fitting the story's time and place"
 # Spoken words in quotation marks (straight, curly, corner brackets), never put in an image prompt.
 _QUOTED = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|『[^』]*(?:』|$)|\"[^\"]*(?:\"|$)|‘[^’]{2,}’")
-_VERBS = r"said|says|cried|asked|answered|replied|whispered|shouted|added|called|murmured|exclaimed"
-_SPEAKER = r"(?:[A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?|he|she|they|I|we|the(?: \w+){1,2})"
+_VERBS = (
+    r"said|says|cried|asked|answered|replied|whispered|shouted|added|called|murmured|exclaimed|remarked|observed"
+    r"|continued|returned|repeated|muttered|interrupted|inquired|enquired|suggested|explained|protested|growled"
+    r"|gasped|urged|insisted|responded|began|went on|broke in|put in"
+)
+_SPEAKER = (
+    r"(?:(?:(?:Mr|Mrs|Dr|Miss|Ms)\.? )?[A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?|he|she|they|I|we"
+    r"|(?:the|my|our|his|her|their)(?: \w+){1,2}?)"
+)
+# How a tag after a quotation may end: a manner (gloomily, with deference, in his quiet way) up to
+# the end of the sentence, before a comma or an "and" that goes on with what the speaker does.
+_TAG_END = (
+    r"(?: \w+ly)?(?:,? (?:with|in) [^.,;:!?“”\"]{1,40}(?=[.!?]?\s*$))?(?=[\s,.;:—-]*(?:$|[.!?,;—]| and\b| then\b))"
+)
 # A speech tag: right after a quotation (“…,” said Wren / Jory answered) or right before one
 # (Wren said, “…” / 悟空道：“…”), a clause of its own (…for a while before he answered, “…” keeps
 # its clause); only those go, the narration around them stays.
 _TAG_AFTER = {
-    "en": re.compile(rf"^[\s,.;:—-]*(?:(?:{_VERBS})\s+{_SPEAKER}|{_SPEAKER}\s+(?:{_VERBS}))\b[\s,.;:—-]*", re.I),
+    "en": re.compile(rf"^[\s,.;:—-]*(?:(?:{_VERBS})\s+{_SPEAKER}|{_SPEAKER}\s+(?:{_VERBS})){_TAG_END}[\s,.;:—-]*"),
     "zh": re.compile(r"^[\s，,。]*"),
 }
 _CLOSES = {"”": "“", "」": "「", "』": "『"}
