@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import re
-from itertools import chain
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -224,7 +223,7 @@ def _paragraph_turns(paragraph: str, lang: str, told: str, left_open: bool) -> t
     for i, match in enumerate(quotes):
         before = paragraph[quotes[i - 1].end() if i else 0 : match.start()]
         after = paragraph[match.end() : quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
-        said = next(g for g in match.groups() if g).strip()
+        said = match.group(match.lastindex or 0).strip()  # the one group of the marks that matched
         speaker = None if lang == "zh" else _speaker(said, before, after)
         if turn and (
             (lang == "zh" and _INTRODUCED.search(before))
@@ -259,17 +258,13 @@ def attribute(
     narration tags, the other of the two who spoke just before or just after it (people talk in
     turn), else the other of the shot's only two characters."""
     start = _settled(turns, since, lang, characters, speakers)
-    read = turns[start:]
-    found = [speakers.tagged(turn.hint, lang, characters) for turn in read]
+    found = [speakers.tagged(turn.hint, lang, characters) for turn in turns[start:]]
     who: list[str | None] = []
-    named: list[str] = []  # the cast as the narration names them, in order, from turn `start` on
-    for turn, (name, how) in zip(read, found):
-        named += speakers.mentioned(turn.told, lang)
+    for k, (name, how) in enumerate(found, start):
         if how == "again":
             name = who[-1] if who else None
         elif how == "pronoun" and name is not None:
-            latest = chain(reversed(named), _named_before(turns[:start], lang, speakers))
-            name = _by_pronoun(name, lang, characters, speakers, who, latest)
+            name = _by_pronoun(name, lang, characters, speakers, who, _named_before(turns[: k + 1], lang, speakers))
         who.append(name)
     hows = [how for _, how in found]
     for order in (range(len(who)), range(len(who) - 1, -1, -1)):
@@ -301,7 +296,8 @@ def _settled(turns: Sequence[Turn], since: int, lang: str, characters: Sequence[
 
 
 def _named_before(turns: Sequence[Turn], lang: str, speakers: Speakers) -> Iterator[str]:
-    """The cast as the narration of `turns` names them, latest first (read only when asked for)."""
+    """The cast as the narration up to the end of `turns` names them, latest first (read only as
+    far as a pronoun's speaker is looked for)."""
     for turn in reversed(turns):
         yield from reversed(speakers.mentioned(turn.told, lang))
 
