@@ -159,8 +159,10 @@ def spoken_lines(
     text = without_ornaments(text)
     turns = attributed_turns(text, lang) if dialogue else []
     if turns:
-        earlier = attributed_turns(without_ornaments(_recent(before)), lang)
-        who = attribute([*earlier, *turns], lang, characters, speakers or Speakers(), since=len(earlier))
+        speakers = speakers or Speakers()
+        told = _all_named(turns, lang, characters, speakers)
+        earlier = [] if told else attributed_turns(without_ornaments(_recent(before)), lang)
+        who = attribute([*earlier, *turns], lang, characters, speakers, since=len(earlier))
         return [Line(name, joined(turn.pieces, lang)) for name, turn in zip(who, turns)]
     told = _flat(text, lang)
     return [Line(None, told, narration=True)] if told else []
@@ -293,6 +295,13 @@ def _settled(turns: Sequence[Turn], since: int, lang: str, characters: Sequence[
         if run == 3:
             return k
     return 0
+
+
+def _all_named(turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers) -> bool:
+    """Does the narration name who says each of the turns (三藏道, 行者笑道)? Then `attribute` gives
+    each the speaker its narration names, whatever was said before (nothing is filled in next to
+    a named turn): most of 西游记's dialogue shots need none of the talk before them."""
+    return all(speakers.tagged(turn.hint, lang, characters)[1] == "named" for turn in turns)
 
 
 def _named_before(turns: Sequence[Turn], lang: str, speakers: Speakers) -> Iterator[str]:
