@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -159,8 +159,10 @@ def spoken_lines(
     text = without_ornaments(text)
     turns = attributed_turns(text, lang) if dialogue else []
     if turns:
-        earlier = attributed_turns(without_ornaments(_recent(before)), lang)
-        who = attribute([*earlier, *turns], lang, characters, speakers or Speakers())[len(earlier) :]
+        speakers = speakers or Speakers()
+        told = _all_named(turns, lang, characters, speakers)
+        earlier = [] if told else attributed_turns(without_ornaments(_recent(before)), lang)
+        who = attribute([*earlier, *turns], lang, characters, speakers, since=len(earlier))
         return [Line(name, joined(turn.pieces, lang)) for name, turn in zip(who, turns)]
     told = _flat(text, lang)
     return [Line(None, told, narration=True)] if told else []
@@ -223,7 +225,7 @@ def _paragraph_turns(paragraph: str, lang: str, told: str, left_open: bool) -> t
     for i, match in enumerate(quotes):
         before = paragraph[quotes[i - 1].end() if i else 0 : match.start()]
         after = paragraph[match.end() : quotes[i + 1].start() if i + 1 < len(quotes) else len(paragraph)]
-        said = next(g for g in match.groups() if g).strip()
+        said = match.group(match.lastindex or 0).strip()  # the one group of the marks that matched
         speaker = None if lang == "zh" else _speaker(said, before, after)
         if turn and (
             (lang == "zh" and _INTRODUCED.search(before))
@@ -249,20 +251,22 @@ def _paragraph_turns(paragraph: str, lang: str, told: str, left_open: bool) -> t
     return tuple(turns), told, left_open
 
 
-def attribute(turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers) -> list[str | None]:
-    """The speaker of each turn (see `attributed_turns`): the character its hint names (a
-    pronoun: see `_by_pronoun`); for 又道 or a speech going on the one speaking before; for a
-    turn no narration tags, the other of the two who spoke just before or just after it (people
-    talk in turn), else the other of the shot's only two characters."""
-    found = [speakers.tagged(turn.hint, lang, characters) for turn in turns]
+def attribute(
+    turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers, since: int = 0
+) -> list[str | None]:
+    """The speaker of each turn from `since` on (the turns before it were said before the shot:
+    they tell who is talking; see `attributed_turns`): the character its hint names (a pronoun:
+    see `_by_pronoun`); for 又道 or a speech going on the one speaking before; for a turn no
+    narration tags, the other of the two who spoke just before or just after it (people talk in
+    turn), else the other of the shot's only two characters."""
+    start = _settled(turns, since, lang, characters, speakers)
+    found = [speakers.tagged(turn.hint, lang, characters) for turn in turns[start:]]
     who: list[str | None] = []
-    named: list[str] = []  # the cast as the narration names them, in order
-    for turn, (name, how) in zip(turns, found):
-        named += speakers.mentioned(turn.told, lang)
+    for k, (name, how) in enumerate(found, start):
         if how == "again":
             name = who[-1] if who else None
         elif how == "pronoun" and name is not None:
-            name = _by_pronoun(name, lang, characters, speakers, who, named)
+            name = _by_pronoun(name, lang, characters, speakers, who, _named_before(turns[: k + 1], lang, speakers))
         who.append(name)
     hows = [how for _, how in found]
     for order in (range(len(who)), range(len(who) - 1, -1, -1)):
@@ -274,7 +278,37 @@ def attribute(turns: Sequence[Turn], lang: str, characters: Sequence[str], speak
                 who[k] = _in_turn(who, hows, k, step, characters)
             elif 0 <= k - step < len(who) and hows[max(k, k - step)] == "again":  # one speech, two turns
                 who[k] = who[k - step]
-    return who
+    return who[since - start :]
+
+
+def _settled(turns: Sequence[Turn], since: int, lang: str, characters: Sequence[str], speakers: Speakers) -> int:
+    """The first turn `attribute` needs to read for the turns from `since` on: the first of the
+    last three turns in a row before `since` whose narration names who says them (0 if none).
+
+    What was said earlier cannot reach past them: a named turn's speaker is what its narration
+    says, whatever came before, and is never filled in going forward; a turn whose speaker is not
+    named looks back at most three turns (又道 one, people talking in turn two, a pronoun three).
+    So a shot reads the few turns of talk that matter, not the whole page before it."""
+    run = 0
+    for k in range(since - 1, -1, -1):
+        run = run + 1 if speakers.tagged(turns[k].hint, lang, characters)[1] == "named" else 0
+        if run == 3:
+            return k
+    return 0
+
+
+def _all_named(turns: Sequence[Turn], lang: str, characters: Sequence[str], speakers: Speakers) -> bool:
+    """Does the narration name who says each of the turns (三藏道, 行者笑道)? Then `attribute` gives
+    each the speaker its narration names, whatever was said before (nothing is filled in next to
+    a named turn): most of 西游记's dialogue shots need none of the talk before them."""
+    return all(speakers.tagged(turn.hint, lang, characters)[1] == "named" for turn in turns)
+
+
+def _named_before(turns: Sequence[Turn], lang: str, speakers: Speakers) -> Iterator[str]:
+    """The cast as the narration up to the end of `turns` names them, latest first (read only as
+    far as a pronoun's speaker is looked for)."""
+    for turn in reversed(turns):
+        yield from reversed(speakers.mentioned(turn.told, lang))
 
 
 def _in_turn(who: list[str | None], hows: list[str], k: int, step: int, characters: Sequence[str]) -> str | None:
@@ -365,12 +399,13 @@ def _by_pronoun(
     characters: Sequence[str],
     speakers: Speakers,
     before: Sequence[str | None],
-    named: Sequence[str],
+    named: Iterable[str],
 ) -> str | None:
     """Who a pronoun (he, she, 他, 她; I in a book without a narrator) speaking a turn is, never
     the narrator (he says I) nor the speaker of the turn just before (a reply): one of its gender
     who spoke in the two turns before that, else the shot's only character of its gender (of any,
-    with no genders known), else the last one of its gender the narration named."""
+    with no genders known), else the last one of its gender the narration named (`named`: the
+    cast as the narration named them, latest first)."""
     gender = _PRONOUN.get(pronoun)
     if gender is None:  # I, in a book whose narrator the bible does not know
         return characters[0] if len(characters) == 1 else None
@@ -392,7 +427,7 @@ def _by_pronoun(
     shot = [c for c in characters if fits(c, known)]
     if len(shot) == 1:
         return shot[0]
-    return next((n for n in reversed(named) if fits(n)), None)
+    return next((n for n in named if fits(n)), None)
 
 
 def _speaker(said: str, before: str, after: str) -> str | None:

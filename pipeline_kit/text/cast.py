@@ -122,9 +122,14 @@ class Bible:
         names = sorted({*self.holders, *self.place_names} - {pronoun}, key=lambda n: (-len(n), n))
         if not names:
             return None
-        # The first letters, looked at before the names: most places in a text open none of them.
+        # The first letters, looked at before the names: most places in a text open none of them;
+        # the names by their first letter (longest first still), so a place tries a few, not all.
         firsts = "".join(sorted({re.escape(n[0]) for n in names}))
-        body = f"(?=[{firsts}])(?:{'|'.join(map(re.escape, names))})"
+        rests: dict[str, list[str]] = defaultdict(list)
+        for n in names:
+            rests[n[0]].append(re.escape(n[1:]))
+        groups = "|".join(f"{re.escape(c)}(?:{'|'.join(r)})" for c, r in rests.items())
+        body = f"(?=[{firsts}])(?:{groups})"
         return re.compile(rf"\b{body}\b" if self.lang != "zh" else body)
 
     def _matches(self, text: str) -> list[tuple[int, str]]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from pipeline_kit.film.dialogue import SUBTITLE_CHARS, Speakers, spoken_lines, subtitles
+from pipeline_kit.film.dialogue import SUBTITLE_CHARS, Speakers, attribute, attributed_turns, spoken_lines, subtitles
 from tests.conftest import CORPUS
 
 
@@ -266,3 +268,41 @@ def test_corpus_passages_are_attributed_as_a_reader_would(
     assert right >= 0.9 * len(said), list(zip(found, said))
     if lang == "zh":  # all but the two turns whose tag calls the speaker by another word (樵汉, 仙童)
         assert [k for k, (a, b) in enumerate(zip(found, said)) if a != b] == [1, 16], list(zip(found, said))
+
+
+# Narration before a line, one of each way a Chinese or English line is told: named (the first
+# four: by any name, the cast's or not, a crowd), 又道, a pronoun, nothing.
+ZH_TAGS = ["青儿道：", "大山笑道：", "樵夫道：", "众人道：", "又道：", "他道：", "她叹道：", ""]
+EN_TAGS = ["said Tobias", "Mara said", "said I", "said the clerk", "said he", "she said", ""]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_talk_before_a_shot_is_read_only_as_far_back_as_it_matters(lang: str) -> None:
+    """A shot's speakers come out the same whether the chapter's talk before it is read whole or,
+    as a split does, only back to three lines in a row whose narration names who says them (a
+    line no narration names looks back at most three lines, so nothing earlier can change who
+    says the shot's lines), or not at all when the narration names who says each of its lines.
+    Checked on made-up conversations mixing every kind of tag."""
+    rnd = random.Random(7)
+    cast, tags = (ZH_CAST, ZH_TAGS) if lang == "zh" else (EN_CAST, EN_TAGS)
+    names = list(cast.genders)
+    spoken = cut_short = all_named = 0
+    for _ in range(300):
+        picked = [rnd.choice(tags) for _ in range(rnd.randint(4, 18))]
+        if lang == "zh":
+            text = "\n".join(f"{tag}“话{k}。”" for k, tag in enumerate(picked))
+        else:
+            text = "\n\n".join(f'"Word {k}," {tag}.' if tag else f'"Word {k}."' for k, tag in enumerate(picked))
+        turns = attributed_turns(text, lang)
+        assert len(turns) == len(picked)
+        characters = tuple(rnd.sample(names, rnd.randint(0, 3)))
+        whole = attribute(turns, lang, characters, cast)
+        for since in range(len(turns)):
+            assert attribute(turns, lang, characters, cast, since=since) == whole[since:], (text, characters, since)
+            if all(tag in tags[:4] for tag in picked[since:]):  # each line named: the talk before is not read
+                assert attribute(turns[since:], lang, characters, cast) == whole[since:], (text, characters, since)
+                all_named += 1
+        spoken += sum(name is not None for name in whole)
+        cut_short += any(all(t in tags[:4] for t in picked[k : k + 3]) for k in range(len(picked) - 3))
+    # the check means something: most lines have a speaker, and many conversations were read in part
+    assert spoken > 0.3 * 300 * 11 and cut_short > 50 and all_named > 100, (spoken, cut_short, all_named)

@@ -6,6 +6,7 @@ import pytest
 
 from pipeline_kit.text.cast import Bible, Character, build_bible, cast_drafts
 from pipeline_kit.text.chapters import find_chapters
+from pipeline_kit.text.places import Place
 from pipeline_kit.text.shots import ShotDraft, split_chapter
 from tests.conftest import CORPUS
 
@@ -120,6 +121,38 @@ def test_pronouns_go_to_the_last_named_character_of_that_gender(lang: str, piece
     shots = cast_drafts(text, _drafts(text, pieces), bible)
     assert [s.characters for s in shots] == [(he,), (she,), (she,), (he,), ()]
     assert [s.inferred for s in shots] == [(), (), (she,), (he,), ()]
+
+
+@pytest.mark.parametrize(
+    "lang,text,expected",
+    [
+        (
+            "zh",
+            "孙家庄外，孙悟空见了悟空的师父孙小圣，又到孙家。",
+            [(5, "孙悟空", "孙悟空"), (10, "悟空", "孙悟空"), (15, "孙小圣", "孙小圣")],
+        ),
+        (
+            "en",
+            "John Clay left St. John's Wood; Johnson met John, and Jo waved at Johns.",
+            [(0, "John Clay", "John Clay"), (44, "John", "John Clay"), (54, "Jo", "Jo")],
+        ),
+    ],
+)
+def test_a_name_is_read_as_the_longest_the_bible_holds_there(lang: str, text: str, expected: list) -> None:
+    """Where several of the bible's names (people's and places') could start, the longest written
+    there wins, and in English only a whole word: names sharing their first letters (孙悟空, 孙小圣,
+    孙家庄; John, John Clay, Jo, St. John's Wood) are never cut short or read inside another word."""
+    if lang == "zh":
+        people = (Character("孙悟空", ("悟空",)), Character("孙小圣"))
+        places = (Place("孙家庄"), Place("花果山", ("孙家",)))
+    else:
+        people = (Character("John Clay", ("John",)), Character("Jo"))
+        places = (Place("St. John's Wood"),)
+    bible = Bible(lang, people, places)
+    assert [(o, text[o:end], name) for o, end, name in bible.spans(text)] == expected
+    assert [name for _, name in bible.place_mentions(text)] == (
+        ["孙家庄", "花果山"] if lang == "zh" else ["St. John's Wood"]
+    )
 
 
 def test_locked_and_dropped_entries_survive_a_rebuild() -> None:
