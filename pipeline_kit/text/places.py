@@ -276,7 +276,8 @@ def shot_places(
     place the shot puts a person in; else the place its scene's people are still in, held until
     they leave with no place named, the scene ends, or HOLD shots pass with no word of it; else the
     last place it describes with nobody in it (which a later description replaces, as nobody was
-    put in it)."""
+    put in it). A word for the kind of place the people are in is that place (at the ford of
+    Harlan's Ford, 山中 of 花果山)."""
     marks = _marks(narration, lang, found, people)
     out: list[str | None] = []
     held: str | None = None
@@ -289,6 +290,7 @@ def shot_places(
         here, age = (held, age + 1) if held is not None and age < HOLD else (None, 0)
         stays = True
         for offset, kind, name in (m for m in marks if start <= m[0] < end):
+            name = here if here is not None and kind != _GONE and _kind_of(here, name, lang) else name
             if kind == _PUT or kind == _DESCRIBED and (here == name or here is None or not someone_put):
                 someone_put = kind == _PUT or here == name and someone_put  # a place described gives way
                 here, age, stays = name, 0, True
@@ -299,6 +301,15 @@ def shot_places(
         out.append(here)
         held = here if stays else None
     return out
+
+
+def _kind_of(held: str, setting: str, lang: str) -> bool:
+    """Is `setting` the word for the kind of place `held` is, so the same place: at the ford of
+    Harlan's Ford, 山中 or 山上 of 花果山, 洞里 of 水帘洞, the lighthouse of Saltmarsh Lighthouse?"""
+    if lang == "zh":
+        kind = setting.rstrip(_ZH_LOCALISERS) or setting
+        return len(kind) < len(held) and held.endswith(kind)
+    return held.lower().endswith(" " + setting.lower())
 
 
 _PUT, _DESCRIBED, _GONE = "put", "described", "gone"

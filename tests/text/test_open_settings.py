@@ -123,3 +123,18 @@ def test_the_time_of_day_is_the_last_one_the_shot_names() -> None:
     """A shot that runs from afternoon into evening ends in the evening (下午…傍晚; morning…noon)."""
     assert _time_of_day("下午，她坐在桥头歇脚。傍晚，她才赶回村口。", "zh") == "evening"
     assert _time_of_day("She left in the morning and reached the ford at noon.", "en") == "noon"
+
+
+def test_a_word_for_the_kind_of_place_the_people_are_in_is_that_place() -> None:
+    """At the ford, after reaching Harlan's Ford, is still Harlan's Ford (镇上 of 石桥镇 is 石桥镇);
+    a word for another kind of place (the river, 河边) is a new place."""
+    en = places_of(
+        [
+            "Nell Averill reached Harlan's Ford at noon.",
+            "At the ford, Nell Averill spoke to the ferryman.",
+            "Nell Averill walked down to the river.",
+        ],
+        "en",
+    )
+    zh = places_of(["阿梅来到石桥镇。", "阿梅在镇上买了药。", "阿梅走到河边，洗了洗手。"], "zh")
+    assert (en, zh) == (["Harlan's Ford", "Harlan's Ford", "river"], ["石桥镇", "石桥镇", "河边"])
