@@ -319,6 +319,12 @@ _EN_OF = re.compile(r"\bof\s+(?:the\s+)?$", re.I)
 _EN_OWN_SUBJECT = re.compile(
     r"\s*(?:(?:and|but|while|as|when|so|then)\s+)?(?:the|a|an|its|this|that|these|those)\s", re.I
 )
+# A place after another in its clause, joined by one of these, says where the first is.
+_EN_LANDMARK = re.compile(
+    r"\b(?:behind|beside|near|by|next to|opposite|beyond|below|above|beneath|under|past)\s+"
+    r"(?:the|a|an|his|her|their|its|this|that)\s+$",
+    re.I,
+)
 _OF_A_THING = re.compile(r"\s*which\b")  # the tower, which stood on its rock: where the tower is
 _ZH_PERSON = re.compile(r"[他她我你]|[一两三几众]个?人|大家")
 _SENTENCE_ENDS = {"en": (".", "!", "?", "\n\n"), "zh": ("。", "！", "？", "\n\n")}  # lines may wrap
@@ -359,11 +365,17 @@ def _marks(
 ) -> list[tuple[int, str, str]]:
     """(offset, kind, place) in `text` order: a place someone is put in (_PUT), one described with
     nobody in it (_DESCRIBED), a leaving (_GONE); places only seen, spoken of or said of a thing
-    (the tower, which stood on its rock) are left out."""
+    (the tower, which stood on its rock), or saying where the place before them in the clause is
+    (the cemetery behind the chapel), are left out."""
     marks: list[tuple[int, str, str]] = []
+    previous = -1
     for offset, name in sorted(dict(found).items()):
         lo, hi = _clause(text, lang, offset)
         before = text[lo:offset]
+        landmark = lang == "en" and lo <= previous and _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
+        previous = offset
+        if landmark:
+            continue  # the cemetery behind the chapel: the chapel says where the cemetery is
         if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):

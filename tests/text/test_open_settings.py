@@ -138,3 +138,16 @@ def test_a_word_for_the_kind_of_place_the_people_are_in_is_that_place() -> None:
     )
     zh = places_of(["阿梅来到石桥镇。", "阿梅在镇上买了药。", "阿梅走到河边，洗了洗手。"], "zh")
     assert (en, zh) == (["Harlan's Ford", "Harlan's Ford", "river"], ["石桥镇", "石桥镇", "河边"])
+
+
+def test_a_place_that_says_where_another_is_is_not_where_the_people_are() -> None:
+    """She walked to the cemetery behind the chapel: she is in the cemetery, the chapel only says
+    where it is; a place in a clause of its own (then she went into the chapel) still moves her."""
+    places = places_of(
+        [
+            "Nell Averill walked down to the cemetery behind the chapel.",
+            "Nell Averill stood there a long time, then she went into the chapel.",
+        ],
+        "en",
+    )
+    assert places == ["cemetery", "chapel"]
