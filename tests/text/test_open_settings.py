@@ -75,10 +75,11 @@ def test_zh_the_object_of_a_locative_or_a_move_is_the_setting() -> None:
 
 def test_zh_body_parts_furniture_things_and_times_are_no_settings() -> None:
     """手里, 心里, 身上, 炕上, 石头上, 灯下, 门槛上 are no places; 在大家面前, 到第二天, 在晚上
-    are no places; 进城 and 上山 are what someone does (a one-character noun needs a localiser)."""
+    are no places; 进城 and 上山 are what someone does (a one-character noun needs a localiser); 不在家,
+    不在店里, 没到盐场 say where nobody is."""
     text = (
         "阿梅手里拿着药，心里盘算着，身上很冷。娘躺在炕上。她坐在石头上，又在灯下坐在门槛上。"
-        "在大家面前，到第二天，在晚上。他进城了，又上山。"
+        "在大家面前，到第二天，在晚上。他进城了，又上山。舅舅不在家，也不在店里，阿梅没到盐场。"
     )
     assert names(text, "zh") == []
 
