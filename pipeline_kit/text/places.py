@@ -133,6 +133,8 @@ _EN_AT_NAMED = re.compile(
     rf"(?:({_EN_PLACE_PHRASE.pattern})|{_EN_OWNED_NAME}|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
 )
 _EN_TITLE_HEAD = re.compile(r"\b(?:[Tt]he|[Aa]n?) [A-Z][a-z]+ $")  # the Study in Scarlet: a title, no place
+# Looked at Otto Brandt: a name someone looks or smiles at is a person's, not a place's.
+_EN_LOOKED = re.compile(r"\b(?:look|stare|gaze|glance|smile|laugh|frown|shout|wink)(?:s|d|ed)?\s*$", re.I)
 _EN_MOVES_TO = frozenset("to toward towards left leaving".split())  # went to Holmes: a person, unless a place word says
 # Words that say what a place looks like, not which it is: the old chapel is a chapel.
 _EN_DESCRIBING = frozenset(
@@ -249,7 +251,7 @@ def find_places(
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
     从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
-    nor the end of a title (the Study in Scarlet)."""
+    nor the end of a title (the Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt)."""
     if lang == "zh":
         return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
     parts = {w for p in people for w in p.split()}
@@ -261,6 +263,7 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
         and name not in people
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
         and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
+        and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
     }
 
 

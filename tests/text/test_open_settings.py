@@ -37,17 +37,18 @@ def test_en_an_owner_before_the_place_word_names_the_place() -> None:
 
 def test_en_a_place_named_with_an_owner_is_a_place_once() -> None:
     """Kessler's Well and St. Bride's are places where people arrive, named once; a person's
-    possession (Otto's Coat) named after `to` is not a place, nor is a bare possessive."""
+    possession (Otto's tent) is a setting, not a named place, and a name someone looks or smiles
+    at (Otto Brandt) is no place."""
     bible = build_bible(
         [
             "Otto Brandt and Rosa Lind rode all day. The wagons reached Kessler's Well at noon. "
             "Otto Brandt rang at St. Bride's. Rosa Lind went to Otto's tent and said nothing. "
-            "Rosa Lind smiled. Otto Brandt nodded."
+            "Rosa Lind looked at Otto Brandt. Otto Brandt smiled at Rosa Lind."
         ],
         "en",
     )
     assert {"Kessler's Well", "St. Bride's"} <= set(bible.place_names)
-    assert not {"Otto's", "Otto"} & set(bible.place_names)
+    assert not {"Otto's", "Otto", "Otto Brandt", "Rosa Lind"} & set(bible.place_names)
 
 
 def test_en_shots_at_an_unlisted_place_have_that_place() -> None:
