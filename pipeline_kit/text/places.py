@@ -3,12 +3,14 @@ place of each shot.
 
 Named places are what the chapters' mentions call places (a word for a place ends them, or a
 preposition of place comes before them, or jieba's dictionary tags them `ns` with a place
-ending, or someone goes or stays there: 来到柳树村). Unnamed settings are a word for a place after a
-preposition of place or a move (`on the quay`, `into the lamp room`, 走进厨房, 来到码头), with the
-word before it when that word says which room it is (the lamp room, the back room) rather than
-what it looks like (the old chapel is a chapel). A setting someone is in, at or goes to is a place
-once it is named once (in the boiler room, to the harbour). A move with a one-character place word
-(上山, 进城, 关门) is what someone does, never a place.
+ending, or someone goes or stays there: 来到柳树村, reached Kessler's Well). Unnamed settings are
+a word for a place after a preposition of place or a move, perhaps with an owner (`by the well`,
+`into the lamp room`, `to the trader's tent`), with the word before it when that word says which
+room it is (the lamp room, the back room) rather than what it looks like (the old chapel is a
+chapel); in Chinese, the object of a move or a stay that ends in a character making place words
+(走到盐场, 蹲在盐池边, 回到家里, 在一家药铺门口), found by the grammar rather than a list. A setting
+someone is in, at or goes to is a place once it is named once (in the boiler room, to the
+harbour). A move with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 
 A shot's place is where its people are (`shot_places`): the last place its narration puts a person
 in (Mara sat on the quay, 阿Ｋ站在码头上), not one only seen, spoken of, left or said of a thing
@@ -27,23 +29,58 @@ from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, Mentions
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
 HOLD = 12  # shots a place holds after the text last puts someone there (a long talk in one room)
+# Words for a place someone can be in, at or on: rooms, buildings, works, ways, waters, land and
+# what people travel or camp in (a wagon, a tent); furniture (bed, chair, table) and things are not settings.
 _EN_SETTING_NOUNS = (
+    # rooms and parts of a house
     "room bedroom kitchen parlour parlor study library hall hallway corridor passage staircase stairs cellar attic "
-    "garret office shop inn tavern pub church chapel station platform train carriage cab coach boat ship ferry deck "
-    "quay pier wharf dock docks harbour harbor jetty beach shore cliff island lighthouse street road lane alley "
-    "square market garden yard courtyard field meadow farm forest wood woods hill mountain valley river bridge lake "
-    "village town castle palace tower prison cell court camp tent cave cottage cabin barn stable mill gallery "
-    "drawing-room sitting-room dining-room lamp-room lantern shed kitchen-garden churchyard graveyard landing rock "
-    "bakery boatyard shipyard dockyard workshop smithy forge temple school schoolroom classroom hospital hotel "
-    "restaurant saloon ballroom nursery pantry scullery bathroom museum theatre theater park cemetery orchard moor "
-    "heath marsh"
+    "garret landing nursery pantry scullery bathroom ballroom drawing-room sitting-room dining-room lamp-room "
+    "sickroom dressing-room schoolroom classroom lobby foyer vestibule porch veranda verandah balcony terrace roof "
+    "rooftop loft hayloft doorway gateway gate threshold conservatory "
+    # dwellings and buildings
+    "home house mansion manor lodge villa cottage cabin hut hovel shack tenement flat apartment bungalow farmhouse "
+    "homestead ranch croft farm farmyard barn stable stables byre cowshed pigsty kennel kennels henhouse dovecote "
+    "granary silo shed outhouse greenhouse hothouse summerhouse boathouse bathhouse washhouse gatehouse guardhouse "
+    "coach-house storeroom storehouse warehouse depot store shop bakery smithy forge workshop studio factory "
+    "foundry works mill sawmill brewery distillery tannery laundry mine quarry pit boatyard shipyard dockyard "
+    "office counting-house boardroom bank "
+    # public places
+    "inn tavern pub alehouse saloon hotel restaurant cafe café teahouse tearoom coffee-house canteen refectory "
+    "church chapel cathedral abbey priory monastery convent cloister temple mosque synagogue shrine vestry crypt "
+    "tomb vault mausoleum churchyard graveyard cemetery school schoolhouse schoolyard playground college "
+    "university academy laboratory hospital ward infirmary clinic surgery sanatorium asylum workhouse almshouse "
+    "orphanage prison jail gaol dungeon cell court courthouse courtroom police-station post-office station platform "
+    "museum gallery theatre theater stage circus arena stadium fairground market marketplace market-place bazaar "
+    "stall booth kiosk pavilion bandstand park square "
+    # forts, camps and ruins
+    "castle palace tower fort fortress citadel barracks garrison camp campsite tent battlefield trench ruins ruin "
+    "lighthouse lantern "
+    # ways
+    "street road lane alley avenue boulevard highway crossroads junction causeway embankment tunnel bridge "
+    "trail track path footpath towpath ford pass "
+    # waters and shores
+    "well fountain pool pond stream brook creek canal weir dam waterfall falls river riverbank bank lake bay cove "
+    "inlet estuary lagoon sea ocean coast shore beach sands dunes seafront promenade waterfront quay pier wharf "
+    "dock docks harbour harbor marina jetty cliff cliffs island rock "
+    # land
+    "field meadow pasture paddock orchard vineyard garden kitchen-garden yard courtyard stable-yard inn-yard lawn "
+    "shrubbery allotment plantation grove thicket clearing glade copse wood woods forest jungle moor heath marsh "
+    "swamp bog fen desert oasis plain prairie steppe hill hillside mountain mountainside valley ridge ravine gorge "
+    "canyon gully gulch crag summit peak slope village town "
+    # what people travel in
+    "train carriage compartment cab coach omnibus bus tram cart wagon waggon caravan boat ship ferry deck "
+    "quarterdeck forecastle wheelhouse cockpit galley hold steamer yacht schooner barge raft canoe lifeboat dinghy "
+    "rowboat skiff punt"
 ).split()
+# A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's), perhaps a
+# word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent.
 _EN_SETTING = re.compile(
-    r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|near|under|outside|within|upon|"
-    r"reached|entered|left|crossed|climbed|boarded|boarding|reaching|entering) "
-    r"(?:the|a|an|his|her|their|our|my|its) ((?:[a-z]+[ -])?(?:"
-    + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True))
-    + r"))\b"
+    r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|by|behind|near|under|beneath|"
+    r"below|over|around|round|outside|within|upon|down|up|reached|entered|left|crossed|climbed|boarded|boarding|"
+    r"reaching|entering) "
+    r"(?:the|a|an|his|her|their|our|my|its|this|that|(?:(?:the|his|her|their|our|my|its) )?"
+    r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s)) "
+    r"((?:[a-z]+[ -])?(?:" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r"))(?![\w’'-])"
 )
 _ZH_SETTING_NOUNS = (
     "书房 厨房 卧房 客厅 大厅 花园 后院 院子 庭院 门口 码头 渡口 渡船 船头 船舱 船上 甲板 岸边 河边 江边 海边 湖边 "
@@ -52,10 +89,32 @@ _ZH_SETTING_NOUNS = (
     "教室 学校 医院 公司 办公室 车上 车厢 路上 路口 镇上 镇里 城中 村中 院中 院里 洞中 洞里"
 ).split()
 _ZH_SETTING = re.compile(
-    r"(?:在|到|进|入|上|出|回|往|向|至|进了|到了|来到|走进|走到|回到|坐在|站在|立在|躺在|来至)("
+    r"(?<![不没])(?:在|到|进|入|上|出|回|往|向|至|进了|到了|来到|走进|走到|回到|坐在|站在|立在|躺在|来至)("
     + "|".join(sorted(_ZH_SETTING_NOUNS, key=len, reverse=True))
     + ")"
 )
+# Any other place someone is in or goes to, by the grammar: a move or a stay (走到, 来到, 回到, 走进,
+# 坐在, 蹲在, 住在) or a bare locative (在, 到, 进, 去), perhaps a measure (一家, 那座), a noun of up to
+# four characters ending in a character that makes words for places (盐场, 药铺, 祠堂, 马车; 家
+# alone is home) and perhaps a localiser (盐池边 is the 盐池, 家里 is 家; 药铺门口 keeps its 门口).
+# Body parts, furniture and things (心里, 手里, 身上, 炕上, 石头上) end in no such character, so they
+# are no places; the noun holds no function word, pronoun, number, time or common verb (看路, 走路).
+_ZH_PLACE_ENDS = (
+    "场池家铺店房屋室院庄村镇城寺庙宫殿庵岛港洞山河江湖海溪潭泉井桥街巷路田园林坡岸滩"
+    "楼台亭阁堂厅馆棚营帐岭峰崖寨府衙厂坊窑厩圃坟墓塔船车"
+)
+_ZH_LOCALISERS = "边上里中内外前后旁"
+_ZH_OPEN_SETTING = re.compile(
+    r"([来走跑奔赶爬跳搬逃冲飞游回坐站蹲躺住睡跪立趴靠停藏躲][在到进入]|(?<![现实好自所存不没])在|"
+    r"(?<![看想听说直得受遇感找做见提等不没])到|进|(?<![失过下上死出回离除])去)了?"
+    r"(?:[一这那][个家座间条块片所户处])?"
+    r"((?!大家|人家|自家|国家|专家|作家|行家|东家|冤家|亲家|老人家)"
+    rf"(?:(?![{_ZH_LOCALISERS}下头的了着过是有和与把被给对向往从于至自在到也都就又还不没很太便却只才正已曾再亦乃即则且若如似无"
+    r"这那哪此本吾彼敝寒贵他她我你它谁一二三四五六七八九十两百千万几第半年月日夜晚早时午更刻钟点候今明昨"
+    r"走来去看见听说道问找拿做请拜归转返进出回叫让要想会能可])[\u4e00-\u9fff]){0,3}"
+    rf"[{_ZH_PLACE_ENDS}]子?)(门口|[{_ZH_LOCALISERS}])?"
+)
+_ZH_BOUNDARY = "，。！？；：、”\n去来了"  # where a noun after a bare locative plainly ends: 到盐场去, 回到家。
 # A named place nobody's dictionary knows, where someone goes, stays or comes from: 来到柳树村, 住在赵家庄,
 # 走进李家祠堂, 从黑石岛来, 去对岸的柳家庄 (once is enough: the grammar says it is a place).
 _ZH_NAMED_SETTING = re.compile(
@@ -64,20 +123,25 @@ _ZH_NAMED_SETTING = re.compile(
     r"((?![一二三四五六七八九十两这那几每各此某本我你他她于])(?:(?![上下里中内外边面处在了着过的是有和与])[\u4e00-\u9fff]){1,3}"
     r"(?:[庄村府镇寨城寺庙宫殿岛港洞]|祠堂|客栈|码头))"
 )
+# A place named by its owner: Kessler's Well, St. Mary's (a name's own word after it, or a saint's).
+_EN_OWNED_NAME = r"((?:St\.? )[A-Z][a-z]+['’]s|[A-Z][a-z]+['’]s [A-Z][a-z]+)"
 # An English place named once after a preposition of place or a move: at Gannet Point, to Port
 # Ellery, in Dunmore (a bare name, no article before it, must not be a person's; a place word or
 # Port/Mount says it is a place).
 _EN_AT_NAMED = re.compile(
     r"\b((?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving)) (the )?"
-    rf"(?:({_EN_PLACE_PHRASE.pattern})|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
+    rf"(?:({_EN_PLACE_PHRASE.pattern})|{_EN_OWNED_NAME}|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
 )
 _EN_TITLE_HEAD = re.compile(r"\b(?:[Tt]he|[Aa]n?) [A-Z][a-z]+ $")  # the Study in Scarlet: a title, no place
+# Looked at Otto Brandt: a name someone looks or smiles at is a person's, not a place's.
+_EN_LOOKED = re.compile(r"\b(?:look|stare|gaze|glance|smile|laugh|frown|shout|wink)(?:s|d|ed)?\s*$", re.I)
 _EN_MOVES_TO = frozenset("to toward towards left leaving".split())  # went to Holmes: a person, unless a place word says
 # Words that say what a place looks like, not which it is: the old chapel is a chapel.
 _EN_DESCRIBING = frozenset(
     "old new ancient young great little small big large huge tiny vast long short high low tall deep narrow wide "
     "broad dark bright light pale black white grey gray red blue green brown yellow golden cold warm hot wet dry "
-    "quiet silent empty dirty same whole very other open poor rich fine good bad strange".split()
+    "quiet silent empty dirty same whole very other open poor rich fine good bad strange own first last right "
+    "wrong gentle".split()
 )
 _EN_DESCRIBING_ENDING = re.compile(r"(?:[^r]y|ed|ful|ous|less)$")  # dusty, crowded, lonely (not laundry)
 _NOT_A_PLACE = re.compile(r"[了着过的得地之么]")
@@ -105,10 +169,32 @@ def settings(text: str, lang: str) -> list[tuple[int, str]]:
     """(offset, setting) of each unnamed place a preposition or a move puts someone in; a room
     keeps the word that says which it is (lamp room), not one that says what it looks like."""
     if lang == "zh":
-        return [(m.start(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
-    found = [(m.start(1), m.group(1).lower()) for m in _EN_SETTING.finditer(text)]
-    pairs = Counter(name for _, name in found if " " in name or "-" in name)
-    return [(o, name if pairs[name] >= 2 or _which_one(name) else re.split(r"[ -]", name)[-1]) for o, name in found]
+        return _zh_settings(text)
+    found = [(m.start(1 if m.group(1) else 2), m.group(1), m.group(2).lower()) for m in _EN_SETTING.finditer(text)]
+    pairs = Counter(name for _, _, name in found if " " in name or "-" in name)
+    out = []
+    for offset, owner, name in found:
+        name = name if pairs[name] >= 2 or _which_one(name) else re.split(r"[ -]", name)[-1]
+        out.append((offset, f"{owner if owner[0].isupper() else owner.lower()} {name}" if owner else name))
+    return out
+
+
+def _zh_settings(text: str) -> list[tuple[int, str]]:
+    """Chinese settings: a word from the list (码头, 船上) where one follows a move or a stay, else
+    the open rule's noun (`_ZH_OPEN_SETTING`); a one-character noun needs a localiser (走到山上; 进城,
+    上山 are what someone does), except home (回到家。), and after a bare locative (在, 到) the noun
+    must end plainly, at a localiser or a clause's end (在盐场干活 might be 盐场干)."""
+    found = [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
+    taken = {k for start, end, _ in found for k in range(start, end)}
+    for m in _ZH_OPEN_SETTING.finditer(text):
+        verb, noun, localiser = m.group(1), m.group(2), m.group(3)
+        ends_plainly = bool(localiser) or text[m.end(2) : m.end(2) + 1] in _ZH_BOUNDARY
+        if m.start(2) in taken or len(noun) == 1 and not localiser and noun != "家":
+            continue
+        if not ends_plainly and (len(verb) == 1 or len(noun) == 1):
+            continue
+        found.append((m.start(2), m.end(2), noun + (localiser if localiser == "门口" else "")))
+    return [(start, name) for start, _, name in sorted(found)]
 
 
 def _which_one(setting: str) -> bool:
@@ -166,17 +252,19 @@ def find_places(
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
     从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
-    nor the end of a title (the Study in Scarlet)."""
+    nor the end of a title (the Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt)."""
     if lang == "zh":
         return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
     parts = {w for p in people for w in p.split()}
-    return {
+    owned = {m.group(4) for m in _EN_AT_NAMED.finditer(text) if m.group(4)}  # the owner says it: Kessler's Well
+    return owned | {
         name
         for m in _EN_AT_NAMED.finditer(text)
-        if (name := m.group(3) or ("" if m.group(2) or m.group(1).lower() in _EN_MOVES_TO else m.group(4)))
+        if (name := m.group(3) or ("" if m.group(2) or m.group(1).lower() in _EN_MOVES_TO else m.group(5)))
         and name not in people
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
         and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
+        and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
     }
 
 
@@ -192,7 +280,8 @@ def shot_places(
     place the shot puts a person in; else the place its scene's people are still in, held until
     they leave with no place named, the scene ends, or HOLD shots pass with no word of it; else the
     last place it describes with nobody in it (which a later description replaces, as nobody was
-    put in it)."""
+    put in it). A word for the kind of place the people are in is that place (at the ford of
+    Harlan's Ford, 山中 of 花果山)."""
     marks = _marks(narration, lang, found, people)
     out: list[str | None] = []
     held: str | None = None
@@ -205,6 +294,7 @@ def shot_places(
         here, age = (held, age + 1) if held is not None and age < HOLD else (None, 0)
         stays = True
         for offset, kind, name in (m for m in marks if start <= m[0] < end):
+            name = here if here is not None and kind != _GONE and _kind_of(here, name, lang) else name
             if kind == _PUT or kind == _DESCRIBED and (here == name or here is None or not someone_put):
                 someone_put = kind == _PUT or here == name and someone_put  # a place described gives way
                 here, age, stays = name, 0, True
@@ -217,12 +307,27 @@ def shot_places(
     return out
 
 
+def _kind_of(held: str, setting: str, lang: str) -> bool:
+    """Is `setting` the word for the kind of place `held` is, so the same place: at the ford of
+    Harlan's Ford, 山中 or 山上 of 花果山, 洞里 of 水帘洞, the lighthouse of Saltmarsh Lighthouse?"""
+    if lang == "zh":
+        kind = setting.rstrip(_ZH_LOCALISERS) or setting
+        return len(kind) < len(held) and held.endswith(kind)
+    return held.lower().endswith(" " + setting.lower())
+
+
 _PUT, _DESCRIBED, _GONE = "put", "described", "gone"
 _EN_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I)\b")
 _EN_OF = re.compile(r"\bof\s+(?:the\s+)?$", re.I)
 # A clause with a subject of its own that is a thing: …, and the trap rattled on to Leatherhead.
 _EN_OWN_SUBJECT = re.compile(
     r"\s*(?:(?:and|but|while|as|when|so|then)\s+)?(?:the|a|an|its|this|that|these|those)\s", re.I
+)
+# A place after another in its clause, joined by one of these, says where the first is.
+_EN_LANDMARK = re.compile(
+    r"\b(?:behind|beside|near|by|next to|opposite|beyond|below|above|beneath|under|past)\s+"
+    r"(?:the|a|an|his|her|their|its|this|that)\s+$",
+    re.I,
 )
 _OF_A_THING = re.compile(r"\s*which\b")  # the tower, which stood on its rock: where the tower is
 _ZH_PERSON = re.compile(r"[他她我你]|[一两三几众]个?人|大家")
@@ -264,11 +369,17 @@ def _marks(
 ) -> list[tuple[int, str, str]]:
     """(offset, kind, place) in `text` order: a place someone is put in (_PUT), one described with
     nobody in it (_DESCRIBED), a leaving (_GONE); places only seen, spoken of or said of a thing
-    (the tower, which stood on its rock) are left out."""
+    (the tower, which stood on its rock), or saying where the place before them in the clause is
+    (the cemetery behind the chapel), are left out."""
     marks: list[tuple[int, str, str]] = []
+    previous = -1
     for offset, name in sorted(dict(found).items()):
         lo, hi = _clause(text, lang, offset)
         before = text[lo:offset]
+        landmark = lang == "en" and lo <= previous and _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
+        previous = offset
+        if landmark:
+            continue  # the cemetery behind the chapel: the chapel says where the cemetery is
         if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):

@@ -38,22 +38,24 @@ CALIBRATION = {
 MIN_SECONDS, MAX_SECONDS = 2.0, 12.0
 _SCENE_MIN_SHOTS = 2
 
+# Times of day as narration says them. Evening runs from sunset until people go to bed (dusk, after
+# dark, by lamplight, 傍晚, 天黑, 晚上); night is the dark hours (midnight, 夜里, 半夜, 深夜, 三更).
 _TIMES = {
     "zh": [
-        ("dawn", "黎明|天明|天亮|拂晓|五更"),
-        ("morning", "清晨|早晨|次早|上午|平明|一早|早上"),
-        ("noon", "正午|午时|中午"),
+        ("dawn", "黎明|天明|天亮|拂晓|五更|破晓|鸡叫|天[刚才快将]*蒙蒙亮|天[刚才快将]亮|东方发白"),
+        ("morning", "清晨|早晨|次早|上午|平明|一早|早上|清早|早饭"),
+        ("noon", "正午|午时|中午|晌午|午饭"),
         ("afternoon", "下午|午后"),
-        ("evening", "傍晚|黄昏|日落|天晚|晚间|天快黑|天黑"),
-        ("night", "夜里|半夜|深夜|三更|二更|月下|当晚|是夜|夜深|今夜"),
+        ("evening", "傍晚|黄昏|日落|天晚|晚间|天快黑|天黑|天擦黑|掌灯|晚上|晚饭|今晚"),
+        ("night", "夜里|半夜|深夜|三更|二更|月下|当晚|是夜|夜深|今夜|夜晚|午夜"),
     ],
     "en": [
-        ("dawn", r"\b(?:dawn|daybreak|sunrise)\b"),
+        ("dawn", r"\b(?:dawn|daybreak|sunrise|first light|cock-?crow)\b"),
         ("morning", r"\bmorning\b"),
         ("noon", r"\b(?:noon|midday)\b"),
         ("afternoon", r"\bafternoon\b"),
-        ("evening", r"\b(?:evening|dusk|sunset|twilight)\b"),
-        ("night", r"\b(?:night|midnight)\b"),
+        ("evening", r"\b(?:evening|dusk|sunset|sundown|nightfall|twilight|after dark|(?:lamp|candle)-?light)\b"),
+        ("night", r"\b(?:night|midnight|small hours)\b"),
     ],
 }
 _TIME_RE = {lang: [(name, re.compile(p, re.I)) for name, p in pairs] for lang, pairs in _TIMES.items()}
@@ -201,10 +203,9 @@ def _scene_cue(text: str, unit: Unit, lang: str) -> bool:
 
 
 def _time_of_day(span: str, lang: str) -> str | None:
-    for name, pattern in _TIME_RE[lang]:
-        if pattern.search(span):
-            return name
-    return None
+    """The time of day the span names last (下午…傍晚: evening), None if it names none."""
+    found = [(m.start(), name) for name, pattern in _TIME_RE[lang] for m in pattern.finditer(span)]
+    return max(found)[1] if found else None
 
 
 def _first_sentence(span: str) -> str:
