@@ -126,11 +126,18 @@ def build_shots(
                     name=name,
                     description=known.description if known and known.description else NO_LOOKS,
                 )
-        if d.location in settings and d.location not in places:
+        if d.location in settings and d.location not in places and not a_kind_of_place(d.location, lang):
             places[d.location] = place_prompt(
                 templates, title=title, name=d.location, description=settings[d.location], style=style or STYLE
             )
     return ChapterShots(tuple(shots), sheets, places)
+
+
+def a_kind_of_place(name: str, lang: str) -> bool:
+    """A bare one-character Chinese place word (山, 路, 家, 洞) says what kind of place a shot is
+    in, not which: a journey passes many mountains, so one reference sheet for all would be wrong;
+    the Setting line says it, no location sheet is drawn."""
+    return lang == "zh" and len(name) == 1
 
 
 def staging(text: str, lang: str, characters: Sequence[str], named: Named | None) -> tuple[list[str], str]:

@@ -6,9 +6,11 @@ as narration says it (天刚亮, 晚上, at first light, by lamplight), the last
 
 from __future__ import annotations
 
-from pipeline_kit.text.cast import build_bible
+from pipeline_kit.text.cast import build_bible, cast_drafts
 from pipeline_kit.text.places import settings
-from pipeline_kit.text.shots import _time_of_day
+from pipeline_kit.text.prompts import Templates
+from pipeline_kit.text.shots import ShotDraft, _time_of_day
+from pipeline_kit.text.splitter import build_shots
 
 from tests.text.test_shot_places import places_of
 
@@ -153,3 +155,31 @@ def test_a_place_that_says_where_another_is_is_not_where_the_people_are() -> Non
         "en",
     )
     assert places == ["cemetery", "chapel"]
+
+
+def test_a_bare_one_character_place_word_sets_the_scene_but_gets_no_sheet() -> None:
+    """坡 or 家 says what kind of place a shot is in, not which one (a journey passes many
+    mountains): the shot's Setting line says it, but no location sheet is drawn for it, so no
+    frame takes one mountain for all; a named place (花果山) gets its sheet."""
+    text = (
+        "悟空走到坡上，坐下歇息。悟空又走到坡上。\n\n"
+        "悟空回到花果山，众猴都来了。悟空在花果山住下。\n\n"
+        "悟空回到家里。悟空在家中睡了。"
+    )
+    bible = build_bible([text], "zh")
+    paragraphs = text.split("\n\n")
+    starts = [text.index(p) for p in paragraphs] + [len(text)]
+    drafts = [ShotDraft(k + 1, k + 1, starts[k], starts[k + 1], None, None, (), False, 3.0) for k in range(3)]
+    built = build_shots(
+        bookcode="b",
+        title="t",
+        lang="zh",
+        chapter=1,
+        text=text,
+        drafts=cast_drafts(text, drafts, bible),
+        templates=Templates.load(),
+        bible=bible,
+    )
+    assert [s.location for s in built.shots] == ["坡", "花果山", "家"]
+    assert "Setting: 坡" in built.shots[0].prompt
+    assert set(built.place_prompts) == {"花果山"}
