@@ -369,11 +369,17 @@ def _unspoken_sentences(text: str, lang: str) -> list[str]:
     return [a for m in _SENTENCE[lang].finditer(flat) if (a := m.group().strip(" ,，:：;；—-"))]
 
 
-# A sentence that tells what someone is like, not what happens (the Characters line carries
-# looks): "Mr. Marsh was a thin man in a black coat", "她是个矮胖的老妇人".
+# A sentence that tells what someone is like or who they are, not what happens (the Characters
+# line carries looks): "Mr. Marsh was a thin man in a black coat", "She was Ada Vell",
+# "她是个矮胖的老妇人", "他五十来岁，秃顶", "他就是场主赵德福".
 _STATE = {
-    "zh": re.compile(r"^[^，。]{0,6}?(?:是个|是一个|生得|长得)"),
-    "en": re.compile(r"^[^,;]{0,40}? (?:was|is|seemed|looked like) (?:an? |of (?:about |some )?\w+ years)"),
+    "zh": re.compile(
+        r"^[^，。]{0,6}?(?:是个|是一个|生得|长得|(?:就|便|正|乃|原来)是|[一二三四五六七八九十几两]+来?岁)"
+    ),
+    "en": re.compile(
+        r"^[^,;]{0,40}? (?:was|is|seemed|looked like) "
+        r"(?:an? |of (?:about |some )?\w+ years|[A-Z][\w’'-]+(?: [A-Z][\w’'-]+)?\W*$)"
+    ),
 }
 
 

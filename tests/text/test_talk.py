@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline_kit.text.cast import Bible, Character, cast_drafts
-from pipeline_kit.text.prompts import _unspoken_sentences
+from pipeline_kit.text.prompts import _unspoken_sentences, moments
 from pipeline_kit.text.shots import ShotDraft
 
 EN = (Character("Ada Vell", ("Ada",), gender="female"), Character("Rook", gender="male"), Character("Pim"))
@@ -91,3 +91,21 @@ def test_a_speech_tag_and_its_manner_are_no_moment(text: str, left: list[str]) -
     """What a frame may show of a line of talk: never its tag (who said it, and how), only what
     the speaker does besides."""
     assert _unspoken_sentences(text, "en") == left
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "shown"),
+    [
+        ("zh", "一个胖子骑着毛驴来了。他就是场主赵德福。赵德福下了驴。", ["一个胖子骑着毛驴来了", "赵德福下了驴"]),
+        ("zh", "王老五蹲在盐池边。他五十来岁，秃顶。王老五抬起头。", ["王老五蹲在盐池边", "王老五抬起头"]),
+        (
+            "en",
+            "A stranger rode up. The stranger was Daniel Crane. Crane got down.",
+            ["A stranger rode up", "Crane got down"],
+        ),
+    ],
+)
+def test_who_someone_is_or_how_old_is_no_moment(lang: str, text: str, shown: list[str]) -> None:
+    """他就是X, The stranger was X, 他五十来岁 say who someone is or what they look like (the
+    Characters line carries that), not what a frame shows happening."""
+    assert [m.rstrip("。.") for m in moments(text, lang)] == shown
