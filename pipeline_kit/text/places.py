@@ -249,13 +249,18 @@ def find_places(
     return tuple(sorted([*fixed, *places], key=lambda p: (-p.mentions, p.name)))
 
 
+_EN_SURNAME = re.compile(r"\b(?:Mr|Mrs|Miss|Ms|Dr|Sir|Lady|Master|Mister)\.? ([A-Z][a-z][\w’'-]*)")
+
+
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
     从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
-    nor the end of a title (the Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt)."""
+    nor the end of a title (the Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt),
+    nor one ending in a surname the text gives someone (Miss Alder: a letter from Jonah Alder)."""
     if lang == "zh":
         return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
     parts = {w for p in people for w in p.split()}
+    surnames = set(_EN_SURNAME.findall(text))  # Miss Alder: a bare Jonah Alder is her kin, no place
     owned = {m.group(4) for m in _EN_AT_NAMED.finditer(text) if m.group(4)}  # the owner says it: Kessler's Well
     return owned | {
         name
@@ -265,6 +270,7 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
         and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
         and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
+        and not (m.group(5) and name.split()[-1] in surnames)
     }
 
 

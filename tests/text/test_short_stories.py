@@ -27,3 +27,14 @@ def test_zh_people_who_speak_in_their_own_sentences_are_characters_of_a_short_st
     names = set(build_bible([_STORY], "zh").canonical)
     assert {"周大顺", "钱月娥"} <= names
     assert not {"急回头", "即开口"} & names
+
+
+def test_en_a_bare_name_ending_in_a_surname_the_text_gives_someone_is_no_place() -> None:
+    """ "Miss Alder" says Alder is a family's name: "a letter from Jonah Alder" is from her kin,
+    not from a place; "from Dunmore", a name no one bears, still is."""
+    text = (
+        "“Miss Alder,” he said, “this came for you.” Ruth took it. “From Jonah Alder,” said the boy. "
+        "Ruth laughed. Ruth read it twice. The boy had walked from Dunmore. Ruth smiled."
+    )
+    places = set(build_bible([text], "en").place_names)
+    assert "Jonah Alder" not in places and "Dunmore" in places
