@@ -26,6 +26,9 @@ CHARS = 26  # a Chinese moment is at most this many characters ...
 MIN_CHARS = 6  # ... and no fewer, where its clauses allow
 _CLAUSE = {"en": re.compile(r"\s*(?:[,;:—]+|\s-\s)\s*"), "zh": re.compile(r"[，,；;：:、—]+")}
 _JOIN = {"en": ", ", "zh": "，"}
+_EN_NAMED_CLAUSE = re.compile(
+    r"(?:whose name was|who was called|called|named) (?P<name>[A-Z][\w’'-]*(?: [A-Z][\w’'-]*)?)"
+)
 MOMENT_SEP = {"en": "; ", "zh": "；"}  # between an Action line's moments (no moment holds one)
 _EN_PRONOUN = re.compile(r"^(?:(?P<lead>[A-Z][a-z]+) )?(?P<p>[Hh]e|[Ss]he)\b(?![’'])")
 _ZH_PRONOUN = re.compile(r"^(?P<lead>)(?P<p>[他她])(?![们])")
@@ -211,8 +214,13 @@ def action_line(moments: Sequence[str], lang: str) -> str:
 def _head(sentence: str, lang: str, people: Collection[str] | None) -> tuple[str, bool]:
     """The sentence from its first clause with a person in it (a name or a leading pronoun), less
     a clause that only sets up the next (When…, 正说着), a conjunction opening it (and, then) and
-    an apposition right after a name, and whether it has a person; unchanged when it has none."""
+    an apposition right after a name (one giving the name stands for who it names: The boy, whose
+    name was Eli, sat → Eli sat), and whether it has a person; unchanged when it has none."""
     clauses = [c for c in _CLAUSE[lang].split(sentence.rstrip(" .。!！?？…")) if c]
+    for k in range(1, len(clauses) - 1):  # The boy, whose name was Eli, sat: Eli sat
+        if lang == "en" and (named := _EN_NAMED_CLAUSE.fullmatch(clauses[k])):
+            clauses[k - 1 : k + 2] = [f"{named['name']} {clauses[k + 1]}"]
+            break
     person = next((k for k, c in enumerate(clauses) if _has_person(c, lang, people)), None)
     clauses = clauses[person or 0 :]
     while len(clauses) > 1 and _SUBORDINATE[lang].search(clauses[0]) and _has_person(clauses[1], lang, people):

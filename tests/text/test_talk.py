@@ -109,3 +109,16 @@ def test_who_someone_is_or_how_old_is_no_moment(lang: str, text: str, shown: lis
     """他就是X, The stranger was X, 他五十来岁 say who someone is or what they look like (the
     Characters line carries that), not what a frame shows happening."""
     assert [m.rstrip("。.") for m in moments(text, lang)] == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("The boy, whose name was Eli, sat beside her eating bread.", ["Eli sat beside her eating bread"]),
+        ("A rider, called Brand, stopped at the gate.", ["Brand stopped at the gate"]),
+    ],
+)
+def test_an_apposition_that_gives_the_name_stands_for_who_it_names(text: str, shown: list[str]) -> None:
+    """The moment opens at its subject, named as the apposition names it, never at the
+    apposition ("whose name was Eli, sat beside her")."""
+    assert moments(text, "en") == shown
