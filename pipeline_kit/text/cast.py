@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import kin_genders, role_gender
-from pipeline_kit.text.looks import identity_pronoun, looks_of
+from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of
 from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
@@ -405,6 +405,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     ends = _SENTENCE_END[bible.lang]
     shared_next: list[tuple[str, set[str], str | None]] = []  # a next sentence this one names others before
     for text, found in zip(texts, spans):
+        sentences = Sentences(text, found, ends)
         for k, (start, end, name) in enumerate(found):
             stop = min(found[k + 1][0] if k + 1 < len(found) else len(text), end + (40 if zh else 160))
             window = _QUOTES.sub(" ", text[end:stop])  # pronouns in someone's speech are of others
@@ -412,9 +413,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             pronoun = _first_pronoun(own, bible.lang, subject=True) or identity_pronoun(text, start, bible.lang)
             # the next sentence is theirs where this one names nobody else (Mara took a letter from
             # Tobias. She laughed: she is not surely Tobias)
-            opened = max((m.end() for m in ends.finditer(text, max(0, start - 400), start)), default=0)
-            closed = ends.search(text, end)
-            others = {n for s, _, n in found if opened <= s < (closed.start() if closed else len(text)) and n != name}
+            others = sentences.others(k)
             following = _first_pronoun(rest[0], bible.lang, subject=True) if rest and not pronoun else None
             if others:
                 shared_next.append((name, others, following))

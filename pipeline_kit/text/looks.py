@@ -18,6 +18,7 @@ never describes gets no looks (and says so), for the director or a person to fil
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 
@@ -186,6 +187,7 @@ def looks_of(
     out: dict[str, list[str]] = {n: [] for n in names}
     seen: dict[str, int] = {}
     for text, found in zip(texts, mentions):
+        sentences = Sentences(text, found, _ZH_BREAK if lang == "zh" else _EN_NAME_BREAK)
         for k, (start, stop, name) in enumerate(found):
             seen[name] = seen.get(name, 0) + 1
             if name not in out or len(out[name]) >= MAX_PHRASES or seen[name] > LOOK_MENTIONS:
@@ -197,25 +199,41 @@ def looks_of(
                 [before.group(1) or before.group(2)] if before and (before.group(1) or " " in text[start:stop]) else []
             )
             given = [g.lower() for g in given] + identified(text, start, lang)
-            pronoun = _next_pronoun(text, found, k, lang, genders)
+            pronoun = _next_pronoun(sentences, k, lang, genders)
             for phrase in given + _phrases(text[stop:end], lang, pronoun):
                 if phrase not in out[name] and len(out[name]) < MAX_PHRASES:
                     out[name].append(phrase)
     return out
 
 
-def _next_pronoun(
-    text: str, found: Sequence[tuple[int, int, str]], k: int, lang: str, genders: Mapping[str, str]
-) -> str | None:
+class Sentences:
+    """A text's sentence ends (by `breaks`) and its (start, end, name) mentions, to tell whom else
+    a mention's sentence names: from the last end in the 400 characters before it (else the
+    text's start) to the first end after it."""
+
+    def __init__(self, text: str, found: Sequence[tuple[int, int, str]], breaks: re.Pattern[str]) -> None:
+        self.text, self.found = text, found
+        self._starts = [s for s, _, _ in found]
+        self._stops = [(m.start(), m.end()) for m in breaks.finditer(text)]
+        self._stop_ends = [e for _, e in self._stops]
+
+    def others(self, k: int) -> set[str]:
+        """Who else the sentence of mention `k` names."""
+        start, end, name = self.found[k]
+        j = bisect.bisect_right(self._stop_ends, start) - 1
+        opened = self._stop_ends[j] if j >= 0 and self._stops[j][0] >= start - 400 else 0
+        j = bisect.bisect_left(self._stops, (end, -1))
+        closed = self._stops[j][0] if j < len(self._stops) else len(self.text)
+        lo, hi = bisect.bisect_left(self._starts, opened), bisect.bisect_left(self._starts, closed)
+        return {self.found[i][2] for i in range(lo, hi)} - {name}
+
+
+def _next_pronoun(sentences: Sentences, k: int, lang: str, genders: Mapping[str, str]) -> str | None:
     """The pronoun (他/她, He/She) whose next sentence may be about mention `k`'s person: theirs,
     where their sentence names nobody else that pronoun could mean (Mara took a letter from Tobias.
     She…: neither is sure); None where no next sentence is theirs."""
-    start, stop, name = found[k]
-    breaks = _ZH_BREAK if lang == "zh" else _EN_NAME_BREAK
-    opened = max((m.end() for m in breaks.finditer(text, max(0, start - 400), start)), default=0)
-    closed = breaks.search(text, stop)
-    closes = closed.start() if closed else len(text)
-    others = {n for s, _, n in found if opened <= s < closes and n != name}
+    name = sentences.found[k][2]
+    others = sentences.others(k)
     own = genders.get(name)
     fits = [g for g in ("male", "female") if own in (None, g) and all(genders.get(o, g) != g for o in others)]
     return PRONOUNS["zh" if lang == "zh" else "en"][fits[0]] if len(fits) == 1 else ("" if not fits else None)
