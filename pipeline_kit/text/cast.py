@@ -142,7 +142,17 @@ class Bible:
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, canonical name) of each mention of a character in `text`; a shared alias
-        goes to the holder named last before it, else first after it, else the most mentioned."""
+        goes to the holder named last before it, else first after it, else the most mentioned
+        (worked out once per text: the split, its cast and its prompts ask for a chapter's)."""
+        if text not in self._spans_read:
+            self._spans_read[text] = self._spans(text)
+        return self._spans_read[text]
+
+    @cached_property
+    def _spans_read(self) -> dict[str, list[tuple[int, int, str]]]:
+        return {}
+
+    def _spans(self, text: str) -> list[tuple[int, int, str]]:
         found = [(o, m) for o, m in self._matches(text) if m in self.holders]
         names: list[str] = []
         last: dict[str, int] = {}
