@@ -169,15 +169,17 @@ ZH_CALLS = (
 )
 
 
+def _genders(text: str, lang: str) -> dict[str, str | None]:
+    return {c.name: c.gender for c in build_bible([text], lang).characters}
+
+
 def test_a_kinship_word_said_to_someone_tells_that_persons_gender() -> None:
     """The one a kinship word is said to is whom the grammar says: who answers in the next clause
     (Kit Venn turned; “What now?” said Jo Marsh; 周春道; after the speaker goes on, “姐，”二娃道，“你看！”
     and "Come home, father," she said, "…"), who is named in the address (Uncle Robin;
     宋兰姐) or the tag's "said to"/对X道. Where nobody answers (the rain fell on Lee Carter; 刘三拿起扁担走了)
     or the word speaks of someone (Father says; 我娘病了), nobody's gender is told."""
-    bible = build_bible([EN_CALLS], "en")
-    genders = {c.name: c.gender for c in bible.characters}
-    assert genders == {
+    assert _genders(EN_CALLS, "en") == {
         "Ann Lowry": None,
         "Kit Venn": "female",
         "Robin Hale": "male",
@@ -186,9 +188,7 @@ def test_a_kinship_word_said_to_someone_tells_that_persons_gender() -> None:
         "Lee Carter": None,
         "Pat Dunne": "male",
     }
-    bible = build_bible([ZH_CALLS], "zh")
-    genders = {c.name: c.gender for c in bible.characters}
-    assert genders == {
+    assert _genders(ZH_CALLS, "zh") == {
         "二娃": None,
         "周春": "female",
         "王平": "male",
