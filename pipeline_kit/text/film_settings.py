@@ -8,8 +8,6 @@ music; a setting that did not change re-opens nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sqlalchemy as sa
 
 from pipeline_kit.db.connect import Database
@@ -19,31 +17,10 @@ from pipeline_kit.engine.lanes import seed_lanes
 from pipeline_kit.engine.models import TaskSpec
 from pipeline_kit.engine.operator import reset_tasks
 from pipeline_kit.engine.planned import set_params, task_params
-from pipeline_kit.errors import NotFound
 from pipeline_kit.film.names import MUSIC_KIND, MUSIC_LANE, music_task_id
-from pipeline_kit.film.profile import FilmProfile, parse_profile
+from pipeline_kit.film.profile import parse_profile
 from pipeline_kit.text.film_tasks import AssemblyPlan, plan_assembly
 from pipeline_kit.text.records import lock_book
-
-
-@dataclass(frozen=True)
-class FilmSettings:
-    """A book's film settings: its profile, and its music bed's source file name and checksum."""
-
-    profile: FilmProfile
-    music_sha256: str | None
-    music_name: str | None
-
-
-def film_settings(db: Database, bookcode: str) -> FilmSettings:
-    """The book's film settings (NotFound for an unknown book)."""
-    with db.reading() as conn:
-        row = conn.execute(sa.select(books.c.film_profile, books.c.music).where(books.c.bookcode == bookcode)).first()
-        if row is None:
-            raise NotFound(f"no book {bookcode!r}; `pipeline-kit status` lists the books")
-        task = task_params(conn, [music_task_id(bookcode)]).get(music_task_id(bookcode))
-    name = str(task.get("name")) if task is not None and row.music else None
-    return FilmSettings(parse_profile(row.film_profile), row.music, name)
 
 
 def set_film_profile(db: Database, bookcode: str, profile: str) -> AssemblyPlan:
