@@ -32,7 +32,9 @@ _ZH_HEAD = (
     "道士|道人|秀才|书生|公子|掌柜|伙计|店家|店主|船家|艄公|梢公|稍公|郎中|使者|差人|公差|衙役|狱卒|军士|兵士|"
     "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
 )
-_ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD})|[老小少][者翁叟妪妇汉婆童])$")
+# Heads of office by morphology: the head of a unit (村长, 保长, 镇长) or its master (场主, 庄主, 店主).
+_ZH_OFFICE = "[村镇乡县保甲族队厂船班组里寨]长|[场庄店地财寨窑船坛洞牧]主"
+_ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE})|[老小少][者翁叟妪妇汉婆童])$")
 _ZH_COUNTING = "一二两三四五六七八九十几数个只名位众诸群各每"  # 群猴, 个心: a count, no noun
 _ZH_FEMALE = re.compile(r"[女妇婆娘妪姑姐妹嫂母妻]|丫鬟")
 _ZH_MALE = re.compile(r"[夫翁叟汉童男僧]|公子|书生|秀才|老者|少年|后生")
@@ -58,6 +60,20 @@ _EN_ANY = frozenset(
     stationmaster engineer""".split()
 )
 EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
+# Every noun for a person, with the sex it says (None: either): what an unnamed person is called
+# (`moments`: an old man in a blue coat, 一个穿皮袄的胖子) and what looks say outright (a tall girl).
+PERSON_NOUNS: dict[str, dict[str, str | None]] = {
+    "en": {
+        **dict.fromkeys(_EN_ANY | {"figure", "rider", "traveler"}),
+        **dict.fromkeys(_EN_MALE | {"man", "king", "prince"}, "male"),
+        **dict.fromkeys(_EN_FEMALE | {"queen", "princess"}, "female"),
+    },
+    "zh": {
+        **dict.fromkeys("老人 孩子 小孩 娃娃 客人 人 胖子 瘦子 矮子 主人 伙计 郎中 大夫 大伙 小伙".split()),
+        **dict.fromkeys("老汉 老头 老头子 老翁 汉子 大汉 男人 男子 少年 小伙子 后生 和尚 道士 书生".split(), "male"),
+        **dict.fromkeys("老妇人 妇人 老太太 老太婆 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑 大嫂".split(), "female"),
+    },
+}
 _EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
@@ -100,6 +116,12 @@ def zh_role(word: str) -> bool:
     return bool(_ZH_ROLE.match(word))
 
 
+def person_noun(word: str) -> bool:
+    """Is the Chinese `word` a common noun for a person: an unnamed one's (孩子, 大嫂), a role's (村长,
+    樵夫) or a kinship word (女儿)?"""
+    return word in PERSON_NOUNS["zh"] or word in _ZH_KIN or zh_role(word)
+
+
 def role_gender(names: Sequence[str], lang: str) -> str | None:
     """The gender the first role word among a character's `names` says (童子 and 樵夫 are male, 老妇
     and the old woman female; 张稍, whom the text calls 渔翁, a man), else None."""
@@ -108,12 +130,18 @@ def role_gender(names: Sequence[str], lang: str) -> str | None:
 
 def _word_gender(name: str, lang: str) -> str | None:
     if lang == "zh":
-        if not zh_role(name):
-            return None
-        female, male = bool(_ZH_FEMALE.search(name)), bool(_ZH_MALE.search(name))
+        return told_sex(name, lang) if zh_role(name) else None
+    noun = name.split()[-1].lower() if name.startswith(("the ", "our ")) else ""
+    return PERSON_NOUNS["en"].get(noun)
+
+
+def told_sex(words: str, lang: str) -> str | None:
+    """The sex `words` say outright by their nouns for people (樵夫, 老妇; a tall girl), else None."""
+    if lang == "zh":
+        female, male = bool(_ZH_FEMALE.search(words)), bool(_ZH_MALE.search(words))
     else:
-        noun = name.split()[-1].lower() if name.startswith(("the ", "our ")) else ""
-        female, male = noun in _EN_FEMALE, noun in _EN_MALE or noun == "man"
+        said = {PERSON_NOUNS["en"].get(w) for w in re.findall(r"[a-z]+", words.lower())}
+        female, male = "female" in said, "male" in said
     return "female" if female and not male else "male" if male and not female else None
 
 

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pipeline_kit.text.cast_roles import PERSON_NOUNS
+
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
 MOMENTS = 3  # the Action line names at most this many moments: the first, the middle, the last
 WORDS = 14  # an English moment is at most this many words ...
@@ -52,30 +54,20 @@ _SUBORDINATE = {
     "zh": re.compile(r"(?:着|时|后|之后|以后|的时候|之前|以前)$"),
 }
 _CONJUNCTION = {"en": re.compile(r"^(?:and|but|then|so|and then)\s+", re.I), "zh": re.compile(r"^(?:然后|于是)")}
-# People the text brings in without a name: a head noun, with its gender (None: either).
-_EN_NOUNS = {
-    **dict.fromkeys("man boy gentleman fellow lad fisherman monk priest king prince".split(), "male"),
-    **dict.fromkeys("woman girl lady maid lass widow nun queen princess".split(), "female"),
-    **dict.fromkeys("child stranger figure sailor soldier traveller traveler rider servant guard".split()),
-}
-_ZH_NOUNS = {
-    **dict.fromkeys("老汉 老头 老翁 汉子 男人 男子 少年 小伙子 后生 和尚 道士 书生 公子 伙计".split(), "male"),
-    **dict.fromkeys("老妇人 妇人 老太太 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑".split(), "female"),
-    **dict.fromkeys("老人 孩子 小孩 客人 人".split()),
-}
 _EN_VERB = (
     r"(?:was|were|stood|sat|came|went|ran|lay|leant|held|had|took|got|made|saw|knew|kept|rose|fell|spoke|said"
     r"|told|found|brought|left|gave|began|[a-z]+ed)"
 )
 # What a described person's phrase never ends on (in a red headscarf: "red" is no verb of theirs).
+_NOUNS = {lang: "|".join(sorted(nouns, key=len, reverse=True)) for lang, nouns in PERSON_NOUNS.items()}
 _EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their its".split())
 _EN_SOMEONE = re.compile(
-    rf"\b(?P<det>[Aa]n?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)(?P<noun>{'|'.join(_EN_NOUNS)})"
+    rf"\b(?P<det>[Aa]n?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)(?P<noun>{_NOUNS['en']})"
     rf"(?P<rest>(?: (?:in|with|wearing|carrying) [^,.;:!?“”\"]{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)(?= {_EN_VERB}\b)"
 )
 _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
-    rf"(?P<noun>{'|'.join(sorted(_ZH_NOUNS, key=len, reverse=True))})"
+    rf"(?P<noun>{_NOUNS['zh']})"
 )
 _GENDER = {"he": "male", "she": "female", "他": "male", "她": "female"}
 # Where a long English clause is cut: before a preposition or conjunction that starts a phrase.
@@ -131,7 +123,7 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
         for m in _ZH_SOMEONE.finditer(text):
             noun = m.group("noun")
             if noun != "人" or m.group("adjs"):
-                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), _ZH_NOUNS[noun])))
+                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), PERSON_NOUNS["zh"][noun])))
         return out
     for m in _EN_SOMEONE.finditer(text):
         opening = text[: m.start()].rstrip()
@@ -139,9 +131,8 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
             continue
         phrase = m.group().strip()
         noun = m.group("noun")
-        out.append(
-            (m.start(), Someone(f"the {m.group('adjs')}{noun}", phrase[0].lower() + phrase[1:], _EN_NOUNS[noun]))
-        )
+        described = phrase[0].lower() + phrase[1:]
+        out.append((m.start(), Someone(f"the {m.group('adjs')}{noun}", described, PERSON_NOUNS["en"][noun])))
     return out
 
 
