@@ -18,8 +18,8 @@ from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
-from pipeline_kit.text.cast_roles import kin_genders, role_gender
-from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of
+from pipeline_kit.text.cast_roles import kin_genders, role_gender, told_sex
+from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
 from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
@@ -50,9 +50,22 @@ _EN_TITLED = re.compile(rf"\b({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b")
 _EN_HE = re.compile(r"\b(?:he|him|his|himself)\b", re.I)
 _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 _QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
+_QUOTED_MARK = "\x00"  # what a quotation becomes in a mention's window: a sentence holding one is a speech tag
 _SENTENCE_END = {"zh": re.compile(r"[。！？!?]"), "en": re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?;]")}
-_EN_HE_SUBJECT = re.compile(r"\b(?:he|himself)\b", re.I)
-_EN_SHE_SUBJECT = re.compile(r"\b(?:she|herself)\b", re.I)
+_EN_SUBJECT = re.compile(r"\b(?:he|she|himself|herself)\b", re.I)
+# A word that opens a subordinate clause: the he or she after it is often someone else's doing.
+_EN_SUBORDINATE = re.compile(
+    r"\b(?:until|till|when|whenever|while|as|after|before|because|if|unless|though|although|since|once|where)\s+$",
+    re.I,
+)
+# 他/她 is someone else the clause acts on after 把, 给, 让 or a verb that takes a person (孙先生把他抱进店里).
+_ZH_SUBJECT = re.compile(r"(?<![把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了])([他她])(?!们)")
+# A verb (and its particle) right after a name, then his/her and a noun: what they do with their own
+# (Agnes put down her basket, Holmes rubbed his hands; not "looked at her", "gave her a coin").
+_EN_OWN = re.compile(
+    r"^\s+(?:\w+ly )?[a-z]+(?: (?:up|down|on|off|out|back|away|over|in))? (his|her) (?!(?:a|an|the|to|for|at|and|"
+    r"of|in|on|with|by|from|as|that|this)\b)[a-z]"
+)
 
 
 @dataclass(frozen=True)
@@ -390,12 +403,18 @@ def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
 
 def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
     """ "male" or "female" by the first of he/she (他/她) in `text`, or None when it has neither
-    (`subject`: only he and she count, not his, him or her, which may be someone else's)."""
+    (`subject`: only he and she count, not his, him or her, which may be someone else's; 他/她 not
+    after 把, 给 or a verb)."""
     if lang == "zh":
+        if subject:
+            m = _ZH_SUBJECT.search(text)
+            return None if m is None else "female" if m.group(1) == "她" else "male"
         he, she = text.find("他"), text.find("她")
+    elif subject:  # a main clause's he or she (until he was gone, then she went back: she)
+        m = next((m for m in _EN_SUBJECT.finditer(text) if not _EN_SUBORDINATE.search(text, 0, m.start())), None)
+        return None if m is None else "female" if m.group().lower() in ("she", "herself") else "male"
     else:
-        m_he = (_EN_HE_SUBJECT if subject else _EN_HE).search(text)
-        m_she = (_EN_SHE_SUBJECT if subject else _EN_SHE).search(text)
+        m_he, m_she = _EN_HE.search(text), _EN_SHE.search(text)
         he, she = (m_he.start() if m_he else -1), (m_she.start() if m_she else -1)
     if he < 0 and she < 0:
         return None
@@ -417,14 +436,21 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     for text, found in zip(texts, spans):
         sentences = Sentences(text, found, ends)
         for k, (start, end, name) in enumerate(found):
+            if possessor(text, end, zh):  # 孙先生的女儿秀英…。她: the pronouns after it are the daughter's
+                continue
             stop = min(found[k + 1][0] if k + 1 < len(found) else len(text), end + (40 if zh else 160))
-            window = _QUOTES.sub(" ", text[end:stop])  # pronouns in someone's speech are of others
+            window = _QUOTES.sub(lambda m: _QUOTED_MARK * len(m.group()), text[end:stop])  # speech: others'
             own, *rest = ends.split(window, maxsplit=2)
-            pronoun = _first_pronoun(own, bible.lang, subject=True) or identity_pronoun(text, start, bible.lang)
+            pronoun = (
+                _first_pronoun(own, bible.lang, subject=True)
+                or _own_thing(own, zh)
+                or identity_pronoun(text, start, bible.lang)
+            )
             # the next sentence is theirs where this one names nobody else (Mara took a letter from
-            # Tobias. She laughed: she is not surely Tobias)
+            # Tobias. She laughed: she is not surely Tobias), unless it is a speech tag (Agnes walked
+            # to meet him. "Miss Hale," he said: the one who speaks)
             others = sentences.others(k)
-            following = _first_pronoun(rest[0], bible.lang, subject=True) if rest and not pronoun else None
+            following = _first_pronoun(_untagged(rest[0]), bible.lang, subject=True) if rest and not pronoun else None
             if others:
                 shared_next.append((name, others, following))
             else:
@@ -474,25 +500,26 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     return Bible(bible.lang, tuple(out), bible.places)
 
 
+def _own_thing(own: str, zh: bool) -> str | None:
+    """ "male" or "female" where the mention's verb takes his or her own thing (Agnes put down her
+    basket), else None."""
+    m = None if zh else _EN_OWN.match(own)
+    return None if m is None else "female" if m.group(1) == "her" else "male"
+
+
+def _untagged(sentence: str) -> str:
+    """The sentence up to its first quotation: a pronoun after one is the speaker's tag."""
+    return sentence.split(_QUOTED_MARK, 1)[0]
+
+
 def _by_pronouns(he: Counter[str], she: Counter[str]) -> dict[str, str]:
     """Name -> the sex the pronouns after it say more often."""
     return {n: "male" if he[n] > she[n] else "female" for n in he.keys() | she.keys() if he[n] != she[n]}
 
 
-_EN_MALE_NOUN = re.compile(r"\b(?:man|boy|gentleman|fellow|lad|youth|husband|father|son|brother|king|prince)\b", re.I)
-_EN_FEMALE_NOUN = re.compile(
-    r"\b(?:woman|girl|lady|widow|maid|lass|wife|mother|daughter|sister|queen|princess)\b", re.I
-)
-
-
 def _told_gender(looks: list[str], lang: str) -> str | None:
     """The gender the looks phrases say outright (a tall girl; 一个女子), else None."""
-    joined = " ".join(looks)
-    if lang == "zh":
-        female, male = bool(re.search(r"女|妇|娘|丫头", joined)), bool(re.search(r"男|汉|公子|小伙|后生", joined))
-    else:
-        female, male = bool(_EN_FEMALE_NOUN.search(joined)), bool(_EN_MALE_NOUN.search(joined))
-    return "female" if female and not male else "male" if male and not female else None
+    return told_sex(" ".join(looks), lang)
 
 
 def _gender(
