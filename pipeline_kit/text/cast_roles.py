@@ -64,8 +64,8 @@ EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupat
 # (`moments`: an old man in a blue coat, 一个穿皮袄的胖子) and what looks say outright (a tall girl).
 PERSON_NOUNS: dict[str, dict[str, str | None]] = {
     "en": {
-        **dict.fromkeys(_EN_ANY | {"figure", "rider", "traveler"}),
-        **dict.fromkeys(_EN_MALE | {"man", "king", "prince"}, "male"),
+        **dict.fromkeys(_EN_ANY | {"figure", "rider", "traveler", "smith", "baker", "tailor", "merchant", "trader"}),
+        **dict.fromkeys(_EN_MALE | {"man", "king", "prince", "squire", "vicar", "parson", "miller"}, "male"),
         **dict.fromkeys(_EN_FEMALE | {"queen", "princess"}, "female"),
     },
     "zh": {
@@ -298,6 +298,8 @@ _EN_KIN = {
     **dict.fromkeys("father brother uncle son husband nephew grandfather".split(), "male"),
     **dict.fromkeys("mother sister aunt daughter wife niece grandmother".split(), "female"),
 }
+# Whose someone a possessive says (Her father sat…, their mother): kin and a household's people.
+EN_KIN_NOUNS = frozenset(_EN_KIN) | {"grandson", "granddaughter", "maid", "servant", "nurse", "master", "mistress"}
 _ZH_KIN_BODY = "|".join(sorted(_ZH_KIN, key=len, reverse=True))
 _ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
 _ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"

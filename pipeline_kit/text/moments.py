@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.cast_roles import PERSON_NOUNS
+from pipeline_kit.text.cast_roles import EN_KIN_NOUNS, PERSON_NOUNS
 
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
 MOMENTS = 3  # the Action line names at most this many moments: the first, the middle, the last
@@ -54,16 +54,30 @@ _SUBORDINATE = {
     "zh": re.compile(r"(?:着|时|后|之后|以后|的时候|之前|以前)$"),
 }
 _CONJUNCTION = {"en": re.compile(r"^(?:and|but|then|so|and then)\s+", re.I), "zh": re.compile(r"^(?:然后|于是)")}
-_EN_VERB = (
-    r"(?:was|were|stood|sat|came|went|ran|lay|leant|held|had|took|got|made|saw|knew|kept|rose|fell|spoke|said"
-    r"|told|found|brought|left|gave|began|[a-z]+ed)"
+_EN_VERB = (  # the past tense a narration goes on in: regular, or one of the common irregular verbs
+    r"(?:was|were|had|did|stood|sat|came|went|ran|lay|leant|leapt|knelt|crept|held|took|got|made|saw|knew|kept"
+    r"|rose|fell|spoke|said|told|found|brought|left|gave|began|rode|drove|wore|bore|swore|shook|woke|wrote|hid"
+    r"|hung|led|met|paid|read|sent|slept|struck|swung|thought|threw|won|stole|froze|drew|grew|flew|wept|felt"
+    r"|heard|caught|bent|put|set|let|cut|shut|hit|sang|rang|drank|ate|sank|stuck|swept|[a-z]+ed)"
 )
-# What a described person's phrase never ends on (in a red headscarf: "red" is no verb of theirs).
 _NOUNS = {lang: "|".join(sorted(nouns, key=len, reverse=True)) for lang, nouns in PERSON_NOUNS.items()}
+_EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth person".split())  # need an adjective
+# What a described person's phrase never ends on (in a red headscarf: "red" is no verb of theirs).
 _EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their its".split())
-_EN_SOMEONE = re.compile(
-    rf"\b(?P<det>[Aa]n?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)(?P<noun>{_NOUNS['en']})"
-    rf"(?P<rest>(?: (?:in|with|wearing|carrying) [^,.;:!?“”\"]{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)(?= {_EN_VERB}\b)"
+# A character of the phrase describing someone: up to a clause's end or its relative (…, who, which).
+_EN_PHRASE_CHAR = r"(?:(?!\b(?:who|whom|whose|which|that)\b)[^,.;:!?“”\"])"
+_EN_PERSON = (
+    rf"(?P<adjs>(?:(?!(?:an?|the|his|her|their|its|of|and|or)\b)[a-z][\w-]* ){{0,3}}?)(?P<noun>{_NOUNS['en']})"
+    rf"(?P<rest>(?: (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)"
+)
+# Brought in as a clause's subject (An old man in a blue coat stood…, The squire rode…, Her father
+# sat…), or as what someone finds or sees (Under the tree she found a girl asleep).
+_EN_SOMEONE = re.compile(rf"\b(?P<det>[Aa]n?|[Tt]he|[Hh]is|[Hh]er|[Tt]heir) {_EN_PERSON}(?= {_EN_VERB}\b)")
+_EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$", re.I)
+_EN_MET = re.compile(
+    rf"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke) (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
+    rf"(?P<noun>{_NOUNS['en']})(?P<rest>(?: (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?)?)"
+    r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$)"
 )
 _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
@@ -114,9 +128,10 @@ Referent = str | Someone  # a character's canonical name, or someone unnamed
 
 
 def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
-    """(offset, person) of each unnamed person `text` brings in: in English an indefinite noun
-    phrase for a person that opens a sentence or clause and is followed by its verb (An old man
-    in a blue coat stood…); in Chinese 一个/一位 and a noun for a person (船头坐着一个老汉), a bare
+    """(offset, person) of each unnamed person `text` brings in: in English a noun phrase for a
+    person followed by its verb (An old man in a blue coat stood…, At the hedge a man on a horse
+    reined in, Her father sat; "the man" alone is anyone), or what someone finds or sees (she
+    found a girl asleep); in Chinese 一个/一位 and a noun for a person (船头坐着一个老汉), a bare
     人 only with words describing it (一个白头发的人: 一个人在走 is alone, not someone)."""
     out = []
     if lang == "zh":
@@ -126,14 +141,25 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
                 out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), PERSON_NOUNS["zh"][noun])))
         return out
     for m in _EN_SOMEONE.finditer(text):
-        opening = text[: m.start()].rstrip()
-        if opening and opening[-1] not in '.!?”"’,;:' and not opening.endswith((" and", " then")):
-            continue
-        phrase = m.group().strip()
-        noun = m.group("noun")
-        described = phrase[0].lower() + phrase[1:]
-        out.append((m.start(), Someone(f"the {m.group('adjs')}{noun}", described, PERSON_NOUNS["en"][noun])))
-    return out
+        if _EN_PREDICATE.search(text, max(0, m.start() - 8), m.start()):
+            continue  # she was a girl loved by all: what someone is, not someone else
+        det, noun = m.group("det").lower(), m.group("noun")
+        if det == "the" and noun in _EN_BARE and not m.group("adjs"):
+            continue  # "the man" alone is anyone: someone brought in before, if anybody
+        if det in ("his", "her", "their") and noun not in EN_KIN_NOUNS:
+            continue  # her figure, his client: a possessive brings in kin and household only
+        out.append((m.start(), _en_someone(m, det)))
+    subjects = {o for o, _ in out}
+    out += [(m.start("det"), _en_someone(m, "a")) for m in _EN_MET.finditer(text) if m.start("det") not in subjects]
+    return sorted(out, key=lambda found: found[0])
+
+
+def _en_someone(m: re.Match[str], det: str) -> Someone:
+    """The person an English noun phrase brings in: "the old man" (her father), as described."""
+    phrase = m.string[m.start("det") : m.end()].strip()
+    noun = m.group("noun")
+    name = f"{det} {m.group('adjs')}{noun}" if det in ("his", "her", "their") else f"the {m.group('adjs')}{noun}"
+    return Someone(name, phrase[0].lower() + phrase[1:], PERSON_NOUNS["en"][noun])
 
 
 def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int, Someone]]:
