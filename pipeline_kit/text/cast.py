@@ -336,7 +336,7 @@ class ChapterCast:
         plain = narration_only(text)
         spans = bible.spans(text)
         named = [(o, n) for o, _, n in spans if plain[o] != " "]
-        brought = brought_in(plain, bible.lang, named)
+        brought = brought_in(plain, bible.lang, [(o, e) for o, e, _ in spans if plain[o] != " "])
         again = mentioned(plain, bible.lang, [p for _, p in brought])
         scenes: dict[int, int] = {}
         for d in drafts:

@@ -119,7 +119,7 @@ def zh_role(word: str) -> bool:
 def person_noun(word: str) -> bool:
     """Is the Chinese `word` a common noun for a person: an unnamed one's (孩子, 大嫂), a role's (村长,
     樵夫) or a kinship word (女儿)?"""
-    return word in PERSON_NOUNS["zh"] or word in _ZH_KIN or zh_role(word)
+    return word in PERSON_NOUNS["zh"] or word in ZH_KIN or zh_role(word)
 
 
 def role_gender(names: Sequence[str], lang: str) -> str | None:
@@ -290,7 +290,7 @@ def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Colle
 
 
 # Kinship words that say a sex: 女儿秀兰, 老陈，她的父亲; "Silas Ardent, her father", "his daughter Nell".
-_ZH_KIN = {
+ZH_KIN = {
     **dict.fromkeys("父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿".split(), "male"),
     **dict.fromkeys("母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 侄女".split(), "female"),
 }
@@ -300,7 +300,7 @@ _EN_KIN = {
 }
 # Whose someone a possessive says (Her father sat…, their mother): kin and a household's people.
 EN_KIN_NOUNS = frozenset(_EN_KIN) | {"grandson", "granddaughter", "maid", "servant", "nurse", "master", "mistress"}
-_ZH_KIN_BODY = "|".join(sorted(_ZH_KIN, key=len, reverse=True))
+_ZH_KIN_BODY = "|".join(sorted(ZH_KIN, key=len, reverse=True))
 _ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
 _ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"
 _ZH_NAME_AFTER = re.compile(_ZH_RUN)  # 女儿秀兰
@@ -319,7 +319,7 @@ def kin_genders(texts: Sequence[str], lang: str, names: Mapping[str, str]) -> di
     said: dict[str, set[str]] = defaultdict(set)
     for text in texts:
         for kin, name in _kin_pairs(text, lang, names):
-            said[names[name]].add((_ZH_KIN if lang == "zh" else _EN_KIN)[kin])
+            said[names[name]].add((ZH_KIN if lang == "zh" else _EN_KIN)[kin])
     return {name: next(iter(sexes)) for name, sexes in said.items() if len(sexes) == 1}
 
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.cast_roles import EN_KIN_NOUNS, PERSON_NOUNS
+from pipeline_kit.text.cast_roles import EN_KIN_NOUNS, PERSON_NOUNS, ZH_KIN
 
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
 MOMENTS = 3  # the Action line names at most this many moments: the first, the middle, the last
@@ -72,12 +72,21 @@ _EN_PERSON = (
 )
 # Brought in as a clause's subject (An old man in a blue coat stood…, The squire rode…, Her father
 # sat…), or as what someone finds or sees (Under the tree she found a girl asleep).
-_EN_SOMEONE = re.compile(rf"\b(?P<det>[Aa]n?|[Tt]he|[Hh]is|[Hh]er|[Tt]heir) {_EN_PERSON}(?= {_EN_VERB}\b)")
+_EN_SOMEONE = re.compile(
+    rf"\b(?P<det>[Aa]n?|[Tt]he|[Hh]is|[Hh]er|[Tt]heir|[A-Z][\w-]*[’']s) {_EN_PERSON}(?= {_EN_VERB}\b)"
+)
+_EN_OWNER = re.compile(r"(?:his|her|their|\w+[’']s)$")  # a possessive brings in kin and household only
+_EN_DETERMINERS = frozenset("a an the his her their".split())
 _EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$", re.I)
 _EN_MET = re.compile(
     rf"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke) (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
     rf"(?P<noun>{_NOUNS['en']})(?P<rest>(?: (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?)?)"
     r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$)"
+)
+# Kin by whose they are, opening a clause and doing something (石头的娘躺在炕上; not 娘的病).
+_ZH_KIN_OF = re.compile(
+    rf"(?:^|(?<=[，。！？；：”」\s]))(?P<det>[\u4e00-\u9fff]{{1,4}}?的)"
+    rf"(?P<noun>{'|'.join(sorted(ZH_KIN, key=len, reverse=True))})(?![的们])"
 )
 _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
@@ -139,27 +148,32 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
             noun = m.group("noun")
             if noun != "人" or m.group("adjs"):
                 out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), PERSON_NOUNS["zh"][noun])))
-        return out
+        out += [(m.start(), Someone(m.group(), m.group(), ZH_KIN[m.group("noun")])) for m in _ZH_KIN_OF.finditer(text)]
+        return sorted(out, key=lambda found: found[0])
     for m in _EN_SOMEONE.finditer(text):
         if _EN_PREDICATE.search(text, max(0, m.start() - 8), m.start()):
             continue  # she was a girl loved by all: what someone is, not someone else
         det, noun = m.group("det").lower(), m.group("noun")
         if det == "the" and noun in _EN_BARE and not m.group("adjs"):
             continue  # "the man" alone is anyone: someone brought in before, if anybody
-        if det in ("his", "her", "their") and noun not in EN_KIN_NOUNS:
+        if _EN_OWNER.match(det) and noun not in EN_KIN_NOUNS:
             continue  # her figure, his client: a possessive brings in kin and household only
-        out.append((m.start(), _en_someone(m, det)))
+        out.append((m.start(), _en_someone(m)))
     subjects = {o for o, _ in out}
-    out += [(m.start("det"), _en_someone(m, "a")) for m in _EN_MET.finditer(text) if m.start("det") not in subjects]
+    out += [(m.start("det"), _en_someone(m)) for m in _EN_MET.finditer(text) if m.start("det") not in subjects]
     return sorted(out, key=lambda found: found[0])
 
 
-def _en_someone(m: re.Match[str], det: str) -> Someone:
-    """The person an English noun phrase brings in: "the old man" (her father), as described."""
+def _en_someone(m: re.Match[str]) -> Someone:
+    """The person an English noun phrase brings in: "the old man", "her father", "Agnes's father",
+    described as the text does (its determiner in lower case)."""
+    det, noun = m.group("det"), m.group("noun")
     phrase = m.string[m.start("det") : m.end()].strip()
-    noun = m.group("noun")
-    name = f"{det} {m.group('adjs')}{noun}" if det in ("his", "her", "their") else f"the {m.group('adjs')}{noun}"
-    return Someone(name, phrase[0].lower() + phrase[1:], PERSON_NOUNS["en"][noun])
+    if det.lower() in _EN_DETERMINERS:
+        det = det.lower()
+        phrase = det + phrase[len(det) :]
+    name = f"{det} {m.group('adjs')}{noun}" if _EN_OWNER.match(det) else f"the {m.group('adjs')}{noun}"
+    return Someone(name, phrase, PERSON_NOUNS["en"][noun])
 
 
 def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int, Someone]]:

@@ -285,3 +285,25 @@ def test_the_person_brought_in_is_the_next_pronouns_and_stays_one_referent() -> 
     assert "a man on a black horse" in shots[1][2]["Characters"] and "Mara" not in shots[1][2]["Characters"]
     assert shots[1][2]["Action"].split("; ")[-1].startswith("the man wore")
     assert shots[3][2]["Characters"].count("squire") == 1 and "Mara" not in shots[3][2]["Characters"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "name", "gender"),
+    [
+        ("院子里静悄悄的。铁柱的奶奶坐在门槛上剥豆子。", "zh", "铁柱的奶奶", "female"),
+        ("Nobody answered. Martha's husband came in from the barn.", "en", "Martha's husband", "male"),
+        ("The kettle boiled. Their mother poured the tea.", "en", "their mother", "female"),
+    ],
+)
+def test_kin_whose_they_are_is_someone(text: str, lang: str, name: str, gender: str) -> None:
+    """A person the text gives only as someone's kin (铁柱的奶奶, Martha's husband, their mother) is a
+    referent, named by whose kin they are, with the gender the kinship word says."""
+    found = someones(text, lang)
+    assert [(p.name, p.gender) for _, p in found] == [(name, gender)]
+
+
+def test_kin_the_text_then_names_is_that_character_not_someone_else() -> None:
+    """孙掌柜的女儿春桃从里屋出来: the daughter is 春桃, staged once by her name."""
+    cast = (Character("孙掌柜", mentions=3), Character("春桃", gender="female", mentions=3))
+    shot = _shots("孙掌柜的女儿春桃从里屋出来，端了一碗茶。", "zh", cast)[0]
+    assert "春桃" in shot[2]["Characters"] and "女儿" not in shot[2]["Characters"]
