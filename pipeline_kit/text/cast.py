@@ -33,6 +33,7 @@ MIN_MENTIONS = 5
 DESCRIPTION_CHARS = {"zh": 160, "en": 400}
 TALKERS = 2  # a line of talk no tag names is between the last this many people its scene's talk staged
 TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns after her name
+SUBORDINATE_WEIGHT = 0.5  # a he/she opening a subordinate clause (until he was gone) is often another's
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
 _EN_TITLE = {
@@ -289,8 +290,8 @@ def cast_drafts(
     """Drafts naming the characters each stages as its Action line does (`named_subjects`: named
     in its narration, spoken to, or meant by a pronoun, marked inferred), and the bible's places.
 
-    A draft's own names (a model splitter's) count when they are a character's name or alias
-    that its narration holds (one only spoken of is not there). Talk whose narration names
+    A draft's own names (a model splitter's) count only as its narration names them (a surname
+    inside a full name is no one else; one only spoken of is not there). Talk whose narration names
     nobody (a speech running on over paragraphs, an untagged reply) stages the people of its
     scene's last talk that did name them, as inferred. `reading`: the chapter read
     already (its prompts are written from the same reading).
@@ -305,8 +306,6 @@ def cast_drafts(
             d = replace(d, location=place or (d.location if d.location not in scene_wide else None))
         named = reading.shot(d)
         staged = dict.fromkeys(named.people)
-        plain = narration_only(text[d.span_start : d.span_end])
-        staged.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical and n in plain))
         inferred = tuple(n for n in named.inferred if n in staged)
         if d.dialogue and staged:
             talk[d.scene] = tuple(dict.fromkeys([*staged, *talk.get(d.scene, ())]))[:TALKERS]
@@ -412,7 +411,7 @@ def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
         he, she = text.find("他"), text.find("她")
     elif subject:  # a main clause's he or she (until he was gone, then she went back: she)
         m = next((m for m in _EN_SUBJECT.finditer(text) if not _EN_SUBORDINATE.search(text, 0, m.start())), None)
-        return None if m is None else "female" if m.group().lower() in ("she", "herself") else "male"
+        return _en_sex(m)
     else:
         m_he, m_she = _EN_HE.search(text), _EN_SHE.search(text)
         he, she = (m_he.start() if m_he else -1), (m_she.start() if m_she else -1)
@@ -429,7 +428,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     short = min_mentions(texts, bible.lang) <= 2  # a short story: its few pronouns are its evidence
     pronoun = FIRST_PERSON.get(bible.lang)  # what follows I says nothing of the narrator's gender or looks
     spans = [[s for s in bible.spans(text) if text[s[0] : s[1]] != pronoun] for text in texts]
-    he: Counter[str] = Counter()
+    he: Counter[str] = Counter()  # weighed evidence: a subordinate clause's pronoun counts SUBORDINATE_WEIGHT
     she: Counter[str] = Counter()
     ends = _SENTENCE_END[bible.lang]
     shared_next: list[tuple[str, set[str], str | None]] = []  # a next sentence this one names others before
@@ -451,12 +450,15 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             # to meet him. "Miss Hale," he said: the one who speaks)
             others = sentences.others(k)
             following = _first_pronoun(_untagged(rest[0]), bible.lang, subject=True) if rest and not pronoun else None
+            weight = 1.0
             if others:
                 shared_next.append((name, others, following))
             else:
                 pronoun = pronoun or following
-            he[name] += pronoun == "male"
-            she[name] += pronoun == "female"
+                if pronoun is None and not zh:  # since she was nine; until he was gone: theirs, less surely
+                    pronoun, weight = _subordinate_pronoun(own), SUBORDINATE_WEIGHT
+            he[name] += weight * (pronoun == "male")
+            she[name] += weight * (pronoun == "female")
     told_by_pronouns = _by_pronouns(he, she)
     known = {  # the sexes known before this pass: role words, 夫人 in a name, the pronouns so far
         c.name: role_gender(c.names, bible.lang) or ("female" if zh and _ZH_FEMALE.search(c.name) else None)
@@ -498,6 +500,16 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
         )
         out.append(replace(c, description=text, gender=gender))
     return Bible(bible.lang, tuple(out), bible.places)
+
+
+def _subordinate_pronoun(own: str) -> str | None:
+    """ "male" or "female" by the he or she opening a subordinate clause of the mention's sentence
+    (Lucy had crossed every morning since she was nine), else None."""
+    return _en_sex(next((m for m in _EN_SUBJECT.finditer(own) if _EN_SUBORDINATE.search(own, 0, m.start())), None))
+
+
+def _en_sex(m: re.Match[str] | None) -> str | None:
+    return None if m is None else "female" if m.group().lower() in ("she", "herself") else "male"
 
 
 def _own_thing(own: str, zh: bool) -> str | None:

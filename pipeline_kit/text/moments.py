@@ -79,9 +79,11 @@ _EN_OWNER = re.compile(r"(?:his|her|their|\w+[’']s)$")  # a possessive brings 
 _EN_DETERMINERS = frozenset("a an the his her their".split())
 _EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$", re.I)
 _EN_MET = re.compile(
-    rf"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke) (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
-    rf"(?P<noun>{_NOUNS['en']})(?P<rest>(?: (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?)?)"
-    r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$)"
+    r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were|stood|sat|lay|came))"
+    rf" (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
+    rf"(?P<noun>{_NOUNS['en']})(?:(?P<rest> (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?)"
+    r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while)\b|$)"
+    r"|(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$))"
 )
 # Kin by whose they are, opening a clause and doing something (石头的娘躺在炕上; not 娘的病).
 _ZH_KIN_OF = re.compile(
@@ -140,8 +142,9 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
     """(offset, person) of each unnamed person `text` brings in: in English a noun phrase for a
     person followed by its verb (An old man in a blue coat stood…, At the hedge a man on a horse
     reined in, Her father sat; "the man" alone is anyone), or what someone finds or sees (she
-    found a girl asleep); in Chinese 一个/一位 and a noun for a person (船头坐着一个老汉), a bare
-    人 only with words describing it (一个白头发的人: 一个人在走 is alone, not someone)."""
+    found a girl asleep; there was a stranger on the quay); in Chinese 一个/一位 and a noun for a
+    person (船头坐着一个老汉), a bare 人 only with words describing it (一个白头发的人: 一个人在走 is
+    alone, not someone)."""
     out = []
     if lang == "zh":
         for m in _ZH_SOMEONE.finditer(text):
@@ -203,9 +206,8 @@ def subjects(
 ) -> tuple[str, list[tuple[int, Referent]]]:
     """The sentence with each he/she (他/她) opening it or one of its clauses replaced by the person
     it means, and those persons: the first of its gender the sentence named before it (its
-    subject: Mara climbed, and she…; `here`: (offset, person) named in it), else the last named
-    before of that gender (else the last whose gender is unknown), each with its offset; `people`:
-    names as written."""
+    subject: Mara climbed, and she…; `here`: (offset, person) named in it), else the last before of
+    that gender or unknown (`_latest`), each with its offset; `people`: names as written."""
     seen = list(here)
     out, at, found = [], 0, []
     for m in _LEADING[lang].finditer(sentence):
@@ -213,7 +215,7 @@ def subjects(
             continue
         gender = _GENDER[m.group("p").lower()]
         earlier = [(o, r) for o, r in seen if o < m.start("p") and gender_of(r, genders) == gender]
-        referent = min(earlier, key=lambda e: e[0])[1] if earlier else last.get(gender) or last.get(None)
+        referent = min(earlier, key=lambda e: e[0])[1] if earlier else _latest(last, gender)
         if referent is None:
             continue
         name = referent.name if isinstance(referent, Someone) else referent
@@ -230,9 +232,24 @@ def plural_subject(sentence: str, lang: str) -> bool:
 
 
 def note(last: dict[str | None, Referent], referents: Iterable[Referent], genders: Mapping[str, str | None]) -> None:
-    """Note `referents`, in order, as the last named of their genders."""
+    """Note `referents`, in order, as the last named of their genders (the dict's order is the
+    order they were last named in)."""
     for referent in referents:
-        last[gender_of(referent, genders)] = referent
+        gender = gender_of(referent, genders)
+        last.pop(gender, None)
+        last[gender] = referent
+
+
+def _latest(last: Mapping[str | None, Referent], gender: str) -> Referent | None:
+    """The one a he or she means: the last of that gender, unless someone unnamed of no told
+    gender was brought in since (a stranger stood on the quay. He was young: the stranger, not the
+    uncle before); a named person whose gender the text never told is less sure than one it did
+    (Ruth watched Owen. She laughed: Ruth)."""
+    fits = [key for key in last if key in (gender, None)]
+    if not fits:
+        return None
+    newest = last[fits[-1]]
+    return newest if isinstance(newest, Someone) or gender not in last else last[gender]
 
 
 def action_line(moments: Sequence[str], lang: str) -> str:
