@@ -40,6 +40,20 @@ _EN_STOP = frozenset(
     however still yet perhaps indeed very good come look let pray do did does is was were be
     as at by for from in into of on to up with after before while ah ha hum""".split()
 )
+# Titles before a surname and the sex each says (Dr says none): Mrs Crane is a woman.
+_EN_TITLE = {
+    "Mr": "male",
+    "Mrs": "female",
+    "Miss": "female",
+    "Ms": "female",
+    "Sir": "male",
+    "Lady": "female",
+    "Lord": "male",
+    "Colonel": "male",
+    "Captain": "male",
+    "Dr": None,
+}
+_EN_TITLED = re.compile(rf"\b({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b")
 _EN_TITLES = frozenset("mr mrs miss ms dr sir lady lord colonel captain inspector doctor professor".split())
 _EN_PLACE_WORDS = "|".join(
     "Street Road Square Lane Place Terrace Avenue Hall House Court Bridge Park Station Hotel Inn Lighthouse "

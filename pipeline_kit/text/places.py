@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, Mentions
+from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, _EN_TITLED, Mentions
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
 HOLD = 12  # shots a place holds after the text last puts someone there (a long talk in one room)
@@ -249,9 +249,6 @@ def find_places(
     return tuple(sorted([*fixed, *places], key=lambda p: (-p.mentions, p.name)))
 
 
-_EN_SURNAME = re.compile(r"\b(?:Mr|Mrs|Miss|Ms|Dr|Sir|Lady|Master|Mister)\.? ([A-Z][a-z][\w’'-]*)")
-
-
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
     从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
@@ -260,7 +257,7 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     if lang == "zh":
         return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
     parts = {w for p in people for w in p.split()}
-    surnames = set(_EN_SURNAME.findall(text))  # Miss Alder: a bare Jonah Alder is her kin, no place
+    surnames = {m.group(2) for m in _EN_TITLED.finditer(text)}  # Miss Alder: a bare Jonah Alder is her kin, no place
     owned = {m.group(4) for m in _EN_AT_NAMED.finditer(text) if m.group(4)}  # the owner says it: Kessler's Well
     return owned | {
         name
