@@ -29,7 +29,7 @@ _ZH_STOP = frozenset(
     "多谢 托生 招安 老叟 老僧 众僧 师公 老公公 唐人 松树 凤凰".split()
 )
 _ZH_SPEECH = frozenset("道问曰说笑叫喝答闻")
-_ZH_PLACE_END = tuple("山洞宫殿城国寺庄河海江湖关岭州洲府县村岛院庙阁楼台门")
+_ZH_PLACE_END = tuple("山洞宫殿城国寺庄河海江湖关岭州洲府县村岛院庙阁楼台门镇巷坊铺店渡")
 _EN_STOP = frozenset(
     """i a an the and but or if so then there here this that these those it its he she they we you
     his her their our your my me him them who what when where why how which yes no not oh ah well
