@@ -15,7 +15,9 @@ harbour). A move with a one-character place word (上山, 进城, 关门) is wha
 A shot's place is where its people are (`shot_places`): the last place its narration puts a person
 in (Mara sat on the quay, 阿Ｋ站在码头上), not one only seen, spoken of, left or said of a thing
 (eyes on the tower, the tower, which stood on its rock); else the place the scene's people are
-still in; else a place the narration describes with nobody in it (boats knocked at the quay).
+still in (however long they talk there); else a place the narration describes with nobody in it
+(boats knocked at the quay). A word for a kind of place is the place of that kind the scene named
+lately (山 of 花果山, the bridge of Cobham Bridge).
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from dataclasses import dataclass
 from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, _EN_TITLED, Mentions
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
-HOLD = 12  # shots a place holds after the text last puts someone there (a long talk in one room)
+HOLD = 12  # shots a place holds after the text last puts someone there, talk not counted
+# A shot whose narration is no longer than a speech tag (said Holmes, rising; 行者笑道) is talk.
+TAG_SIZE = {"en": 6, "zh": 8}  # words, characters
+QUOTE_BLANKS = 4  # the shortest quotation blanked out, its marks included: “Hi”
 # Words for a place someone can be in, at or on: rooms, buildings, works, ways, waters, land and
 # what people travel or camp in (a wagon, a tent); furniture (bed, chair, table) and things are not settings.
 _EN_SETTING_NOUNS = (
@@ -75,14 +80,15 @@ _EN_SETTING_NOUNS = (
 ).split()
 _EN_SETTING_NOUN = r"(?:[a-z]+[ -])?(?:" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r")"
 # A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's), perhaps a
-# word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent.
+# word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent
+# (not one saying what kind a thing is: upon the deep-sea fishes, under the church bells).
 _EN_SETTING = re.compile(
     r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|by|behind|near|under|beneath|"
     r"below|over|around|round|outside|within|upon|down|up|reached|entered|left|crossed|climbed|boarded|boarding|"
     r"reaching|entering) "
     r"(?:the|a|an|his|her|their|our|my|its|this|that|(?:(?:the|his|her|their|our|my|its) )?"
     r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s)) "
-    r"(" + _EN_SETTING_NOUN + r")(?![\w’'-])"
+    r"(" + _EN_SETTING_NOUN + r")(?![\w’'-])(?! (?!(?:was|has|his|this|is|as|us|its)\b)[a-z]+s\b)"
 )
 # The place a setting is part of: in the kitchen of the farmhouse (she is in the kitchen; the
 # farmhouse is a place too).
@@ -345,7 +351,8 @@ def shot_places(
     for k, (start, end, shot_scene) in enumerate(spans):
         if shot_scene != scene:
             held, scene, recent = None, shot_scene, {}
-        here, age = (held, age + 1) if held is not None and age < HOLD else (None, 0)
+        stay = someone_put and _only_talk(narration[start:end], lang)  # talk moves nobody put there
+        here, age = (held, age + (not stay)) if held is not None and age < HOLD else (None, 0)
         stays = True
         for offset, kind, name in (m for m in marks if start <= m[0] < end):
             if kind == _GONE:
@@ -363,6 +370,15 @@ def shot_places(
         out.append(here)
         held = here if stays else None
     return out
+
+
+def _only_talk(narration: str, lang: str) -> bool:
+    """Is a shot talk, which moves nobody: a quotation (blanked out in `narration`, so a run of
+    blanks no word spacing makes) with no more narration than a speech tag (said Holmes; 行者笑道)?"""
+    words = narration.split()
+    size = len(words) if lang == "en" else len("".join(words))
+    blanks = narration.count(" ") - (len(words) - 1 if lang == "en" else 0)
+    return size <= TAG_SIZE[lang] and blanks >= QUOTE_BLANKS
 
 
 def _named(name: str, here: str | None, recent: dict[str, int], shot: int, lang: str) -> str:
@@ -429,6 +445,8 @@ _LEFT_FROM = {
     "en": re.compile(r"\b(?:left|leaving|out of|from)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$", re.I),
     "zh": re.compile(r"(?:出|下|离开|离了)了?$"),
 }
+# Where a thing goes is no place anything is yet: the trap rattled back on its way to Leatherhead.
+_TOWARD = {"en": re.compile(r"\b(?:to|towards?|for)\s+(?:the\s+)?$", re.I), "zh": re.compile(r"[往向]$")}
 # Leaving with no place named: ran off, went out, left. 走了。出去了。
 _GONE_AWAY = {
     "en": re.compile(
@@ -448,9 +466,10 @@ def _marks(
     text: str, lang: str, found: Iterable[tuple[int, str]], people: Collection[int]
 ) -> list[tuple[int, str, str]]:
     """(offset, kind, place) in `text` order: a place someone is put in (_PUT), one described with
-    nobody in it (_DESCRIBED), a leaving (_GONE); places only seen, spoken of or said of a thing
-    (the tower, which stood on its rock), saying where the place before them in the clause is
-    (the cemetery behind the chapel), or naming a thing (a library-chair), are left out."""
+    nobody in it (_DESCRIBED, not one a thing only heads for), a leaving (_GONE); places only seen,
+    spoken of or said of a thing (the tower, which stood on its rock), saying where the place
+    before them in the clause is (the cemetery behind the chapel), or naming a thing (a
+    library-chair), are left out."""
     marks: list[tuple[int, str, str]] = []
     previous = -1
     for offset, name in sorted(dict(found).items()):
@@ -465,8 +484,10 @@ def _marks(
         if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):
-            kind = _PUT if _puts_someone(text, lang, offset, lo, hi, people) else _DESCRIBED
-            marks.append((offset, kind, name))
+            if _puts_someone(text, lang, offset, lo, hi, people):
+                marks.append((offset, _PUT, name))
+            elif not _TOWARD[lang].search(text, max(0, offset - 16), offset):
+                marks.append((offset, _DESCRIBED, name))
     put_clauses = {_clause(text, lang, o) for o, kind, _ in marks if kind == _PUT}
     for m in _GONE_AWAY[lang].finditer(text):
         if _clause(text, lang, m.start()) not in put_clauses:  # 到后院去了: gone to a place named
