@@ -131,11 +131,13 @@ _ZH_OPEN_SETTING = re.compile(
     r"(?:[一这那][个家座间条块片所户处])?"
     rf"((?!{_ZH_FAMILY_WORDS}){_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?"
 )
-# A family's place, wherever it is said: 王家的院子, 走进赵家的米铺 (the Wangs' yard: 王家院子); the
-# surname opens a word (after a mark, a move or a locative), so 国王家 is no family 王家.
+# A family's or a town's place, wherever it is said: 王家的院子, 走进赵家的米铺, 青石镇的药铺 (the
+# Wangs' yard: 王家院子); the owner opens a word (after a mark, a move or a locative), so 国王家 is
+# no family 王家.
 _ZH_OWNED_SETTING = re.compile(
     r"(?:^|(?<=[^\u4e00-\u9fff])|(?<=[在到进入回往向了是老从]))"
-    rf"((?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家)的({_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?",
+    rf"((?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家|(?:{_ZH_NOUN_CHAR}){{1,3}}[镇村庄寨])"
+    rf"的({_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?",
     re.M,
 )
 _ZH_BOUNDARY = "，。！？；：、”\n去来了"  # where a noun after a bare locative plainly ends: 到盐场去, 回到家。

@@ -25,10 +25,10 @@ ZH_TOWN = [
 
 
 def test_zh_a_town_a_sentence_is_about_and_a_familys_yard_are_places() -> None:
-    """白沙镇的茶馆 says 白沙镇 is a place; 陈家的院子 is the 陈家院子, and the 院子 the next
-    shots put 阿菊 and 刘三 in is that yard; 回到家里 is 刘三's home, not 陈家's."""
+    """白沙镇的茶馆 says 白沙镇 is a place, and its 茶馆 the 白沙镇茶馆; 陈家的院子 is the 陈家院子,
+    and the 院子 the next shots put 阿菊 and 刘三 in is that yard; 回到家里 is 刘三's home, not 陈家's."""
     bible = build_bible(["\n".join(ZH_TOWN)], "zh")
-    assert {"白沙镇", "陈家院子"} <= set(bible.place_names)
+    assert {"白沙镇", "白沙镇茶馆", "陈家院子"} <= set(bible.place_names)
     assert places_of(ZH_TOWN, "zh")[2:] == ["陈家院子", "陈家院子", "家"]
 
 
