@@ -7,8 +7,10 @@ ending, or someone goes or stays there: 来到柳树村, reached Kessler's Well)
 a word for a place after a preposition of place or a move, perhaps with an owner (`by the well`,
 `into the lamp room`, `to the trader's tent`), with the word before it when that word says which
 room it is (the lamp room, the back room) rather than what it looks like (the old chapel is a
-chapel); in Chinese, the object of a move or a stay that ends in a character making place words
-(走到盐场, 蹲在盐池边, 回到家里, 在一家药铺门口), found by the grammar rather than a list. A setting
+chapel), and the place such a one is part of (the kitchen of the farmhouse); in Chinese, the
+object of a move or a stay that ends in a character making place words (走到盐场, 蹲在盐池边, 回到
+家里, 在一家药铺门口), found by the grammar rather than a list, and a family's or a town's place
+wherever it is said (王家的院子 is 王家院子). A setting
 someone is in, at or goes to is a place once it is named once (in the boiler room, to the
 harbour). A move with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 
@@ -298,10 +300,11 @@ def find_places(
 
 
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
-    """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
-    从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
-    nor the end of a title (the Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt),
-    nor one ending in a surname the text gives someone (Miss Alder: a letter from Jonah Alder)."""
+    """Names the grammar puts someone in, at, into or from, or a town a sentence is about, once
+    being enough (来到柳树村, 从黑石岛来, 青石镇的药铺; to Port Ellery, at Gannet Point, in Dunmore,
+    came early to Wexley), none a person's name or a part of one, nor the end of a title (the
+    Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt), nor one ending in
+    a surname the text gives someone (Miss Alder: a letter from Jonah Alder)."""
     if lang == "zh":
         return {m.group(1) for r in (_ZH_NAMED_SETTING, _ZH_TOWN_SUBJECT) for m in r.finditer(text)}
     parts = {w for p in people for w in p.split()}
