@@ -81,7 +81,8 @@ _EN_SETTING_NOUNS = (
     "rowboat skiff punt"
 ).split()
 _EN_SETTING_NOUN = r"(?:[a-z]+[ -])?(?:" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r")"
-# A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's), perhaps a
+# A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's, the Reed
+# farmhouse), perhaps a
 # word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent
 # (not one saying what kind a thing is: upon the deep-sea fishes, under the church bells).
 _EN_SETTING = re.compile(
@@ -89,7 +90,7 @@ _EN_SETTING = re.compile(
     r"below|over|around|round|outside|within|upon|down|up|reached|entered|left|crossed|climbed|boarded|boarding|"
     r"reaching|entering) "
     r"(?:the|a|an|his|her|their|our|my|its|this|that|(?:(?:the|his|her|their|our|my|its) )?"
-    r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s)) "
+    r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s|(?<=the )[A-Z][a-z]+)) "
     r"(" + _EN_SETTING_NOUN + r")(?![\w’'-])(?! (?!(?:was|has|his|this|is|as|us|its)\b)[a-z]+s\b)"
 )
 # The place a setting is part of: in the kitchen of the farmhouse (she is in the kitchen; the
@@ -433,7 +434,11 @@ _EN_LANDMARK = re.compile(
 _OF_A_THING = re.compile(r"\s*which\b")  # the tower, which stood on its rock: where the tower is
 _ZH_PERSON = re.compile(r"[他她我你]|[一两三几众]个?人|大家")
 _SENTENCE_ENDS = {"en": (".", "!", "?", "\n\n"), "zh": ("。", "！", "？", "\n\n")}  # lines may wrap
-_CLAUSE_END = {"en": re.compile(r"[.!?;:,—]|\n\n"), "zh": re.compile(r"[，。！？；：、]|\n\n")}
+# A clause ends at a mark, not at a title's full stop (Mrs. Reed gave them bread).
+_CLAUSE_END = {
+    "en": re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bDr)[.!?;:,—]|\n\n"),
+    "zh": re.compile(r"[，。！？；：、]|\n\n"),
+}
 # Seen, heard or spoken of: Mara kept her eyes on the tower, looking out toward Gannet Point, 望见花果山.
 _SEEN = {
     "en": re.compile(

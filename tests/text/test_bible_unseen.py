@@ -129,8 +129,9 @@ def test_corpus_places_and_people_the_new_rules_change() -> None:
         (235 when measured, 185 before: St. Paul’s, the housekeeper’s room, lawn, glade, stables).
         Then ferries are places (凌云渡, 洪江渡: 373 places when measured, 371 before), and so are
         the house a room is part of (the lower vault of a furniture warehouse) and a bare name a
-        journey reaches (came to Wexley), but not a kind of thing (the deep-sea fishes): 235 when
-        measured, 234 before."""
+        journey reaches (came to Wexley), and a family's or a county's before a word for a place (the
+        Reed farmhouse, the Southampton road), but not a kind of thing (the deep-sea fishes): 237
+        when measured, 234 before."""
     xyj = [c.text for c in find_chapters((CORPUS / "zh_xiyouji.txt").read_text(encoding="utf-8"), "x").chapters]
     zh = build_bible(xyj, "zh")
     assert {"雷音寺", "水晶宫", "水帘洞", "高老庄"} <= set(zh.place_names) and 355 <= len(zh.places) <= 395

@@ -54,6 +54,17 @@ def test_en_a_town_a_journey_reaches_and_the_house_a_room_is_part_of_are_places(
     assert places_of([text], "en") == ["kitchen"]
 
 
+def test_en_a_familys_house_is_a_place_and_its_kind_after_it_is_that_house() -> None:
+    """At the Reed farmhouse, Mrs. Reed gave them bread: the Reed farmhouse is the place (her title's
+    full stop ends no clause), and the farmhouse after it is the same house."""
+    paragraphs = [
+        "Edith and Tom crossed the bridge. At the Reed farmhouse, Mrs. Reed gave them bread.",
+        "Tom sat down in the farmhouse and ate.",
+    ]
+    book = "Tom slept in the farmhouse. Mrs. Reed laughed. Mrs. Reed sang."
+    assert places_of(paragraphs, "en", book=book) == ["Reed farmhouse"] * 2
+
+
 def test_en_a_kind_of_place_is_the_one_named_lately_in_the_scene() -> None:
     """The mountain after Mount Tabor is Mount Tabor, and the bridge after Cobham Bridge is Cobham
     Bridge; in a scene of its own the mountain is just a mountain."""
