@@ -134,13 +134,13 @@ _ZH_OPEN_SETTING = re.compile(
     r"(?:[一这那][个家座间条块片所户处])?"
     rf"((?!{_ZH_FAMILY_WORDS}){_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?"
 )
-# A family's or a town's place, wherever it is said: 王家的院子, 走进赵家的米铺, 青石镇的药铺 (the
-# Wangs' yard: 王家院子); the owner opens a word (after a mark, a move or a locative), so 国王家 is
-# no family 王家.
+# A family's or a town's place, wherever it is said: 王家的院子, 走到赵家的米铺门口, 青石镇的药铺 (the
+# Wangs' yard: 王家院子; at its door is at 赵家米铺); the owner opens a word (after a mark, a move
+# or a locative), so 国王家 is no family 王家.
 _ZH_OWNED_SETTING = re.compile(
-    r"(?:^|(?<=[^\u4e00-\u9fff])|(?<=[在到进入回往向了是老从]))"
+    r"(?:^|(?<=[^\u4e00-\u9fff])|(?<=[在到进入回往向去了是老从]))"
     rf"((?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家|(?:{_ZH_NOUN_CHAR}){{1,3}}[镇村庄寨])"
-    rf"的({_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?",
+    rf"的({_ZH_PLACE_NOUN})",
     re.M,
 )
 _ZH_BOUNDARY = "，。！？；：、”\n去来了"  # where a noun after a bare locative plainly ends: 到盐场去, 回到家。
@@ -231,10 +231,7 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
     one-character noun needs a localiser (走到山上; 进城, 上山 are what someone does), except home
     (回到家。), and after a bare locative (在, 到) the noun must end plainly, at a localiser or a
     clause's end (在盐场干活 might be 盐场干)."""
-    found = [
-        (m.start(1), m.end(2), m.group(1) + m.group(2) + (m.group(3) if m.group(3) == "门口" else ""))
-        for m in _ZH_OWNED_SETTING.finditer(text)
-    ]
+    found = [(m.start(1), m.end(2), m.group(1) + m.group(2)) for m in _ZH_OWNED_SETTING.finditer(text)]
     found += [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
     taken = {k for start, end, _ in found for k in range(start, end)}
     for m in _ZH_OPEN_SETTING.finditer(text):

@@ -32,6 +32,14 @@ def test_zh_a_town_a_sentence_is_about_and_a_familys_yard_are_places() -> None:
     assert places_of(ZH_TOWN, "zh")[2:] == ["陈家院子", "陈家院子", "家"]
 
 
+def test_zh_a_familys_place_is_named_by_its_owner_from_where_the_owner_starts() -> None:
+    """走到赵家的米铺门口 is at 赵家米铺 (its door is the shop's); 去孙家的铺子 is 孙家铺子; 国王家的
+    宫殿 is the king's palace, no family 王家's."""
+    texts = ("他走到赵家的米铺门口。", "去孙家的铺子送米。", "国王家的宫殿很大。")
+    found = [name for text in texts for _, name in settings(text, "zh")]
+    assert found == ["赵家米铺", "孙家铺子"]
+
+
 def test_zh_a_kind_of_place_is_the_one_named_lately_never_one_left_or_of_another_scene() -> None:
     """山上 after 青龙山 is named is 青龙山, though 悟能 went to the river between; after 离开了
     青龙山 a 山 is some other mountain, and so it is in a scene of its own."""
