@@ -21,7 +21,7 @@ from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import kin_genders, role_gender, told_sex
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
 from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned
-from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
+from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
 from pipeline_kit.text.prompts import Named, brought_in, named_subjects, narration_only
@@ -36,18 +36,6 @@ TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns af
 SUBORDINATE_WEIGHT = 0.5  # a he/she opening a subordinate clause (until he was gone) is often another's
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
-_EN_TITLE = {
-    "Mr": "male",
-    "Mrs": "female",
-    "Miss": "female",
-    "Ms": "female",
-    "Sir": "male",
-    "Lady": "female",
-    "Lord": "male",
-    "Colonel": "male",
-    "Captain": "male",
-}
-_EN_TITLED = re.compile(rf"\b({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b")
 _EN_HE = re.compile(r"\b(?:he|him|his|himself)\b", re.I)
 _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 _QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
