@@ -32,9 +32,12 @@ _ZH_HEAD = (
     "道士|道人|秀才|书生|公子|掌柜|伙计|店家|店主|船家|艄公|梢公|稍公|郎中|使者|差人|公差|衙役|狱卒|军士|兵士|"
     "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
 )
-# Heads of office by morphology: the head of a unit (村长, 保长, 镇长) or its master (场主, 庄主, 店主).
-_ZH_OFFICE = "[村镇乡县保甲族队厂船班组里寨]长|[场庄店地财寨窑船坛洞牧]主"
+# Heads of office by morphology: the head of a unit (村长, 保长, 镇长), its master (场主, 庄主, 店主) or a
+# member of its staff (技术员, 售货员).
+_ZH_OFFICE = "[村镇乡县保甲族队厂船班组里寨]长|[场庄店地财寨窑船坛洞牧]主|[\u4e00-\u9fff]{1,2}员"
 _ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE})|[老小少][者翁叟妪妇汉婆童])$")
+SURNAMED_TIMES = 2  # a surname and a role met this often is somebody (周保长)
+_ZH_SURNAMED_ROLE = re.compile(rf"[{''.join(sorted(SURNAMES))}](?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE}))")
 _ZH_COUNTING = "一二两三四五六七八九十几数个只名位众诸群各每"  # 群猴, 个心: a count, no noun
 _ZH_FEMALE = re.compile(r"[女妇婆娘妪姑姐妹嫂母妻]|丫鬟")
 _ZH_MALE = re.compile(r"[夫翁叟汉童男僧]|公子|书生|秀才|老者|少年|后生")
@@ -69,7 +72,7 @@ PERSON_NOUNS: dict[str, dict[str, str | None]] = {
         **dict.fromkeys(_EN_FEMALE | {"queen", "princess"}, "female"),
     },
     "zh": {
-        **dict.fromkeys("老人 孩子 小孩 娃娃 客人 人 胖子 瘦子 矮子 主人 伙计 郎中 大夫 大伙 小伙".split()),
+        **dict.fromkeys("老人 孩子 小孩 娃娃 客人 人 胖子 瘦子 矮子 主人 伙计 郎中 大夫 大伙 小伙 年轻人 青年".split()),
         **dict.fromkeys("老汉 老头 老头子 老翁 汉子 大汉 男人 男子 少年 小伙子 后生 和尚 道士 书生".split(), "male"),
         **dict.fromkeys("老妇人 妇人 老太太 老太婆 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑 大嫂".split(), "female"),
     },
@@ -205,6 +208,14 @@ def zh_surnamed(texts: Sequence[str], roles: Collection[str]) -> list[tuple[str,
     body = "|".join(map(re.escape, sorted(roles, key=lambda r: (-len(r), r))))
     found = re.compile(rf"(?<![{_ZH_COUNTING}老小大阿])[{''.join(sorted(SURNAMES))}](?:{body})")
     return held(texts, [[(m.group()[1:], m.group()) for m in found.finditer(text)] for text in texts])
+
+
+def zh_surnamed_roles(text: str) -> set[str]:
+    """People a story calls only by a surname and a role (林技术员, 周保长: the role word never alone),
+    met SURNAMED_TIMES times, at least once opening a clause."""
+    counts = Counter(_ZH_SURNAMED_ROLE.findall(text))
+    opening = set(re.findall(rf"(?:^|(?<=[，。！？；：”」\n]))({_ZH_SURNAMED_ROLE.pattern})", text, re.M))
+    return {run for run, n in counts.items() if n >= SURNAMED_TIMES and run in opening and zh_role(run[1:])}
 
 
 def _zh_given(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:

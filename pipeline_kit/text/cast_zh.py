@@ -30,6 +30,7 @@ from pipeline_kit.text.cast_roles import (
     zh_role_names,
     zh_roles,
     zh_surnamed,
+    zh_surnamed_roles,
 )
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
@@ -154,6 +155,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
     names |= {n for n in tagged(joined, names, _no_given_name) if _zh_name_ok(n)}  # “…”春桃说，
+    names |= {n for n in zh_surnamed_roles(joined) if _zh_name_ok(n)}  # 林技术员 (技术员 never alone)
     named = _appellations(joined, names)
     heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
     roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named

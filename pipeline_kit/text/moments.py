@@ -91,7 +91,7 @@ _ZH_KIN_OF = re.compile(
     rf"(?P<noun>{'|'.join(sorted(ZH_KIN, key=len, reverse=True))})(?![的们])"
 )
 _ZH_SOMEONE = re.compile(
-    rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
+    rf"(?P<det>一[个位名]|(?<=[来了有])个)(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
     rf"(?P<noun>{_NOUNS['zh']})"
 )
 _GENDER = {"he": "male", "she": "female", "他": "male", "她": "female"}
@@ -150,7 +150,8 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
         for m in _ZH_SOMEONE.finditer(text):
             noun = m.group("noun")
             if noun != "人" or m.group("adjs"):
-                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), PERSON_NOUNS["zh"][noun])))
+                described = m.group() if m.group("det") != "个" else "一" + m.group()  # 来了个年轻人
+                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", described, PERSON_NOUNS["zh"][noun])))
         out += [(m.start(), Someone(m.group(), m.group(), ZH_KIN[m.group("noun")])) for m in _ZH_KIN_OF.finditer(text)]
         return sorted(out, key=lambda found: found[0])
     for m in _EN_SOMEONE.finditer(text):

@@ -100,3 +100,22 @@ def test_zh_an_unnamed_person_is_any_noun_for_a_person() -> None:
     """一个穿皮袄的胖子 and 一个瘦子 are someone, as 一个老汉 is; the nouns come from one table."""
     found = someones("门外进来一个穿皮袄的胖子，后面跟着一个瘦子。", "zh")
     assert [p.name for _, p in found] == ["胖子", "瘦子"]
+
+
+def test_zh_a_surname_and_a_role_the_role_never_alone_is_somebody() -> None:
+    """郑保管员 and 马大队长 are only ever a surname and an office (保管员 is never met alone): each is a
+    character; 队长 alone, said once, is nobody."""
+    story = (
+        "场院里堆满了麦子。郑保管员坐在桌子后面打算盘，马大队长背着手走来走去。\n\n"
+        "“今年能交多少？”马大队长问。\n\n“一千二百斤。”郑保管员说。\n\n"
+        "马大队长点点头，把烟袋锅在鞋底上磕了磕。郑保管员又拨了一遍算盘。队长说过的话没人敢改。\n"
+    )
+    names = set(build_bible([story], "zh").canonical)
+    assert {"郑保管员", "马大队长"} <= names and "队长" not in names
+
+
+def test_zh_someone_came_with_a_bare_classifier() -> None:
+    """村里来了个年轻人 brings in a young man as 一个年轻人 does; 他是个好人 (what he is) brings in nobody."""
+    found = someones("这年秋天，村里来了个年轻人，背着一个帆布包。", "zh")
+    assert [(p.name, p.described) for _, p in found] == [("年轻人", "一个年轻人")]
+    assert someones("他是个好人。", "zh") == []
