@@ -250,7 +250,39 @@ def build_bible(
         for c in fixed
     ]
     cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))), places)
-    return _describe(_with_narrator(cast, texts, least), texts)
+    described = _describe(_with_narrator(cast, texts, least), texts)
+    return described if lang == "zh" else _titled_surnames_joined(described, texts)
+
+
+def _titled_surnames_joined(bible: Bible, texts: Sequence[str]) -> Bible:
+    """A surname met only after a title (Miss Marsh) is the one character whose full name ends in it
+    (Ellen Marsh), when the titles say that character's sex; Mr. Brand is not Lucy Brand, his
+    niece, and a surname two full names end in (Arthur and Alexander Holder) joins neither."""
+    titles: dict[str, set[str | None]] = defaultdict(set)
+    for text in texts:
+        for m in _EN_TITLED.finditer(text):
+            titles[m.group(2)].add(_EN_TITLE[m.group(1)])
+    by_surname: dict[str, list[Character]] = defaultdict(list)
+    for c in bible.characters:
+        for surname in {n.split()[-1] for n in c.names if " " in n}:
+            by_surname[surname].append(c)
+    into: dict[str, Character] = {}
+    for c in bible.characters:
+        owners = by_surname.get(c.name, [])
+        if " " not in c.name and not c.locked and len(owners) == 1 and owners[0] is not c:
+            owner = owners[0]
+            if owner.gender is not None and titles.get(c.name) == {owner.gender} and not owner.locked:
+                into[c.name] = owner
+    if not into:
+        return bible
+    merged = {o.name: o for o in into.values()}
+    for surname, owner in into.items():
+        taken = next(c for c in bible.characters if c.name == surname)
+        now = merged[owner.name]
+        aliases = tuple(sorted({*now.aliases, *taken.names} - {now.name}))
+        merged[owner.name] = replace(now, aliases=aliases, mentions=now.mentions + taken.mentions)
+    people = [merged.get(c.name, c) for c in bible.characters if c.name not in into]
+    return Bible(bible.lang, tuple(sorted(people, key=lambda c: (-c.mentions, c.name))), bible.places)
 
 
 def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:

@@ -119,3 +119,22 @@ def test_zh_someone_came_with_a_bare_classifier() -> None:
     found = someones("这年秋天，村里来了个年轻人，背着一个帆布包。", "zh")
     assert [(p.name, p.described) for _, p in found] == [("年轻人", "一个年轻人")]
     assert someones("他是个好人。", "zh") == []
+
+
+def test_en_a_titled_surname_is_the_one_full_name_of_that_sex_ending_in_it() -> None:
+    """Miss Marsh is Ellen Marsh (a woman, the only full name ending in Marsh); Mr. Brand, a man, is
+    not Lucy Brand, a woman he takes across: one character each. A full name met once never
+    makes a second person of its first name (Lucy Brand is Lucy)."""
+    ellen = (
+        "Ellen Marsh tied her bonnet and went down to the gate. A carriage was coming up the lane.\n\n"
+        '"Good day, Miss Marsh," the doctor said. Ellen smiled. She opened the gate.\n\n'
+        '"Is your father well, Miss Marsh?" Ellen shook her head. Miss Marsh had not slept. Ellen led him in.'
+    )
+    lucy = (
+        "Lucy Brand crossed on the ferry every morning since she was nine. Mr. Brand owned the boat.\n\n"
+        '"Sit down," said Mr. Brand. Lucy sat down. She watched the water. Mr. Brand cast off. Lucy laughed.'
+    )
+    assert build_bible([ellen], "en").canonical["Marsh"] == "Ellen"
+    bible = build_bible([lucy], "en")
+    assert bible.canonical["Lucy Brand"] == "Lucy" and bible.canonical["Brand"] == "Brand"
+    assert bible.by_name["Lucy"].gender == "female" and bible.by_name["Brand"].gender == "male"
