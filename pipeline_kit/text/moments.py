@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pipeline_kit.text.cast_roles import EN_KIN_NOUNS, PERSON_NOUNS, ZH_KIN
+from pipeline_kit.text.names import _EN_TITLE
 
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
 MOMENTS = 3  # the Action line names at most this many moments: the first, the middle, the last
@@ -77,6 +78,8 @@ _EN_SOMEONE = re.compile(
 )
 _EN_OWNER = re.compile(r"(?:his|her|their|\w+[’']s)$")  # a possessive brings in kin and household only
 _EN_DETERMINERS = frozenset("a an the his her their".split())
+# A titled name alone (not Mr. Sherlock Holmes): a person the bible may hold too seldom to list.
+_EN_TITLED_ONCE = re.compile(rf"\b(?:(?:old|young|little) )?({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b(?!\.? [A-Z])")
 _EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$", re.I)
 _EN_MET = re.compile(
     r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were|stood|sat|lay|came))"
@@ -165,6 +168,8 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
         out.append((m.start(), _en_someone(m)))
     subjects = {o for o, _ in out}
     out += [(m.start("det"), _en_someone(m)) for m in _EN_MET.finditer(text) if m.start("det") not in subjects]
+    for m in _EN_TITLED_ONCE.finditer(text):  # old Mr. Fong, met too seldom to be in the bible
+        out.append((m.start(), Someone(m.group(2), m.group(), _EN_TITLE[m.group(1)])))
     return sorted(out, key=lambda found: found[0])
 
 

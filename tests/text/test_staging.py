@@ -247,12 +247,14 @@ def test_a_prompt_rendered_afresh_stages_the_same_people() -> None:
         ("The old ferryman lifted the rope.", "the old ferryman"),
         ("His mother was at the door when he came in.", "his mother"),
         ("Down the lane a tall man with a lantern came towards them.", "a tall man with a lantern"),
+        ("Nobody came in but old Mr. Fong from the tea house, who sat by the stove.", "old Mr. Fong"),
     ],
 )
 def test_someone_is_brought_in_by_any_grammar_that_introduces_a_person(text: str, described: str) -> None:
     """An unnamed person is brought in as a clause's subject wherever the clause starts (after a
-    fronted place, too), as what someone finds, by a definite noun with an adjective, and as kin by
-    a possessive: each becomes a referent described as the text does."""
+    fronted place, too), as what someone finds, by a definite noun with an adjective, as kin by
+    a possessive, and by a title and a name met too seldom for the bible: each becomes a referent
+    described as the text does."""
     found = someones(text, "en")
     assert [p.described for _, p in found][:1] == [described]
 
@@ -263,6 +265,7 @@ def test_someone_is_brought_in_by_any_grammar_that_introduces_a_person(text: str
         "The man went out.",  # "the man" alone is anyone: somebody brought in before, if anybody
         "She was a girl loved by everyone in the village.",  # what she is, not someone else
         "Her figure was outlined against the light.",  # a possessive brings in kin, not any noun
+        "Mr. Sherlock Holmes came in, then Lord St. Simon.",  # a title before a longer name: the bible's
     ],
 )
 def test_no_one_is_brought_in_by_a_bare_noun_a_predicate_or_a_possessed_thing(text: str) -> None:
