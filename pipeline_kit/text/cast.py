@@ -332,6 +332,9 @@ def cast_drafts(
         elif d.dialogue and not named.unnamed and talk.get(d.scene):  # talk no tag names goes on between them
             staged = dict.fromkeys(talk[d.scene])
             inferred = talk[d.scene]
+        acted_on = [r for r in named.acted_on if isinstance(r, str) and r not in staged]  # looked at her
+        staged.update(dict.fromkeys(acted_on))
+        inferred = (*inferred, *acted_on)
         out.append(replace(d, characters=tuple(staged), inferred=inferred))
     return out
 

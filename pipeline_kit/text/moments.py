@@ -97,7 +97,19 @@ _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名]|(?<=[来了有])个)(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
     rf"(?P<noun>{_NOUNS['zh']})"
 )
-_GENDER = {"he": "male", "she": "female", "他": "male", "她": "female"}
+_GENDER = {"he": "male", "she": "female", "him": "male", "her": "female", "他": "male", "她": "female"}
+# A pronoun a verb or preposition acts on: him; her before no noun of hers (at her for a while, gave
+# her a coin; not her hand); 他/她 after 把, 给, 让 or a verb that takes a person.
+_OBJECT = {
+    "en": re.compile(
+        r"(?<!above )(?<!behind )(?<!around )(?<!beside )(?<!below )(?<!beneath )(?<!about )(?<!round )"
+        r"(?<!upon )(?<!over )(?<!under )(?<!within )"  # the beam above him: his own surroundings
+        r"\b(him|her)\b(?=\s*(?:[.,;:!?—]|$)|\s+(?:for|to|with|at|in|on|into|and|again|away|back|up|down|out|as|by"
+        r"|from|over|off|a|an|the|some|no)\b)",
+        re.I,
+    ),
+    "zh": re.compile(r"(?<=[把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了])([他她])(?!们)"),
+}
 # Where a long English clause is cut: before a preposition or conjunction that starts a phrase.
 _EN_CUT = frozenset("with and but while as in on at to from into onto by for of where when which who that".split())
 _EN_NAME_ONLY = re.compile(r"^(?:(?:[Tt]he|[Oo]ld|[Yy]oung) )?(?:[A-Z][\w’'.-]*(?: |$))+$")
@@ -230,6 +242,25 @@ def subjects(
         seen.append((m.start("p"), referent))
         found.append((m.start("p"), referent))
     return "".join(out) + sentence[at:], found
+
+
+def objects(
+    sentence: str,
+    lang: str,
+    history: Sequence[Referent],
+    here: Sequence[Referent],
+    genders: Mapping[str, str | None],
+) -> list[Referent]:
+    """Whom the sentence's object pronouns mean (Agnes looked at her, 孙先生把她扶起来): for each,
+    the last one before of that gender (or of none told) who is not named or meant in the sentence
+    itself, so that the one acted on is in the picture too."""
+    out: list[Referent] = []
+    for m in _OBJECT[lang].finditer(sentence):
+        gender = _GENDER[m.group(1).lower()]
+        found = next((r for r in reversed(history) if r not in here and gender_of(r, genders) in (gender, None)), None)
+        if found is not None and found not in out:
+            out.append(found)
+    return out
 
 
 def plural_subject(sentence: str, lang: str) -> bool:

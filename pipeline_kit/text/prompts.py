@@ -24,6 +24,7 @@ from pipeline_kit.text.moments import (
     Who,
     mentioned,
     note,
+    objects,
     plural_subject,
     someones,
     staged,
@@ -258,13 +259,15 @@ def named_moments(named: Named, lang: str) -> list[str]:
 @dataclass(frozen=True)
 class Named:
     """A shot's text with its subject pronouns named, and whom the shot stages: the characters
-    its narration names, speaks to by name or means by a pronoun (he, they), and unnamed people."""
+    its narration names, speaks to by name or means by a pronoun (he, they; her of "looked at her"),
+    and unnamed people."""
 
     text: str
     written: frozenset[str]  # the people as the text now writes them: a sentence with one has a person
     people: tuple[str, ...]  # the characters staged, canonical names
     inferred: tuple[str, ...]  # those of them only a pronoun names
     unnamed: tuple[Someone, ...]  # people without a name it stages
+    acted_on: tuple[Referent, ...] = ()  # whom an object pronoun means (looked at her): in the picture too
 
 
 # A name in speech that the speaker says to its holder: opening the quotation or after a comma,
@@ -302,7 +305,8 @@ def named_subjects(
     written = {w for _, w, _ in narrated} | {p.words for _, p in refs if isinstance(p, Someone)}
     last: dict[str | None, Referent] = {}
     note(last, before, who.genders)
-    out, at, resolved, plural = [], 0, [], False
+    history = list(before)  # everyone named or meant so far, in order: whom an object pronoun means
+    out, at, resolved, acted, plural = [], 0, [], [], False
     for quote in [*quotes, None]:
         end = quote[0] if quote else len(text)
         for s in _SENTENCE[lang].finditer(text, at, end):
@@ -310,7 +314,10 @@ def named_subjects(
             sentence, meant = subjects(s.group(), lang, here, last, who.genders, written)
             out += [text[at : s.start()], sentence]
             plural = plural or plural_subject(s.group(), lang)
+            mentioned_here = [r for _, r in sorted([*here, *meant], key=lambda r: r[0])]
             resolved += [r for _, r in meant]
+            acted += objects(s.group(), lang, history, mentioned_here, who.genders)
+            history += mentioned_here
             note(last, [r for _, r in sorted([*here, *meant], key=lambda r: r[0], reverse=True)], who.genders)
             at = s.end()
         out.append(text[at:end])
@@ -328,6 +335,7 @@ def named_subjects(
         tuple(staged_people),
         tuple(n for n in staged_people if n not in names),
         tuple(dict.fromkeys(unnamed)),
+        tuple(r for r in dict.fromkeys(acted) if r not in staged_people and r not in unnamed),
     )
 
 

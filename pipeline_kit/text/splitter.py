@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pipeline_kit.text.cast import Bible, ChapterCast
-from pipeline_kit.text.moments import action_line
+from pipeline_kit.text.moments import Someone, action_line
 from pipeline_kit.text.prompts import (
     NO_LOOKS,
     STYLE,
@@ -144,7 +144,8 @@ def staging(text: str, lang: str, characters: Sequence[str], named: Named | None
     """(who the Characters line stages, the Action line) of a shot: its characters and the unnamed
     people it stages (by description, without a sheet of their own), and its moments, or them
     talking; `named`: its text as `named_subjects` read it (None: no bible)."""
-    staged = [*characters, *(p.described for p in named.unnamed)] if named else list(characters)
+    unnamed = [*named.unnamed, *(p for p in named.acted_on if isinstance(p, Someone))] if named else []
+    staged = [*characters, *(p.described for p in unnamed)]
     shown = named_moments(named, lang) if named else moments(text, lang)
     return staged, action_line(shown, lang) or talking(staged)
 

@@ -310,3 +310,31 @@ def test_kin_the_text_then_names_is_that_character_not_someone_else() -> None:
     cast = (Character("孙掌柜", mentions=3), Character("春桃", gender="female", mentions=3))
     shot = _shots("孙掌柜的女儿春桃从里屋出来，端了一碗茶。", "zh", cast)[0]
     assert "春桃" in shot[2]["Characters"] and "女儿" not in shot[2]["Characters"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "cast", "acted_on"),
+    [
+        (
+            "Mara found the keeper's daughter on the stair. Tobias came up and looked at her for a long time.",
+            "en",
+            (Character("Mara", gender="female", mentions=3), Character("Tobias", gender="male", mentions=3)),
+            "Mara",
+        ),
+        (
+            "秀兰进了屋。阿Ｋ把她扶到椅子上，给她倒了碗水。",
+            "zh",
+            (Character("秀兰", gender="female", mentions=3), Character("阿Ｋ", gender="male", mentions=3)),
+            "秀兰",
+        ),
+    ],
+)
+def test_the_one_an_object_pronoun_means_is_in_the_picture(
+    text: str, lang: str, cast: tuple[Character, ...], acted_on: str
+) -> None:
+    """Tobias looked at her / 阿Ｋ把她扶到椅子上: the shot that says it stages her too, the last woman
+    named before who is not the sentence's own subject; the beam above him is his own (no one else)."""
+    last = _shots(text, lang, cast)[-1]
+    assert acted_on in last[1]
+    alone = _shots("Tobias rowed out. When he saw the beam above him, he waved.", "en", EN_CAST)[-1]
+    assert alone[1] == ("Tobias",)
