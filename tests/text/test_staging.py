@@ -316,13 +316,13 @@ def test_kin_the_text_then_names_is_that_character_not_someone_else() -> None:
     ("text", "lang", "cast", "acted_on"),
     [
         (
-            "Mara found the keeper's daughter on the stair. Tobias came up and looked at her for a long time.",
+            "Mara sat on the stair.\n\nTobias came up and looked at her for a long time.",
             "en",
             (Character("Mara", gender="female", mentions=3), Character("Tobias", gender="male", mentions=3)),
             "Mara",
         ),
         (
-            "秀兰进了屋。阿Ｋ把她扶到椅子上，给她倒了碗水。",
+            "秀兰进了屋。\n\n阿Ｋ把她扶到椅子上，给她倒了碗水。",
             "zh",
             (Character("秀兰", gender="female", mentions=3), Character("阿Ｋ", gender="male", mentions=3)),
             "秀兰",
