@@ -14,8 +14,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress, count
+from operator import add
 
 from pipeline_kit.text.zh_dictionary import cut, frequencies, lexicon
 
@@ -128,21 +131,21 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
     """
     tagged, prefixes = lexicon()
     found: list[tuple[int, str, bool]] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i : i + 2] in prefixes:
-            for size in (4, 3, 2):
-                word = text[i : i + size]
-                if word in tagged:
-                    lead = 1 if word[0] in "那这" and size >= 3 else 0  # 那长老 is 那 + 长老
-                    name = word[lead:]
-                    if name[-1] in _ZH_SPEECH and name[:-1] in tagged:  # 太宗闻 is 太宗 + 闻
-                        name = name[:-1]
-                    if name not in _ZH_STOP:
-                        found.append((i + lead, name, name.endswith(_ZH_PLACE_END)))
-                    i += size - 1
-                    break
-        i += 1
+    free = 0  # the scan goes on here after a word (no word starts inside one)
+    for i in _word_starts(text, prefixes):
+        if i < free:
+            continue
+        for size in (4, 3, 2):
+            word = text[i : i + size]
+            if word in tagged:
+                lead = 1 if word[0] in "那这" and size >= 3 else 0  # 那长老 is 那 + 长老
+                name = word[lead:]
+                if name[-1] in _ZH_SPEECH and name[:-1] in tagged:  # 太宗闻 is 太宗 + 闻
+                    name = name[:-1]
+                if name not in _ZH_STOP:
+                    found.append((i + lead, name, name.endswith(_ZH_PLACE_END)))
+                free = i + size
+                break
     speaks: Counter[str] = Counter(
         name for o, name, _ in found if text[o + len(name) : o + len(name) + 1] in _ZH_SPEECH
     )
@@ -158,6 +161,12 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
         if len(longer) == 1:
             canonical[name] = longer[0]
     return [(o, canonical[n], p) for o, n, p in found if n in keep]
+
+
+def _word_starts(text: str, prefixes: frozenset[str]) -> Iterator[int]:
+    """The offsets whose two characters begin a dictionary word, in order: every pair of the
+    text is looked up in C loops (a Python loop over each character cost 0.15 s of 西游记)."""
+    return compress(count(), map(prefixes.__contains__, map(add, text, text[1:])))
 
 
 def _confirmed(text: str, name: str, offsets: list[int], tries: int = 3) -> bool:
