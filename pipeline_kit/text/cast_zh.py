@@ -35,10 +35,18 @@ _LATIN_RUN = re.compile(rf"(?<![{_LATIN}])[{_LATIN}]{{1,3}}(?![{_LATIN}])")
 MIN_SPEECHES = 3  # a speaker name must speak this often in the book ...
 SHORT_SPEECHES, SHORT_TEXT = 2, 40_000  # ... or this often in a short story
 MIN_MENTIONS = 3  # a name found only by its letters must recur this often
+# A speech tag before a quotation: words that may lead the verb (又, 连忙, 大笑), the verb, a colon.
+_SPEECH_LEADS = (
+    *"又便也却才就即乃遂只方忙急因",
+    *"连忙 慌忙 闻言 听说 听了 见了 看了 上前 近前 合掌 躬身 大笑 笑 冷笑 陪笑 欢喜 大喜 喜 大怒 怒".split(),
+    *"大惊 惊 叹 哭 高叫 大叫 厉声 低头".split(),
+)
+_SPEECH_VERBS = "笑道 说道 问道 答道 叫道 喝道 骂道 道 曰 说 问 答 叫 喝 骂 云".split()
+# The lookahead skips every position no lead or verb starts at, which the star of leads would
+# otherwise try word by word (60% of the scan of a whole book); it matches nothing the tag does not.
 _ZH_SPEECH = re.compile(
-    r"(?:[又便也却才就即乃遂只方忙急因]|连忙|慌忙|闻言|听说|听了|见了|看了|上前|近前|合掌|躬身|"
-    r"大?笑|冷笑|陪笑|欢喜|大?喜|大?怒|大?惊|叹|哭|高叫|大叫|厉声|低头)*"
-    r"(?:笑道|说道|问道|答道|叫道|喝道|骂道|道|曰|说|问|答|叫|喝|骂|云)[:：]\s*[“「]"
+    rf"(?=[{''.join(sorted({w[0] for w in (*_SPEECH_LEADS, *_SPEECH_VERBS)}))}])"
+    rf"(?:{'|'.join(_SPEECH_LEADS)})*(?:{'|'.join(_SPEECH_VERBS)})[:：]\s*[“「]"
 )
 # Words that are never a name, by their grammar: pronouns and self-references, forms of address
 # (said to someone, not of someone), kinship words, groups and counts, and common words that
