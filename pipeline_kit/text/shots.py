@@ -59,6 +59,8 @@ _TIMES = {
     ],
 }
 _TIME_RE = {lang: [(name, re.compile(p, re.I)) for name, p in pairs] for lang, pairs in _TIMES.items()}
+# Any of them: most spans name no time of day, and one search says so.
+_ANY_TIME = {lang: re.compile("|".join(f"(?:{p})" for _, p in pairs), re.I) for lang, pairs in _TIMES.items()}
 _TIME_SHIFT = {
     "zh": re.compile(r"^\s*(?:次日|明日|翌日|第二日|第二天|却说|话表|且说|话说|当晚|是夜|天明|不一日|不觉)"),
     "en": re.compile(
@@ -204,6 +206,8 @@ def _scene_cue(text: str, unit: Unit, lang: str) -> bool:
 
 def _time_of_day(span: str, lang: str) -> str | None:
     """The time of day the span names last (下午…傍晚: evening), None if it names none."""
+    if not _ANY_TIME[lang].search(span):
+        return None
     found = [(m.start(), name) for name, pattern in _TIME_RE[lang] for m in pattern.finditer(span)]
     return max(found)[1] if found else None
 
