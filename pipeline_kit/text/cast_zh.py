@@ -31,6 +31,7 @@ _HAN = "\u4e00-\u9fff"
 _LATIN = "A-Za-zＡ-Ｚａ-ｚ"
 _NAME_CHARS = _HAN + _LATIN  # a name is Han characters, Latin letters (full-width too) or both
 _TRAILING_HAN = re.compile(rf"[{_NAME_CHARS}]*$")
+_NAME_CHAR = re.compile(rf"[{_NAME_CHARS}]")
 _LATIN_RUN = re.compile(rf"(?<![{_LATIN}])[{_LATIN}]{{1,3}}(?![{_LATIN}])")
 MIN_SPEECHES = 3  # a speaker name must speak this often in the book ...
 SHORT_SPEECHES, SHORT_TEXT = 2, 40_000  # ... or this often in a short story
@@ -387,7 +388,7 @@ def _shared_suffixes(sets: NameSets, names: set[str]) -> dict[str, set[str]]:
 
 
 def _is_name_char(ch: str) -> bool:
-    return bool(re.fullmatch(rf"[{_NAME_CHARS}]", ch))
+    return bool(_NAME_CHAR.fullmatch(ch))
 
 
 def _is_han(ch: str) -> bool:

@@ -113,8 +113,8 @@ def _sentences(para: str, lang: str) -> list[tuple[int, int]]:
         if tok == '"':
             ascii_open = not ascii_open
             continue
-        closes = sum(ch in _CLOSE for ch in tok)
-        depth = max(0, depth - closes)
+        if len(tok) > 1:  # a sentence end with closing marks after it
+            depth = max(0, depth - sum(ch in _CLOSE for ch in tok))
         if '"' in tok:
             ascii_open = False
         if depth or ascii_open:
