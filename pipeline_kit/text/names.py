@@ -20,7 +20,7 @@ from functools import lru_cache
 from itertools import compress, count
 from operator import add
 
-from pipeline_kit.text.zh_dictionary import cut, frequencies, lexicon
+from pipeline_kit.text.zh_dictionary import cut, frequencies, lexicon, read_ahead
 
 MIN_MENTIONS = 3  # a Chinese name recurs this often in a chapter (jieba confirms each)
 EN_MIN_MENTIONS = 2  # an English name this often (the bible asks more of a long book)
@@ -154,7 +154,9 @@ def _zh_raw(text: str) -> list[tuple[int, str, bool]]:
     where: dict[str, list[int]] = defaultdict(list)
     for o, name, _ in found:
         where[name].append(o)
-    keep = {name for name, offs in where.items() if len(offs) >= MIN_MENTIONS and _confirmed(text, name, offs)}
+    frequent = {name: offs for name, offs in where.items() if len(offs) >= MIN_MENTIONS}
+    read_ahead(_context(text, name, offs[0]) for name, offs in frequent.items())  # what _confirmed cuts first
+    keep = {name for name, offs in frequent.items() if _confirmed(text, name, offs)}
     canonical = {name: name for name in keep}
     for name in keep:  # 悟空 -> 孙悟空, 大圣 -> 齐天大圣: a short name ending the one longer name
         longer = [full for full in keep if len(full) > len(name) and full.endswith(name)]
@@ -172,10 +174,15 @@ def _word_starts(text: str, prefixes: frozenset[str]) -> Iterator[int]:
 def _confirmed(text: str, name: str, offsets: list[int], tries: int = 3) -> bool:
     """Does jieba cut `name` out as a word in at least one of its first few contexts?"""
     for o in offsets[:tries]:
-        words = cut(text[max(0, o - 6) : o + len(name) + 6])
+        words = cut(_context(text, name, o))
         if any(w == name or len(w) > len(name) and w.endswith(name) and w[0] in "那这" for w in words):
             return True
     return False
+
+
+def _context(text: str, name: str, offset: int) -> str:
+    """The mention of `name` at `offset` with the six characters on either side, cut to confirm it."""
+    return text[max(0, offset - 6) : offset + len(name) + 6]
 
 
 def _en_raw(text: str) -> list[tuple[int, str, bool]]:
