@@ -87,10 +87,12 @@ def speakers(text: str, names: Iterable[str]) -> set[str]:
     if not wanted:
         return set()
     body = "|".join(map(re.escape, wanted))
-    opening = rf"(?:^|(?<=[。！？”\n\u3000 ]))({body})"
-    tag_before = rf"{opening}[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“"
-    tag_after = rf"(?<=”)({body})[^。！？“”\n]{{0,6}}?[{_SPEECH}]道?[。，]"  # “…”孙小梅问。
-    return set(re.findall(tag_before, text, re.M)) | set(re.findall(tag_after, text))
+    # The mark before a sentence (a line break: the text is read after one) or a quotation is
+    # matched, not looked behind for: a pattern that opens with a mark is searched for mark by
+    # mark, not tried at every character. No match can end on one (each ends with “ or 。，).
+    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“"
+    tag_after = rf"”({body})[^。！？“”\n]{{0,6}}?[{_SPEECH}]道?[。，]"  # “…”孙小梅问。
+    return set(re.findall(tag_before, "\n" + text)) | set(re.findall(tag_after, text))
 
 
 def built_like_a_name(run: str) -> bool:
