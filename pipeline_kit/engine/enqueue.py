@@ -112,25 +112,30 @@ def _in_dependency_order(specs: list[TaskSpec]) -> list[TaskSpec]:
     graph for a cycle (a third of the enqueue of a book's 25,000 tasks): a cycle is what no wave
     reaches, and only then does graphlib name it."""
     by_key = {s.task_id: s for s in specs}
-    waiting: dict[str, tuple[list[int], list[str]]] = {}  # key -> ([dependencies unplaced], dependents)
+    left: dict[str, int] = {}  # key -> its dependencies in the batch not placed yet, in the order first named
+    after: dict[str, list[str]] = {}  # key -> the tasks in the batch waiting for it
     for spec in specs:
+        key = spec.task_id
         inside = [d for d in spec.depends_on if d in by_key]
-        waiting.setdefault(spec.task_id, ([0], []))[0][0] += len(inside)
+        left[key] = left.get(key, 0) + len(inside)
         for d in inside:
-            waiting.setdefault(d, ([0], []))[1].append(spec.task_id)
+            left.setdefault(d, 0)
+            if d in after:
+                after[d].append(key)
+            else:
+                after[d] = [key]
     order: list[str] = []
-    wave = [key for key, (left, _) in waiting.items() if not left[0]]
+    wave = [key for key, n in left.items() if not n]
     while wave:
         order += wave
-        after: list[str] = []
+        ready: list[str] = []
         for key in wave:
-            for dependent in waiting[key][1]:
-                left = waiting[dependent][0]
-                left[0] -= 1
-                if not left[0]:
-                    after.append(dependent)
-        wave = after
-    if len(order) < len(waiting):
+            for dependent in after.get(key, ()):
+                left[dependent] -= 1
+                if not left[dependent]:
+                    ready.append(dependent)
+        wave = ready
+    if len(order) < len(left):
         graph = {s.task_id: [d for d in s.depends_on if d in by_key] for s in specs}
         try:
             TopologicalSorter(graph).prepare()
