@@ -18,10 +18,10 @@ from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
-from pipeline_kit.text.cast_roles import kin_genders, role_gender
-from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of
+from pipeline_kit.text.cast_roles import kin_genders, role_gender, told_sex
+from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
 from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned
-from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions, find_mentions
+from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
 from pipeline_kit.text.prompts import Named, brought_in, named_subjects, narration_only
@@ -33,26 +33,28 @@ MIN_MENTIONS = 5
 DESCRIPTION_CHARS = {"zh": 160, "en": 400}
 TALKERS = 2  # a line of talk no tag names is between the last this many people its scene's talk staged
 TITLE_WEIGHT = 2  # Miss Stoner says she is a woman as surely as two pronouns after her name
+SUBORDINATE_WEIGHT = 0.5  # a he/she opening a subordinate clause (until he was gone) is often another's
 
 _ZH_FEMALE = re.compile(r"[女娘妃婆母姐妹嫂姑妇姬娥婶妈]|夫人|小姐|公主|仙子|太太|奶奶|老太")
-_EN_TITLE = {
-    "Mr": "male",
-    "Mrs": "female",
-    "Miss": "female",
-    "Ms": "female",
-    "Sir": "male",
-    "Lady": "female",
-    "Lord": "male",
-    "Colonel": "male",
-    "Captain": "male",
-}
-_EN_TITLED = re.compile(rf"\b({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b")
 _EN_HE = re.compile(r"\b(?:he|him|his|himself)\b", re.I)
 _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 _QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
+_QUOTED_MARK = "\x00"  # what a quotation becomes in a mention's window: a sentence holding one is a speech tag
 _SENTENCE_END = {"zh": re.compile(r"[。！？!?]"), "en": re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?;]")}
-_EN_HE_SUBJECT = re.compile(r"\b(?:he|himself)\b", re.I)
-_EN_SHE_SUBJECT = re.compile(r"\b(?:she|herself)\b", re.I)
+_EN_SUBJECT = re.compile(r"\b(?:he|she|himself|herself)\b", re.I)
+# A word that opens a subordinate clause: the he or she after it is often someone else's doing.
+_EN_SUBORDINATE = re.compile(
+    r"\b(?:until|till|when|whenever|while|as|after|before|because|if|unless|though|although|since|once|where)\s+$",
+    re.I,
+)
+# 他/她 is someone else the clause acts on after 把, 给, 让 or a verb that takes a person (孙先生把他抱进店里).
+_ZH_SUBJECT = re.compile(r"(?<![把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了])([他她])(?!们)")
+# A verb (and its particle) right after a name, then his/her and a noun: what they do with their own
+# (Agnes put down her basket, Holmes rubbed his hands; not "looked at her", "gave her a coin").
+_EN_OWN = re.compile(
+    r"^\s+(?:\w+ly )?[a-z]+(?: (?:up|down|on|off|out|back|away|over|in))? (his|her) (?!(?:a|an|the|to|for|at|and|"
+    r"of|in|on|with|by|from|as|that|this)\b)[a-z]"
+)
 
 
 @dataclass(frozen=True)
@@ -248,7 +250,39 @@ def build_bible(
         for c in fixed
     ]
     cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))), places)
-    return _describe(_with_narrator(cast, texts, least), texts)
+    described = _describe(_with_narrator(cast, texts, least), texts)
+    return described if lang == "zh" else _titled_surnames_joined(described, texts)
+
+
+def _titled_surnames_joined(bible: Bible, texts: Sequence[str]) -> Bible:
+    """A surname met only after a title (Miss Marsh) is the one character whose full name ends in it
+    (Ellen Marsh), when the titles say that character's sex; Mr. Brand is not Lucy Brand, his
+    niece, and a surname two full names end in (Arthur and Alexander Holder) joins neither."""
+    titles: dict[str, set[str | None]] = defaultdict(set)
+    for text in texts:
+        for m in _EN_TITLED.finditer(text):
+            titles[m.group(2)].add(_EN_TITLE[m.group(1)])
+    by_surname: dict[str, list[Character]] = defaultdict(list)
+    for c in bible.characters:
+        for surname in {n.split()[-1] for n in c.names if " " in n}:
+            by_surname[surname].append(c)
+    into: dict[str, Character] = {}
+    for c in bible.characters:
+        owners = by_surname.get(c.name, [])
+        if " " not in c.name and not c.locked and len(owners) == 1 and owners[0] is not c:
+            owner = owners[0]
+            if owner.gender is not None and titles.get(c.name) == {owner.gender} and not owner.locked:
+                into[c.name] = owner
+    if not into:
+        return bible
+    merged = {o.name: o for o in into.values()}
+    for surname, owner in into.items():
+        taken = next(c for c in bible.characters if c.name == surname)
+        now = merged[owner.name]
+        aliases = tuple(sorted({*now.aliases, *taken.names} - {now.name}))
+        merged[owner.name] = replace(now, aliases=aliases, mentions=now.mentions + taken.mentions)
+    people = [merged.get(c.name, c) for c in bible.characters if c.name not in into]
+    return Bible(bible.lang, tuple(sorted(people, key=lambda c: (-c.mentions, c.name))), bible.places)
 
 
 def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:
@@ -276,8 +310,8 @@ def cast_drafts(
     """Drafts naming the characters each stages as its Action line does (`named_subjects`: named
     in its narration, spoken to, or meant by a pronoun, marked inferred), and the bible's places.
 
-    A draft's own names (a model splitter's) count when they are a character's name or alias
-    that its narration holds (one only spoken of is not there). Talk whose narration names
+    A draft's own names (a model splitter's) count only as its narration names them (a surname
+    inside a full name is no one else; one only spoken of is not there). Talk whose narration names
     nobody (a speech running on over paragraphs, an untagged reply) stages the people of its
     scene's last talk that did name them, as inferred. `reading`: the chapter read
     already (its prompts are written from the same reading).
@@ -292,8 +326,6 @@ def cast_drafts(
             d = replace(d, location=place or (d.location if d.location not in scene_wide else None))
         named = reading.shot(d)
         staged = dict.fromkeys(named.people)
-        plain = narration_only(text[d.span_start : d.span_end])
-        staged.update(dict.fromkeys(bible.canonical[n] for n in d.characters if n in bible.canonical and n in plain))
         inferred = tuple(n for n in named.inferred if n in staged)
         if d.dialogue and staged:
             talk[d.scene] = tuple(dict.fromkeys([*staged, *talk.get(d.scene, ())]))[:TALKERS]
@@ -323,7 +355,7 @@ class ChapterCast:
         plain = narration_only(text)
         spans = bible.spans(text)
         named = [(o, n) for o, _, n in spans if plain[o] != " "]
-        brought = brought_in(plain, bible.lang, named)
+        brought = brought_in(plain, bible.lang, [(o, e) for o, e, _ in spans if plain[o] != " "])
         again = mentioned(plain, bible.lang, [p for _, p in brought])
         scenes: dict[int, int] = {}
         for d in drafts:
@@ -390,12 +422,18 @@ def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
 
 def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
     """ "male" or "female" by the first of he/she (他/她) in `text`, or None when it has neither
-    (`subject`: only he and she count, not his, him or her, which may be someone else's)."""
+    (`subject`: only he and she count, not his, him or her, which may be someone else's; 他/她 not
+    after 把, 给 or a verb)."""
     if lang == "zh":
+        if subject:
+            m = _ZH_SUBJECT.search(text)
+            return None if m is None else "female" if m.group(1) == "她" else "male"
         he, she = text.find("他"), text.find("她")
+    elif subject:  # a main clause's he or she (until he was gone, then she went back: she)
+        m = next((m for m in _EN_SUBJECT.finditer(text) if not _EN_SUBORDINATE.search(text, 0, m.start())), None)
+        return _en_sex(m)
     else:
-        m_he = (_EN_HE_SUBJECT if subject else _EN_HE).search(text)
-        m_she = (_EN_SHE_SUBJECT if subject else _EN_SHE).search(text)
+        m_he, m_she = _EN_HE.search(text), _EN_SHE.search(text)
         he, she = (m_he.start() if m_he else -1), (m_she.start() if m_she else -1)
     if he < 0 and she < 0:
         return None
@@ -410,27 +448,37 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     short = min_mentions(texts, bible.lang) <= 2  # a short story: its few pronouns are its evidence
     pronoun = FIRST_PERSON.get(bible.lang)  # what follows I says nothing of the narrator's gender or looks
     spans = [[s for s in bible.spans(text) if text[s[0] : s[1]] != pronoun] for text in texts]
-    he: Counter[str] = Counter()
+    he: Counter[str] = Counter()  # weighed evidence: a subordinate clause's pronoun counts SUBORDINATE_WEIGHT
     she: Counter[str] = Counter()
     ends = _SENTENCE_END[bible.lang]
     shared_next: list[tuple[str, set[str], str | None]] = []  # a next sentence this one names others before
     for text, found in zip(texts, spans):
         sentences = Sentences(text, found, ends)
         for k, (start, end, name) in enumerate(found):
+            if possessor(text, end, zh):  # 孙先生的女儿秀英…。她: the pronouns after it are the daughter's
+                continue
             stop = min(found[k + 1][0] if k + 1 < len(found) else len(text), end + (40 if zh else 160))
-            window = _QUOTES.sub(" ", text[end:stop])  # pronouns in someone's speech are of others
+            window = _QUOTES.sub(lambda m: _QUOTED_MARK * len(m.group()), text[end:stop])  # speech: others'
             own, *rest = ends.split(window, maxsplit=2)
-            pronoun = _first_pronoun(own, bible.lang, subject=True) or identity_pronoun(text, start, bible.lang)
+            pronoun = (
+                _first_pronoun(own, bible.lang, subject=True)
+                or _own_thing(own, zh)
+                or identity_pronoun(text, start, bible.lang)
+            )
             # the next sentence is theirs where this one names nobody else (Mara took a letter from
-            # Tobias. She laughed: she is not surely Tobias)
+            # Tobias. She laughed: she is not surely Tobias), unless it is a speech tag (Agnes walked
+            # to meet him. "Miss Hale," he said: the one who speaks)
             others = sentences.others(k)
-            following = _first_pronoun(rest[0], bible.lang, subject=True) if rest and not pronoun else None
+            following = _first_pronoun(_untagged(rest[0]), bible.lang, subject=True) if rest and not pronoun else None
+            weight = 1.0
             if others:
                 shared_next.append((name, others, following))
             else:
                 pronoun = pronoun or following
-            he[name] += pronoun == "male"
-            she[name] += pronoun == "female"
+                if pronoun is None and not zh:  # since she was nine; until he was gone: theirs, less surely
+                    pronoun, weight = _subordinate_pronoun(own), SUBORDINATE_WEIGHT
+            he[name] += weight * (pronoun == "male")
+            she[name] += weight * (pronoun == "female")
     told_by_pronouns = _by_pronouns(he, she)
     known = {  # the sexes known before this pass: role words, 夫人 in a name, the pronouns so far
         c.name: role_gender(c.names, bible.lang) or ("female" if zh and _ZH_FEMALE.search(c.name) else None)
@@ -474,25 +522,36 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     return Bible(bible.lang, tuple(out), bible.places)
 
 
+def _subordinate_pronoun(own: str) -> str | None:
+    """ "male" or "female" by the he or she opening a subordinate clause of the mention's sentence
+    (Lucy had crossed every morning since she was nine), else None."""
+    return _en_sex(next((m for m in _EN_SUBJECT.finditer(own) if _EN_SUBORDINATE.search(own, 0, m.start())), None))
+
+
+def _en_sex(m: re.Match[str] | None) -> str | None:
+    return None if m is None else "female" if m.group().lower() in ("she", "herself") else "male"
+
+
+def _own_thing(own: str, zh: bool) -> str | None:
+    """ "male" or "female" where the mention's verb takes his or her own thing (Agnes put down her
+    basket), else None."""
+    m = None if zh else _EN_OWN.match(own)
+    return None if m is None else "female" if m.group(1) == "her" else "male"
+
+
+def _untagged(sentence: str) -> str:
+    """The sentence up to its first quotation: a pronoun after one is the speaker's tag."""
+    return sentence.split(_QUOTED_MARK, 1)[0]
+
+
 def _by_pronouns(he: Counter[str], she: Counter[str]) -> dict[str, str]:
     """Name -> the sex the pronouns after it say more often."""
     return {n: "male" if he[n] > she[n] else "female" for n in he.keys() | she.keys() if he[n] != she[n]}
 
 
-_EN_MALE_NOUN = re.compile(r"\b(?:man|boy|gentleman|fellow|lad|youth|husband|father|son|brother|king|prince)\b", re.I)
-_EN_FEMALE_NOUN = re.compile(
-    r"\b(?:woman|girl|lady|widow|maid|lass|wife|mother|daughter|sister|queen|princess)\b", re.I
-)
-
-
 def _told_gender(looks: list[str], lang: str) -> str | None:
     """The gender the looks phrases say outright (a tall girl; 一个女子), else None."""
-    joined = " ".join(looks)
-    if lang == "zh":
-        female, male = bool(re.search(r"女|妇|娘|丫头", joined)), bool(re.search(r"男|汉|公子|小伙|后生", joined))
-    else:
-        female, male = bool(_EN_FEMALE_NOUN.search(joined)), bool(_EN_MALE_NOUN.search(joined))
-    return "female" if female and not male else "male" if male and not female else None
+    return told_sex(" ".join(looks), lang)
 
 
 def _gender(

@@ -135,6 +135,16 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     }
     for name in singles | full_names:
         sets.add(name)
+    # A full name met once (a short story's "Lucy Brand had crossed…") is its first name's, whole:
+    # its surname alone may be a relative's (Mr. Brand), so it joins nobody else.
+    firsts = Counter(f.split()[0] for f in fulls)
+    once = {
+        f
+        for f, n in fulls.items()
+        if n == 1 and firsts[f.split()[0]] == 1 and f.split()[0] in singles and not _EN_PLACE_END.search(f)
+    }  # and the only full name with that first name: John of John Turner and John Hare stays shared
+    for full in once:
+        sets.join(full.split()[0], full)
     shared: dict[str, set[str]] = {}
     parts: set[str] = set()
     for part, owners in _name_parts(full_names).items():  # Holmes of Sherlock Holmes; John of two Johns
@@ -147,8 +157,9 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
             parts.add(part)
         elif part in singles:
             shared[part] = owners
-    names = singles | full_names | parts
+    names = singles | full_names | parts | once
     for name, epithet in _epithets(joined, names):  # Tom Reed, known as the Grey Fox
+        once.discard(name)  # the name an epithet is given is the person's own, whole
         names |= {name, epithet}
         sets.join(name, epithet, *(p for p in name.split() if p in names and p not in shared))
     roles = en_roles(texts)
@@ -160,7 +171,7 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     freq = Counter({n: c for n, c in people.items() if n in names}) + fulls
     groups = [g & names - set(shared) for g in sets.groups()]
     forms = frozenset(form for role in roles.values() for form in role)
-    return NameGroups([g for g in groups if g], full_names, freq, shared, roles=forms)
+    return NameGroups([g for g in groups if g], full_names, freq, shared, roles=forms, once=frozenset(once))
 
 
 def _roles(

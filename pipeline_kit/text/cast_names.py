@@ -40,6 +40,7 @@ def _canonical(members: set[str], found: NameGroups, lang: str) -> str:
     """The name a group goes by: its formal full name, else its longest, most common one."""
     pool = [m for m in members if m in found.formal] or sorted(members)
     pool = [m for m in pool if m not in found.roles] or pool  # the inspector, Gregson: Gregson
+    pool = [m for m in pool if m not in found.once] or pool  # Mara, whom the text once calls Mara Quill
     if lang == "zh":
         pool = [m for m in pool if len(m) >= 3 and m not in found.titled] or pool
     return max(pool, key=lambda m: (len(m.split()) if lang != "zh" else 0, found.freq[m], m))

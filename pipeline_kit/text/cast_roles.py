@@ -32,7 +32,12 @@ _ZH_HEAD = (
     "道士|道人|秀才|书生|公子|掌柜|伙计|店家|店主|船家|艄公|梢公|稍公|郎中|使者|差人|公差|衙役|狱卒|军士|兵士|"
     "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
 )
-_ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD})|[老小少][者翁叟妪妇汉婆童])$")
+# Heads of office by morphology: the head of a unit (村长, 保长, 镇长), its master (场主, 庄主, 店主) or a
+# member of its staff (技术员, 售货员).
+_ZH_OFFICE = "[村镇乡县保甲族队厂船班组里寨]长|[场庄店地财寨窑船坛洞牧]主|[\u4e00-\u9fff]{1,2}员"
+_ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE})|[老小少][者翁叟妪妇汉婆童])$")
+SURNAMED_TIMES = 2  # a surname and a role met this often is somebody (周保长)
+_ZH_SURNAMED_ROLE = re.compile(rf"[{''.join(sorted(SURNAMES))}](?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE}))")
 _ZH_COUNTING = "一二两三四五六七八九十几数个只名位众诸群各每"  # 群猴, 个心: a count, no noun
 _ZH_FEMALE = re.compile(r"[女妇婆娘妪姑姐妹嫂母妻]|丫鬟")
 _ZH_MALE = re.compile(r"[夫翁叟汉童男僧]|公子|书生|秀才|老者|少年|后生")
@@ -58,6 +63,20 @@ _EN_ANY = frozenset(
     stationmaster engineer""".split()
 )
 EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
+# Every noun for a person, with the sex it says (None: either): what an unnamed person is called
+# (`moments`: an old man in a blue coat, 一个穿皮袄的胖子) and what looks say outright (a tall girl).
+PERSON_NOUNS: dict[str, dict[str, str | None]] = {
+    "en": {
+        **dict.fromkeys(_EN_ANY | {"figure", "rider", "traveler", "smith", "baker", "tailor", "merchant", "trader"}),
+        **dict.fromkeys(_EN_MALE | {"man", "king", "prince", "squire", "vicar", "parson", "miller"}, "male"),
+        **dict.fromkeys(_EN_FEMALE | {"queen", "princess"}, "female"),
+    },
+    "zh": {
+        **dict.fromkeys("老人 孩子 小孩 娃娃 客人 人 胖子 瘦子 矮子 主人 伙计 郎中 大夫 大伙 小伙 年轻人 青年".split()),
+        **dict.fromkeys("老汉 老头 老头子 老翁 汉子 大汉 男人 男子 少年 小伙子 后生 和尚 道士 书生".split(), "male"),
+        **dict.fromkeys("老妇人 妇人 老太太 老太婆 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑 大嫂".split(), "female"),
+    },
+}
 _EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
@@ -100,6 +119,12 @@ def zh_role(word: str) -> bool:
     return bool(_ZH_ROLE.match(word))
 
 
+def person_noun(word: str) -> bool:
+    """Is the Chinese `word` a common noun for a person: an unnamed one's (孩子, 大嫂), a role's (村长,
+    樵夫) or a kinship word (女儿)?"""
+    return word in PERSON_NOUNS["zh"] or word in ZH_KIN or zh_role(word)
+
+
 def role_gender(names: Sequence[str], lang: str) -> str | None:
     """The gender the first role word among a character's `names` says (童子 and 樵夫 are male, 老妇
     and the old woman female; 张稍, whom the text calls 渔翁, a man), else None."""
@@ -108,12 +133,18 @@ def role_gender(names: Sequence[str], lang: str) -> str | None:
 
 def _word_gender(name: str, lang: str) -> str | None:
     if lang == "zh":
-        if not zh_role(name):
-            return None
-        female, male = bool(_ZH_FEMALE.search(name)), bool(_ZH_MALE.search(name))
+        return told_sex(name, lang) if zh_role(name) else None
+    noun = name.split()[-1].lower() if name.startswith(("the ", "our ")) else ""
+    return PERSON_NOUNS["en"].get(noun)
+
+
+def told_sex(words: str, lang: str) -> str | None:
+    """The sex `words` say outright by their nouns for people (樵夫, 老妇; a tall girl), else None."""
+    if lang == "zh":
+        female, male = bool(_ZH_FEMALE.search(words)), bool(_ZH_MALE.search(words))
     else:
-        noun = name.split()[-1].lower() if name.startswith(("the ", "our ")) else ""
-        female, male = noun in _EN_FEMALE, noun in _EN_MALE or noun == "man"
+        said = {PERSON_NOUNS["en"].get(w) for w in re.findall(r"[a-z]+", words.lower())}
+        female, male = "female" in said, "male" in said
     return "female" if female and not male else "male" if male and not female else None
 
 
@@ -177,6 +208,14 @@ def zh_surnamed(texts: Sequence[str], roles: Collection[str]) -> list[tuple[str,
     body = "|".join(map(re.escape, sorted(roles, key=lambda r: (-len(r), r))))
     found = re.compile(rf"(?<![{_ZH_COUNTING}老小大阿])[{''.join(sorted(SURNAMES))}](?:{body})")
     return held(texts, [[(m.group()[1:], m.group()) for m in found.finditer(text)] for text in texts])
+
+
+def zh_surnamed_roles(text: str) -> set[str]:
+    """People a story calls only by a surname and a role (林技术员, 周保长: the role word never alone),
+    met SURNAMED_TIMES times, at least once opening a clause."""
+    counts = Counter(_ZH_SURNAMED_ROLE.findall(text))
+    opening = set(re.findall(rf"(?:^|(?<=[，。！？；：”」\n]))({_ZH_SURNAMED_ROLE.pattern})", text, re.M))
+    return {run for run, n in counts.items() if n >= SURNAMED_TIMES and run in opening and zh_role(run[1:])}
 
 
 def _zh_given(text: str, roles: Collection[str], names: Collection[str]) -> list[tuple[str, str]]:
@@ -262,7 +301,7 @@ def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Colle
 
 
 # Kinship words that say a sex: 女儿秀兰, 老陈，她的父亲; "Silas Ardent, her father", "his daughter Nell".
-_ZH_KIN = {
+ZH_KIN = {
     **dict.fromkeys("父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿".split(), "male"),
     **dict.fromkeys("母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 侄女".split(), "female"),
 }
@@ -270,7 +309,9 @@ _EN_KIN = {
     **dict.fromkeys("father brother uncle son husband nephew grandfather".split(), "male"),
     **dict.fromkeys("mother sister aunt daughter wife niece grandmother".split(), "female"),
 }
-_ZH_KIN_BODY = "|".join(sorted(_ZH_KIN, key=len, reverse=True))
+# Whose someone a possessive says (Her father sat…, their mother): kin and a household's people.
+EN_KIN_NOUNS = frozenset(_EN_KIN) | {"grandson", "granddaughter", "maid", "servant", "nurse", "master", "mistress"}
+_ZH_KIN_BODY = "|".join(sorted(ZH_KIN, key=len, reverse=True))
 _ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
 _ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"
 _ZH_NAME_AFTER = re.compile(_ZH_RUN)  # 女儿秀兰
@@ -289,7 +330,7 @@ def kin_genders(texts: Sequence[str], lang: str, names: Mapping[str, str]) -> di
     said: dict[str, set[str]] = defaultdict(set)
     for text in texts:
         for kin, name in _kin_pairs(text, lang, names):
-            said[names[name]].add((_ZH_KIN if lang == "zh" else _EN_KIN)[kin])
+            said[names[name]].add((ZH_KIN if lang == "zh" else _EN_KIN)[kin])
     return {name: next(iter(sexes)) for name, sexes in said.items() if len(sexes) == 1}
 
 

@@ -22,10 +22,20 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from pipeline_kit.text.cast_roles import counted_as_one, held, zh_role, zh_role_names, zh_roles, zh_surnamed
+from pipeline_kit.text.cast_roles import (
+    counted_as_one,
+    held,
+    person_noun,
+    zh_role,
+    zh_role_names,
+    zh_roles,
+    zh_surnamed,
+    zh_surnamed_roles,
+)
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
-from pipeline_kit.text.zh_subjects import built_like_a_name, clause_subjects, met_as_objects
+from pipeline_kit.text.zh_dictionary import frequencies
+from pipeline_kit.text.zh_subjects import built_like_a_name, clause_subjects, met_as_objects, name_shaped, tagged
 
 _HAN = "\u4e00-\u9fff"
 _LATIN = "A-Za-zＡ-Ｚａ-ｚ"
@@ -37,6 +47,7 @@ _LATIN_RUN = re.compile(rf"[{_LATIN}](?<![{_LATIN}][{_LATIN}])[{_LATIN}]{{0,2}}(
 MIN_SPEECHES = 3  # a speaker name must speak this often in the book ...
 SHORT_SPEECHES, SHORT_TEXT = 2, 40_000  # ... or this often in a short story
 MIN_MENTIONS = 3  # a name found only by its letters must recur this often
+COMMON_WORD = 1000  # jieba's frequency of a word too common to be a given name (大伙 706, 水生 629)
 # A speech tag before a quotation: words that may lead the verb (又, 连忙, 大笑), the verb, a colon.
 _SPEECH_LEADS = (
     *"又便也却才就即乃遂只方忙急因",
@@ -114,6 +125,7 @@ _ZH_NAMING_GIVEN = re.compile(
     rf"起(?:了|个)+(?:法名|别名|混名|名字|诨名|绰号|道号)[，,]?(?:就|也)?{_CALLED}个?"
     rf"([{_HAN}]{{2,4}}?){_PARTICLE}[，,。！？!?”」]"
 )
+_ZH_CALLED_SELF = re.compile(rf"[“「]我(?:就|名)?叫(?:做)?([{_HAN}]{{2,3}}?)(?=[。，,！!”」])")
 _ZH_NAMING_OTHER = re.compile(
     rf"(?:与|替|给|和)你(?:起|取)[^”」]{{0,6}}?(?:名|号)[，,]?(?:就)?{_CALLED}个?([{_HAN}]{{2,4}}?){_PARTICLE}"
     r"[，,。！？!?”」]"
@@ -160,6 +172,8 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for n in clause_subjects(texts, zh_common_word)
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
+    names |= {n for n in tagged(joined, names, _no_given_name) if _zh_name_ok(n)}  # “…”春桃说，
+    names |= {n for n in zh_surnamed_roles(joined) if _zh_name_ok(n)}  # 林技术员 (技术员 never alone)
     named = _appellations(joined, names)
     heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
     roles = {r for r in zh_roles(texts, speaks, opens, counted_as_one(joined, heard)) if _zh_name_ok(r)} - named
@@ -188,6 +202,9 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
             _add_given(names, formal, m.group(1) or "", m.group(2))
     for m in _ZH_NAMING_GIVEN.finditer(joined):  # and in the narration: 起个法名，就叫做猪悟能
         _add_given(names, formal, "", m.group(1))
+    for m in _ZH_CALLED_SELF.finditer(joined):  # “我叫石头。”: a name of a common word, said as one's own
+        if name_shaped(m.group(1)):
+            _add_given(names, formal, "", m.group(1))
     # A speaker and a name he gives himself: one he is called by (叫做), or one that has not spoken
     # yet (saying 我乃X of an X who already spoke is a disguise or a lie).
     claims: list[tuple[str, str]] = []
@@ -413,6 +430,12 @@ def _add_given(names: set[str], formal: set[str], surname: str, name: str) -> No
         full = surname + name if surname and len(name) == 2 else name
         formal.add(full)
         names.update((name, full, full[-2:]))
+
+
+def _no_given_name(word: str) -> bool:
+    """Is `word`, tagging quotations, no given name: a noun for a person (孩子, 村长, 大嫂) or a word
+    jieba's dictionary knows as common as COMMON_WORD (春桃 and 水生 are in it, rarely)?"""
+    return person_noun(word) or zh_common_word(word) and frequencies().get(word, 0) >= COMMON_WORD
 
 
 def _zh_name_ok(name: str) -> bool:

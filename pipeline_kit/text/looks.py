@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 
 from pipeline_kit.text.cast_roles import EN_ROLE_NOUNS
 
@@ -192,6 +193,8 @@ def looks_of(
             seen[name] = seen.get(name, 0) + 1
             if name not in out or len(out[name]) >= MAX_PHRASES or seen[name] > LOOK_MENTIONS:
                 continue
+            if possessor(text, stop, lang == "zh"):
+                continue
             end = min(found[k + 1][0] if k + 1 < len(found) else len(text), stop + WINDOW[lang])
             before = _EN_BEFORE.search(text, max(0, start - 48), start) if lang != "zh" else None
             # a surname alone is a family's (a man named Oakshott; his wife is Mrs. Oakshott)
@@ -206,10 +209,19 @@ def looks_of(
     return out
 
 
+_EN_POSSESSIVE = re.compile(r"(?:’s|'s|’|')(?!\w)")
+
+
+def possessor(text: str, end: int, zh: bool) -> bool:
+    """Is the mention ending at `end` someone's possessor (孙先生的, Agnes's), not the one its
+    sentence goes on about (孙先生的女儿秀英…。她二十来岁: the daughter's looks)?"""
+    return text.startswith("的", end) if zh else bool(_EN_POSSESSIVE.match(text, end))
+
+
 class Sentences:
     """A text's sentence ends (by `breaks`) and its (start, end, name) mentions, to tell whom else
-    a mention's sentence names: from the last end in the 400 characters before it (else the
-    text's start) to the first end after it."""
+    a mention's sentence names (possessors aside): from the last end in the 400 characters before
+    it (else the text's start) to the first end after it."""
 
     def __init__(self, text: str, found: Sequence[tuple[int, int, str]], breaks: re.Pattern[str]) -> None:
         self.text, self.found = text, found
@@ -225,7 +237,12 @@ class Sentences:
         j = bisect.bisect_left(self._stops, (end, -1))
         closed = self._stops[j][0] if j < len(self._stops) else len(self.text)
         lo, hi = bisect.bisect_left(self._starts, opened), bisect.bisect_left(self._starts, closed)
-        return {self.found[i][2] for i in range(lo, hi)} - {name}
+        return {self.found[i][2] for i in range(lo, hi) if not self._possessive[i]} - {name}
+
+    @cached_property
+    def _possessive(self) -> list[bool]:
+        """Each mention: is it a possessor (孙先生的女儿秀英: the sentence names the daughter)?"""
+        return [possessor(self.text, end, False) or self.text.startswith("的", end) for _, end, _ in self.found]
 
 
 def _next_pronoun(sentences: Sentences, k: int, lang: str, genders: Mapping[str, str]) -> str | None:

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pipeline_kit.text.cast_roles import EN_KIN_NOUNS, PERSON_NOUNS, ZH_KIN
+
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
 MOMENTS = 3  # the Action line names at most this many moments: the first, the middle, the last
 WORDS = 14  # an English moment is at most this many words ...
@@ -52,30 +54,45 @@ _SUBORDINATE = {
     "zh": re.compile(r"(?:着|时|后|之后|以后|的时候|之前|以前)$"),
 }
 _CONJUNCTION = {"en": re.compile(r"^(?:and|but|then|so|and then)\s+", re.I), "zh": re.compile(r"^(?:然后|于是)")}
-# People the text brings in without a name: a head noun, with its gender (None: either).
-_EN_NOUNS = {
-    **dict.fromkeys("man boy gentleman fellow lad fisherman monk priest king prince".split(), "male"),
-    **dict.fromkeys("woman girl lady maid lass widow nun queen princess".split(), "female"),
-    **dict.fromkeys("child stranger figure sailor soldier traveller traveler rider servant guard".split()),
-}
-_ZH_NOUNS = {
-    **dict.fromkeys("老汉 老头 老翁 汉子 男人 男子 少年 小伙子 后生 和尚 道士 书生 公子 伙计".split(), "male"),
-    **dict.fromkeys("老妇人 妇人 老太太 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑".split(), "female"),
-    **dict.fromkeys("老人 孩子 小孩 客人 人".split()),
-}
-_EN_VERB = (
-    r"(?:was|were|stood|sat|came|went|ran|lay|leant|held|had|took|got|made|saw|knew|kept|rose|fell|spoke|said"
-    r"|told|found|brought|left|gave|began|[a-z]+ed)"
+_EN_VERB = (  # the past tense a narration goes on in: regular, or one of the common irregular verbs
+    r"(?:was|were|had|did|stood|sat|came|went|ran|lay|leant|leapt|knelt|crept|held|took|got|made|saw|knew|kept"
+    r"|rose|fell|spoke|said|told|found|brought|left|gave|began|rode|drove|wore|bore|swore|shook|woke|wrote|hid"
+    r"|hung|led|met|paid|read|sent|slept|struck|swung|thought|threw|won|stole|froze|drew|grew|flew|wept|felt"
+    r"|heard|caught|bent|put|set|let|cut|shut|hit|sang|rang|drank|ate|sank|stuck|swept|[a-z]+ed)"
 )
+_NOUNS = {lang: "|".join(sorted(nouns, key=len, reverse=True)) for lang, nouns in PERSON_NOUNS.items()}
+_EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth person".split())  # need an adjective
 # What a described person's phrase never ends on (in a red headscarf: "red" is no verb of theirs).
 _EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their its".split())
+# A character of the phrase describing someone: up to a clause's end or its relative (…, who, which).
+_EN_PHRASE_CHAR = r"(?:(?!\b(?:who|whom|whose|which|that)\b)[^,.;:!?“”\"])"
+_EN_PERSON = (
+    rf"(?P<adjs>(?:(?!(?:an?|the|his|her|their|its|of|and|or)\b)[a-z][\w-]* ){{0,3}}?)(?P<noun>{_NOUNS['en']})"
+    rf"(?P<rest>(?: (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)"
+)
+# Brought in as a clause's subject (An old man in a blue coat stood…, The squire rode…, Her father
+# sat…), or as what someone finds or sees (Under the tree she found a girl asleep).
 _EN_SOMEONE = re.compile(
-    rf"\b(?P<det>[Aa]n?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)(?P<noun>{'|'.join(_EN_NOUNS)})"
-    rf"(?P<rest>(?: (?:in|with|wearing|carrying) [^,.;:!?“”\"]{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)(?= {_EN_VERB}\b)"
+    rf"\b(?P<det>[Aa]n?|[Tt]he|[Hh]is|[Hh]er|[Tt]heir|[A-Z][\w-]*[’']s) {_EN_PERSON}(?= {_EN_VERB}\b)"
+)
+_EN_OWNER = re.compile(r"(?:his|her|their|\w+[’']s)$")  # a possessive brings in kin and household only
+_EN_DETERMINERS = frozenset("a an the his her their".split())
+_EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$", re.I)
+_EN_MET = re.compile(
+    r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were|stood|sat|lay|came))"
+    rf" (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
+    rf"(?P<noun>{_NOUNS['en']})(?:(?P<rest> (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?)"
+    r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while)\b|$)"
+    r"|(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$))"
+)
+# Kin by whose they are, opening a clause and doing something (石头的娘躺在炕上; not 娘的病).
+_ZH_KIN_OF = re.compile(
+    rf"(?:^|(?<=[，。！？；：”」\s]))(?P<det>[\u4e00-\u9fff]{{1,4}}?的)"
+    rf"(?P<noun>{'|'.join(sorted(ZH_KIN, key=len, reverse=True))})(?![的们])"
 )
 _ZH_SOMEONE = re.compile(
-    rf"(?P<det>一[个位名])(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
-    rf"(?P<noun>{'|'.join(sorted(_ZH_NOUNS, key=len, reverse=True))})"
+    rf"(?P<det>一[个位名]|(?<=[来了有])个)(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
+    rf"(?P<noun>{_NOUNS['zh']})"
 )
 _GENDER = {"he": "male", "she": "female", "他": "male", "她": "female"}
 # Where a long English clause is cut: before a preposition or conjunction that starts a phrase.
@@ -122,27 +139,45 @@ Referent = str | Someone  # a character's canonical name, or someone unnamed
 
 
 def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
-    """(offset, person) of each unnamed person `text` brings in: in English an indefinite noun
-    phrase for a person that opens a sentence or clause and is followed by its verb (An old man
-    in a blue coat stood…); in Chinese 一个/一位 and a noun for a person (船头坐着一个老汉), a bare
-    人 only with words describing it (一个白头发的人: 一个人在走 is alone, not someone)."""
+    """(offset, person) of each unnamed person `text` brings in: in English a noun phrase for a
+    person followed by its verb (An old man in a blue coat stood…, At the hedge a man on a horse
+    reined in, Her father sat; "the man" alone is anyone), or what someone finds or sees (she
+    found a girl asleep; there was a stranger on the quay); in Chinese 一个/一位 and a noun for a
+    person (船头坐着一个老汉), a bare 人 only with words describing it (一个白头发的人: 一个人在走 is
+    alone, not someone)."""
     out = []
     if lang == "zh":
         for m in _ZH_SOMEONE.finditer(text):
             noun = m.group("noun")
             if noun != "人" or m.group("adjs"):
-                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", m.group(), _ZH_NOUNS[noun])))
-        return out
+                described = m.group() if m.group("det") != "个" else "一" + m.group()  # 来了个年轻人
+                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", described, PERSON_NOUNS["zh"][noun])))
+        out += [(m.start(), Someone(m.group(), m.group(), ZH_KIN[m.group("noun")])) for m in _ZH_KIN_OF.finditer(text)]
+        return sorted(out, key=lambda found: found[0])
     for m in _EN_SOMEONE.finditer(text):
-        opening = text[: m.start()].rstrip()
-        if opening and opening[-1] not in '.!?”"’,;:' and not opening.endswith((" and", " then")):
-            continue
-        phrase = m.group().strip()
-        noun = m.group("noun")
-        out.append(
-            (m.start(), Someone(f"the {m.group('adjs')}{noun}", phrase[0].lower() + phrase[1:], _EN_NOUNS[noun]))
-        )
-    return out
+        if _EN_PREDICATE.search(text, max(0, m.start() - 8), m.start()):
+            continue  # she was a girl loved by all: what someone is, not someone else
+        det, noun = m.group("det").lower(), m.group("noun")
+        if det == "the" and noun in _EN_BARE and not m.group("adjs"):
+            continue  # "the man" alone is anyone: someone brought in before, if anybody
+        if _EN_OWNER.match(det) and noun not in EN_KIN_NOUNS:
+            continue  # her figure, his client: a possessive brings in kin and household only
+        out.append((m.start(), _en_someone(m)))
+    subjects = {o for o, _ in out}
+    out += [(m.start("det"), _en_someone(m)) for m in _EN_MET.finditer(text) if m.start("det") not in subjects]
+    return sorted(out, key=lambda found: found[0])
+
+
+def _en_someone(m: re.Match[str]) -> Someone:
+    """The person an English noun phrase brings in: "the old man", "her father", "Agnes's father",
+    described as the text does (its determiner in lower case)."""
+    det, noun = m.group("det"), m.group("noun")
+    phrase = m.string[m.start("det") : m.end()].strip()
+    if det.lower() in _EN_DETERMINERS:
+        det = det.lower()
+        phrase = det + phrase[len(det) :]
+    name = f"{det} {m.group('adjs')}{noun}" if _EN_OWNER.match(det) else f"the {m.group('adjs')}{noun}"
+    return Someone(name, phrase, PERSON_NOUNS["en"][noun])
 
 
 def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int, Someone]]:
@@ -172,9 +207,8 @@ def subjects(
 ) -> tuple[str, list[tuple[int, Referent]]]:
     """The sentence with each he/she (他/她) opening it or one of its clauses replaced by the person
     it means, and those persons: the first of its gender the sentence named before it (its
-    subject: Mara climbed, and she…; `here`: (offset, person) named in it), else the last named
-    before of that gender (else the last whose gender is unknown), each with its offset; `people`:
-    names as written."""
+    subject: Mara climbed, and she…; `here`: (offset, person) named in it), else the last before of
+    that gender or unknown (`_latest`), each with its offset; `people`: names as written."""
     seen = list(here)
     out, at, found = [], 0, []
     for m in _LEADING[lang].finditer(sentence):
@@ -182,7 +216,7 @@ def subjects(
             continue
         gender = _GENDER[m.group("p").lower()]
         earlier = [(o, r) for o, r in seen if o < m.start("p") and gender_of(r, genders) == gender]
-        referent = min(earlier, key=lambda e: e[0])[1] if earlier else last.get(gender) or last.get(None)
+        referent = min(earlier, key=lambda e: e[0])[1] if earlier else _latest(last, gender)
         if referent is None:
             continue
         name = referent.name if isinstance(referent, Someone) else referent
@@ -199,9 +233,24 @@ def plural_subject(sentence: str, lang: str) -> bool:
 
 
 def note(last: dict[str | None, Referent], referents: Iterable[Referent], genders: Mapping[str, str | None]) -> None:
-    """Note `referents`, in order, as the last named of their genders."""
+    """Note `referents`, in order, as the last named of their genders (the dict's order is the
+    order they were last named in)."""
     for referent in referents:
-        last[gender_of(referent, genders)] = referent
+        gender = gender_of(referent, genders)
+        last.pop(gender, None)
+        last[gender] = referent
+
+
+def _latest(last: Mapping[str | None, Referent], gender: str) -> Referent | None:
+    """The one a he or she means: the last of that gender, unless someone unnamed of no told
+    gender was brought in since (a stranger stood on the quay. He was young: the stranger, not the
+    uncle before); a named person whose gender the text never told is less sure than one it did
+    (Ruth watched Owen. She laughed: Ruth)."""
+    fits = [key for key in last if key in (gender, None)]
+    if not fits:
+        return None
+    newest = last[fits[-1]]
+    return newest if isinstance(newest, Someone) or gender not in last else last[gender]
 
 
 def action_line(moments: Sequence[str], lang: str) -> str:

@@ -18,6 +18,7 @@ class NameGroups:
     shared: dict[str, set[str]] = field(default_factory=dict)
     titled: frozenset[str] = frozenset()  # surname + title (孙大圣): never the canonical name
     roles: frozenset[str] = frozenset()  # 樵夫, the inspector: the canonical name only of a group with no name
+    once: frozenset[str] = frozenset()  # a full name met once (Mara Quill): an alias, never the canonical name
 
 
 class NameSets:

@@ -32,7 +32,7 @@ _ZH_STOP = frozenset(
     "多谢 托生 招安 老叟 老僧 众僧 师公 老公公 唐人 松树 凤凰".split()
 )
 _ZH_SPEECH = frozenset("道问曰说笑叫喝答闻")
-_ZH_PLACE_END = tuple("山洞宫殿城国寺庄河海江湖关岭州洲府县村岛院庙阁楼台门")
+_ZH_PLACE_END = tuple("山洞宫殿城国寺庄河海江湖关岭州洲府县村岛院庙阁楼台门镇巷坊铺店渡")
 _EN_STOP = frozenset(
     """i a an the and but or if so then there here this that these those it its he she they we you
     his her their our your my me him them who what when where why how which yes no not oh ah well
@@ -43,6 +43,20 @@ _EN_STOP = frozenset(
     however still yet perhaps indeed very good come look let pray do did does is was were be
     as at by for from in into of on to up with after before while ah ha hum""".split()
 )
+# Titles before a surname and the sex each says (Dr says none): Mrs Crane is a woman.
+_EN_TITLE = {
+    "Mr": "male",
+    "Mrs": "female",
+    "Miss": "female",
+    "Ms": "female",
+    "Sir": "male",
+    "Lady": "female",
+    "Lord": "male",
+    "Colonel": "male",
+    "Captain": "male",
+    "Dr": None,
+}
+_EN_TITLED = re.compile(rf"\b({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b")
 _EN_TITLES = frozenset("mr mrs miss ms dr sir lady lord colonel captain inspector doctor professor".split())
 _EN_PLACE_WORDS = "|".join(
     "Street Road Square Lane Place Terrace Avenue Hall House Court Bridge Park Station Hotel Inn Lighthouse "

@@ -7,15 +7,19 @@ ending, or someone goes or stays there: 来到柳树村, reached Kessler's Well)
 a word for a place after a preposition of place or a move, perhaps with an owner (`by the well`,
 `into the lamp room`, `to the trader's tent`), with the word before it when that word says which
 room it is (the lamp room, the back room) rather than what it looks like (the old chapel is a
-chapel); in Chinese, the object of a move or a stay that ends in a character making place words
-(走到盐场, 蹲在盐池边, 回到家里, 在一家药铺门口), found by the grammar rather than a list. A setting
+chapel), and the place such a one is part of (the kitchen of the farmhouse); in Chinese, the
+object of a move or a stay that ends in a character making place words (走到盐场, 蹲在盐池边, 回到
+家里, 在一家药铺门口), found by the grammar rather than a list, and a family's or a town's place
+wherever it is said (王家的院子 is 王家院子). A setting
 someone is in, at or goes to is a place once it is named once (in the boiler room, to the
 harbour). A move with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 
 A shot's place is where its people are (`shot_places`): the last place its narration puts a person
 in (Mara sat on the quay, 阿Ｋ站在码头上), not one only seen, spoken of, left or said of a thing
 (eyes on the tower, the tower, which stood on its rock); else the place the scene's people are
-still in; else a place the narration describes with nobody in it (boats knocked at the quay).
+still in (however long they talk there); else a place the narration describes with nobody in it
+(boats knocked at the quay). A word for a kind of place is the place of that kind the scene named
+lately (山 of 花果山, the bridge of Cobham Bridge).
 """
 
 from __future__ import annotations
@@ -25,10 +29,13 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, Mentions
+from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, _EN_TITLED, Mentions
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
-HOLD = 12  # shots a place holds after the text last puts someone there (a long talk in one room)
+HOLD = 12  # shots a place holds after the text last puts someone there, talk not counted
+# A shot whose narration is no longer than a speech tag (said Holmes, rising; 行者笑道) is talk.
+TAG_SIZE = {"en": 6, "zh": 8}  # words, characters
+QUOTE_BLANKS = 4  # the shortest quotation blanked out, its marks included: “Hi”
 # Words for a place someone can be in, at or on: rooms, buildings, works, ways, waters, land and
 # what people travel or camp in (a wagon, a tent); furniture (bed, chair, table) and things are not settings.
 _EN_SETTING_NOUNS = (
@@ -39,7 +46,8 @@ _EN_SETTING_NOUNS = (
     "rooftop loft hayloft doorway gateway gate threshold conservatory "
     # dwellings and buildings
     "home house mansion manor lodge villa cottage cabin hut hovel shack tenement flat apartment bungalow farmhouse "
-    "homestead ranch croft farm farmyard barn stable stables byre cowshed pigsty kennel kennels henhouse dovecote "
+    "homestead vicarage rectory parsonage manse "
+    "ranch croft farm farmyard barn stable stables byre cowshed pigsty kennel kennels henhouse dovecote "
     "granary silo shed outhouse greenhouse hothouse summerhouse boathouse bathhouse washhouse gatehouse guardhouse "
     "coach-house storeroom storehouse warehouse depot store shop bakery smithy forge workshop studio factory "
     "foundry works mill sawmill brewery distillery tannery laundry mine quarry pit boatyard shipyard dockyard "
@@ -72,15 +80,23 @@ _EN_SETTING_NOUNS = (
     "quarterdeck forecastle wheelhouse cockpit galley hold steamer yacht schooner barge raft canoe lifeboat dinghy "
     "rowboat skiff punt"
 ).split()
-# A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's), perhaps a
-# word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent.
+_EN_SETTING_NOUN = r"(?:[a-z]+[ -])?(?:" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r")"
+# A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's, the Reed
+# farmhouse), perhaps a
+# word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent
+# (not one saying what kind a thing is: upon the deep-sea fishes, under the church bells).
 _EN_SETTING = re.compile(
     r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|by|behind|near|under|beneath|"
     r"below|over|around|round|outside|within|upon|down|up|reached|entered|left|crossed|climbed|boarded|boarding|"
     r"reaching|entering) "
     r"(?:the|a|an|his|her|their|our|my|its|this|that|(?:(?:the|his|her|their|our|my|its) )?"
-    r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s)) "
-    r"((?:[a-z]+[ -])?(?:" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r"))(?![\w’'-])"
+    r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s|(?<=the )[A-Z][a-z]+)) "
+    r"(" + _EN_SETTING_NOUN + r")(?![\w’'-])(?! (?!(?:was|has|his|this|is|as|us|its)\b)[a-z]+s\b)"
+)
+# The place a setting is part of: in the kitchen of the farmhouse (she is in the kitchen; the
+# farmhouse is a place too).
+_EN_SETTING_OF = re.compile(
+    r" of (?:the|a|an|his|her|their|our|my|its|this|that) (" + _EN_SETTING_NOUN + r")(?![\w’'-])"
 )
 _ZH_SETTING_NOUNS = (
     "书房 厨房 卧房 客厅 大厅 花园 后院 院子 庭院 门口 码头 渡口 渡船 船头 船舱 船上 甲板 岸边 河边 江边 海边 湖边 "
@@ -101,18 +117,31 @@ _ZH_SETTING = re.compile(
 # are no places; the noun holds no function word, pronoun, number, time or common verb (看路, 走路).
 _ZH_PLACE_ENDS = (
     "场池家铺店房屋室院庄村镇城寺庙宫殿庵岛港洞山河江湖海溪潭泉井桥街巷路田园林坡岸滩"
-    "楼台亭阁堂厅馆棚营帐岭峰崖寨府衙厂坊窑厩圃坟墓塔船车"
+    "楼台亭阁堂厅馆棚营帐岭峰崖寨府衙厂坊窑厩圃坟墓塔船车渡"
 )
 _ZH_LOCALISERS = "边上里中内外前后旁"
+# A character of a place's noun: no localiser, function word, pronoun, number, time or common verb.
+_ZH_NOUN_CHAR = (
+    rf"(?![{_ZH_LOCALISERS}下头的了着过是有和与把被给对向往从于至自在到也都就又还不没很太便却只才正已曾再亦乃即则且若如似无"
+    r"这那哪此本吾彼敝寒贵他她我你它谁一二三四五六七八九十两百千万几第半年月日夜晚早时午更刻钟点候今明昨"
+    r"走来去看见听说道问找拿做请拜归转返进出回叫让要想会能可])[\u4e00-\u9fff]"
+)
+_ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}[{_ZH_PLACE_ENDS}]子?"
+_ZH_FAMILY_WORDS = "大家|人家|自家|国家|专家|作家|行家|东家|冤家|亲家|老人家"  # 家 in words that name no family
 _ZH_OPEN_SETTING = re.compile(
     r"([来走跑奔赶爬跳搬逃冲飞游回坐站蹲躺住睡跪立趴靠停藏躲][在到进入]|(?<![现实好自所存不没])在|"
     r"(?<![看想听说直得受遇感找做见提等不没])到|进|(?<![失过下上死出回离除])去)了?"
     r"(?:[一这那][个家座间条块片所户处])?"
-    r"((?!大家|人家|自家|国家|专家|作家|行家|东家|冤家|亲家|老人家)"
-    rf"(?:(?![{_ZH_LOCALISERS}下头的了着过是有和与把被给对向往从于至自在到也都就又还不没很太便却只才正已曾再亦乃即则且若如似无"
-    r"这那哪此本吾彼敝寒贵他她我你它谁一二三四五六七八九十两百千万几第半年月日夜晚早时午更刻钟点候今明昨"
-    r"走来去看见听说道问找拿做请拜归转返进出回叫让要想会能可])[\u4e00-\u9fff]){0,3}"
-    rf"[{_ZH_PLACE_ENDS}]子?)(门口|[{_ZH_LOCALISERS}])?"
+    rf"((?!{_ZH_FAMILY_WORDS}){_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?"
+)
+# A family's or a town's place, wherever it is said: 王家的院子, 走到赵家的米铺门口, 青石镇的药铺 (the
+# Wangs' yard: 王家院子; at its door is at 赵家米铺); the owner opens a word (after a mark, a move
+# or a locative), so 国王家 is no family 王家.
+_ZH_OWNED_SETTING = re.compile(
+    r"(?:^|(?<=[^\u4e00-\u9fff])|(?<=[在到进入回往向去了是老从]))"
+    rf"((?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家|(?:{_ZH_NOUN_CHAR}){{1,3}}[镇村庄寨])"
+    rf"的({_ZH_PLACE_NOUN})",
+    re.M,
 )
 _ZH_BOUNDARY = "，。！？；：、”\n去来了"  # where a noun after a bare locative plainly ends: 到盐场去, 回到家。
 # A named place nobody's dictionary knows, where someone goes, stays or comes from: 来到柳树村, 住在赵家庄,
@@ -121,7 +150,13 @@ _ZH_NAMED_SETTING = re.compile(
     r"(?:来到|来至|到了|回到|住在|走进|走出|进了|出了|去了|离开|离了|前往|从|到|去|(?=在[^，。！？]{2,10}[里上中内]))"
     r"(?:了)?(?:[^，。！？“”]{1,4}的)?"
     r"((?![一二三四五六七八九十两这那几每各此某本我你他她于])(?:(?![上下里中内外边面处在了着过的是有和与])[\u4e00-\u9fff]){1,3}"
-    r"(?:[庄村府镇寨城寺庙宫殿岛港洞]|祠堂|客栈|码头))"
+    r"(?:[庄村府镇寨城寺庙宫殿岛港洞渡]|祠堂|客栈|码头))"
+)
+# A town or village the sentence is about, as its subject or owner: 青石镇的药铺, 柳湾镇在大河的南岸.
+_ZH_TOWN_SUBJECT = re.compile(
+    r"(?:^|(?<=[，。！？；：\n]))((?![一二三四五六七八九十两这那几每各此某本我你他她于])"
+    r"(?:(?![上下里中内外边面处在了着过的是有和与])[\u4e00-\u9fff]){1,3}[镇村庄寨府城县州岛港])(?=[的在是])",
+    re.M,
 )
 # A place named by its owner: Kessler's Well, St. Mary's (a name's own word after it, or a saint's).
 _EN_OWNED_NAME = r"((?:St\.? )[A-Z][a-z]+['’]s|[A-Z][a-z]+['’]s [A-Z][a-z]+)"
@@ -136,11 +171,17 @@ _EN_TITLE_HEAD = re.compile(r"\b(?:[Tt]he|[Aa]n?) [A-Z][a-z]+ $")  # the Study i
 # Looked at Otto Brandt: a name someone looks or smiles at is a person's, not a place's.
 _EN_LOOKED = re.compile(r"\b(?:look|stare|gaze|glance|smile|laugh|frown|shout|wink)(?:s|d|ed)?\s*$", re.I)
 _EN_MOVES_TO = frozenset("to toward towards left leaving".split())  # went to Holmes: a person, unless a place word says
+# …unless what goes there is a journey or the weather: the frost came early to Wexley, we travelled to Leeds.
+_EN_ARRIVES = re.compile(
+    r"\b(?:came|comes|come|returned|travelled|traveled|sailed|rode|drove|moved)"
+    r"(?: (?:early|late|back|down|up|over|again|north|south|east|west|home))? $",
+    re.I,
+)
 # Words that say what a place looks like, not which it is: the old chapel is a chapel.
 _EN_DESCRIBING = frozenset(
     "old new ancient young great little small big large huge tiny vast long short high low tall deep narrow wide "
-    "broad dark bright light pale black white grey gray red blue green brown yellow golden cold warm hot wet dry "
-    "quiet silent empty dirty same whole very other open poor rich fine good bad strange own first last right "
+    "broad distant far dark bright light pale black white grey gray red blue green brown yellow golden cold warm hot "
+    "wet dry quiet silent empty dirty same whole very other open poor rich fine good bad strange own first last right "
     "wrong gentle".split()
 )
 _EN_DESCRIBING_ENDING = re.compile(r"(?:[^r]y|ed|ful|ous|less)$")  # dusty, crowded, lonely (not laundry)
@@ -166,11 +207,16 @@ class Place:
 
 
 def settings(text: str, lang: str) -> list[tuple[int, str]]:
-    """(offset, setting) of each unnamed place a preposition or a move puts someone in; a room
-    keeps the word that says which it is (lamp room), not one that says what it looks like."""
+    """(offset, setting) of each unnamed place a preposition or a move puts someone in, and of the
+    place that one is part of (in the kitchen of the farmhouse); a room keeps the word that says
+    which it is (lamp room), not one that says what it looks like."""
     if lang == "zh":
         return _zh_settings(text)
-    found = [(m.start(1 if m.group(1) else 2), m.group(1), m.group(2).lower()) for m in _EN_SETTING.finditer(text)]
+    found: list[tuple[int, str | None, str]] = []
+    for m in _EN_SETTING.finditer(text):
+        found.append((m.start(1 if m.group(1) else 2), m.group(1), m.group(2).lower()))
+        if whole := _EN_SETTING_OF.match(text, m.end()):
+            found.append((whole.start(1), None, whole.group(1).lower()))
     pairs = Counter(name for _, _, name in found if " " in name or "-" in name)
     out = []
     for offset, owner, name in found:
@@ -180,11 +226,13 @@ def settings(text: str, lang: str) -> list[tuple[int, str]]:
 
 
 def _zh_settings(text: str) -> list[tuple[int, str]]:
-    """Chinese settings: a word from the list (码头, 船上) where one follows a move or a stay, else
-    the open rule's noun (`_ZH_OPEN_SETTING`); a one-character noun needs a localiser (走到山上; 进城,
-    上山 are what someone does), except home (回到家。), and after a bare locative (在, 到) the noun
-    must end plainly, at a localiser or a clause's end (在盐场干活 might be 盐场干)."""
-    found = [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
+    """Chinese settings: a family's place (王家的院子 is 王家院子), a word from the list (码头, 船上)
+    where one follows a move or a stay, else the open rule's noun (`_ZH_OPEN_SETTING`); a
+    one-character noun needs a localiser (走到山上; 进城, 上山 are what someone does), except home
+    (回到家。), and after a bare locative (在, 到) the noun must end plainly, at a localiser or a
+    clause's end (在盐场干活 might be 盐场干)."""
+    found = [(m.start(1), m.end(2), m.group(1) + m.group(2)) for m in _ZH_OWNED_SETTING.finditer(text)]
+    found += [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
     taken = {k for start, end, _ in found for k in range(start, end)}
     for m in _ZH_OPEN_SETTING.finditer(text):
         verb, noun, localiser = m.group(1), m.group(2), m.group(3)
@@ -249,29 +297,37 @@ def find_places(
     return tuple(sorted([*fixed, *places], key=lambda p: (-p.mentions, p.name)))
 
 
-_EN_SURNAME = re.compile(r"\b(?:Mr|Mrs|Miss|Ms|Dr|Sir|Lady|Master|Mister)\.? ([A-Z][a-z][\w’'-]*)")
-
-
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
-    """Names the grammar puts someone in, at, into or from, once being enough (来到柳树村,
-    从黑石岛来; to Port Ellery, at Gannet Point, in Dunmore), none a person's name or a part of one,
-    nor the end of a title (the Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt),
-    nor one ending in a surname the text gives someone (Miss Alder: a letter from Jonah Alder)."""
+    """Names the grammar puts someone in, at, into or from, or a town a sentence is about, once
+    being enough (来到柳树村, 从黑石岛来, 青石镇的药铺; to Port Ellery, at Gannet Point, in Dunmore,
+    came early to Wexley), none a person's name or a part of one, nor the end of a title (the
+    Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt), nor one ending in
+    a surname the text gives someone (Miss Alder: a letter from Jonah Alder)."""
     if lang == "zh":
-        return {m.group(1) for m in _ZH_NAMED_SETTING.finditer(text)}
+        return {m.group(1) for r in (_ZH_NAMED_SETTING, _ZH_TOWN_SUBJECT) for m in r.finditer(text)}
     parts = {w for p in people for w in p.split()}
-    surnames = set(_EN_SURNAME.findall(text))  # Miss Alder: a bare Jonah Alder is her kin, no place
+    surnames = {m.group(2) for m in _EN_TITLED.finditer(text)}  # Miss Alder: a bare Jonah Alder is her kin, no place
     owned = {m.group(4) for m in _EN_AT_NAMED.finditer(text) if m.group(4)}  # the owner says it: Kessler's Well
     return owned | {
         name
         for m in _EN_AT_NAMED.finditer(text)
-        if (name := m.group(3) or ("" if m.group(2) or m.group(1).lower() in _EN_MOVES_TO else m.group(5)))
+        if (name := m.group(3) or ("" if m.group(2) or not _bare_name_there(text, m) else m.group(5)))
         and name not in people
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
         and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
         and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
         and not (m.group(5) and name.split()[-1] in surnames)
     }
+
+
+def _bare_name_there(text: str, m: re.Match[str]) -> bool:
+    """Does the preposition of `m` put someone at a bare name: in, at, from Dunmore; to or towards
+    it only after a journey's verb (came early to Wexley; wrote to Venn is a person's), the whole
+    name (came to Stoke, a line's end, Moran: no place Stoke)?"""
+    if m.group(1).lower() not in _EN_MOVES_TO:
+        return True
+    whole = not re.match(r"\s+[A-Z]", text[m.end() : m.end() + 3])
+    return whole and bool(_EN_ARRIVES.search(text, max(0, m.start() - 30), m.start()))
 
 
 def shot_places(
@@ -286,40 +342,77 @@ def shot_places(
     place the shot puts a person in; else the place its scene's people are still in, held until
     they leave with no place named, the scene ends, or HOLD shots pass with no word of it; else the
     last place it describes with nobody in it (which a later description replaces, as nobody was
-    put in it). A word for the kind of place the people are in is that place (at the ford of
-    Harlan's Ford, 山中 of 花果山)."""
+    put in it). A word for a kind of place is the place of that kind the scene named last, within
+    HOLD shots and not left since (at the ford of Harlan's Ford, 山中 of 花果山, 洞 after 水帘洞)."""
     marks = _marks(narration, lang, found, people)
     out: list[str | None] = []
     held: str | None = None
     scene = None
     age = 0
     someone_put = False  # the place held is one the text put a person in, not one only described
-    for start, end, shot_scene in spans:
+    recent: dict[str, int] = {}  # the scene's places named lately -> the shot that last named them
+    for k, (start, end, shot_scene) in enumerate(spans):
         if shot_scene != scene:
-            held, scene = None, shot_scene
-        here, age = (held, age + 1) if held is not None and age < HOLD else (None, 0)
+            held, scene, recent = None, shot_scene, {}
+        stay = someone_put and _only_talk(narration[start:end], lang)  # talk moves nobody put there
+        here, age = (held, age + (not stay)) if held is not None and age < HOLD else (None, 0)
         stays = True
         for offset, kind, name in (m for m in marks if start <= m[0] < end):
-            name = here if here is not None and kind != _GONE and _kind_of(here, name, lang) else name
-            if kind == _PUT or kind == _DESCRIBED and (here == name or here is None or not someone_put):
-                someone_put = kind == _PUT or here == name and someone_put  # a place described gives way
-                here, age, stays = name, 0, True
-            elif kind == _GONE:
+            if kind == _GONE:
                 stays = False
+                gone = _named(name, here, recent, k, lang) if name else None
+                recent = {n: s for n, s in recent.items() if gone and n != gone}
                 if narration[_sentence(narration, lang, offset)[1] : end].strip():
                     here = None  # the shot goes on after they left: they are no longer there
+                continue
+            name = _named(name, here, recent, k, lang)
+            recent[name] = k
+            if kind == _PUT or here == name or here is None or not someone_put:  # a place described gives way
+                someone_put = kind == _PUT or here == name and someone_put
+                here, age, stays = name, 0, True
         out.append(here)
         held = here if stays else None
     return out
 
 
+def _only_talk(narration: str, lang: str) -> bool:
+    """Is a shot talk, which moves nobody: a quotation (blanked out in `narration`, so a run of
+    blanks no word spacing makes) with no more narration than a speech tag (said Holmes; 行者笑道)?"""
+    words = narration.split()
+    size = len(words) if lang == "en" else len("".join(words))
+    blanks = narration.count(" ") - (len(words) - 1 if lang == "en" else 0)
+    return size <= TAG_SIZE[lang] and blanks >= QUOTE_BLANKS
+
+
+def _named(name: str, here: str | None, recent: dict[str, int], shot: int, lang: str) -> str:
+    """The place a word for a kind of place means: the place held when it is of that kind, else the
+    one of that kind named last within HOLD shots (`recent`), else the word itself."""
+    if here is not None and _kind_of(here, name, lang):
+        return here
+    of_kind = [(s, n) for n, s in recent.items() if shot - s <= HOLD and _kind_of(n, name, lang)]
+    return max(of_kind)[1] if of_kind else name
+
+
 def _kind_of(held: str, setting: str, lang: str) -> bool:
     """Is `setting` the word for the kind of place `held` is, so the same place: at the ford of
-    Harlan's Ford, 山中 or 山上 of 花果山, 洞里 of 水帘洞, the lighthouse of Saltmarsh Lighthouse?"""
+    Harlan's Ford, 山中 or 山上 of 花果山, 洞里 of 水帘洞, the mountain of Mount Tabor? Home (家,
+    回到家) is whoever's home is spoken of, never the last family's house named (王家)."""
     if lang == "zh":
         kind = setting.rstrip(_ZH_LOCALISERS) or setting
-        return len(kind) < len(held) and held.endswith(kind)
-    return held.lower().endswith(" " + setting.lower())
+        return kind != "家" and len(kind) < len(held) and held.endswith(kind)
+    lead = held.split()[0]
+    return held.lower().endswith(" " + setting.lower()) or setting.lower() in _EN_LEAD_KINDS.get(lead, ())
+
+
+# The kind of place a name's first word says: Mount Tabor is a mountain, Port Ellery a harbour.
+_EN_LEAD_KINDS = {
+    "Mount": ("mountain", "mount", "hill"),
+    "Port": ("port", "harbour", "harbor", "town"),
+    "Fort": ("fort", "fortress"),
+    "Lake": ("lake",),
+    "Isle": ("island", "isle"),
+    "Cape": ("cape", "headland"),
+}
 
 
 _PUT, _DESCRIBED, _GONE = "put", "described", "gone"
@@ -338,7 +431,11 @@ _EN_LANDMARK = re.compile(
 _OF_A_THING = re.compile(r"\s*which\b")  # the tower, which stood on its rock: where the tower is
 _ZH_PERSON = re.compile(r"[他她我你]|[一两三几众]个?人|大家")
 _SENTENCE_ENDS = {"en": (".", "!", "?", "\n\n"), "zh": ("。", "！", "？", "\n\n")}  # lines may wrap
-_CLAUSE_END = {"en": re.compile(r"[.!?;:,—]|\n\n"), "zh": re.compile(r"[，。！？；：、]|\n\n")}
+# A clause ends at a mark, not at a title's full stop (Mrs. Reed gave them bread).
+_CLAUSE_END = {
+    "en": re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bDr)[.!?;:,—]|\n\n"),
+    "zh": re.compile(r"[，。！？；：、]|\n\n"),
+}
 # Seen, heard or spoken of: Mara kept her eyes on the tower, looking out toward Gannet Point, 望见花果山.
 _SEEN = {
     "en": re.compile(
@@ -355,6 +452,8 @@ _LEFT_FROM = {
     "en": re.compile(r"\b(?:left|leaving|out of|from)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$", re.I),
     "zh": re.compile(r"(?:出|下|离开|离了)了?$"),
 }
+# Where a thing goes is no place anything is yet: the trap rattled back on its way to Leatherhead.
+_TOWARD = {"en": re.compile(r"\b(?:to|towards?|for)\s+(?:the\s+)?$", re.I), "zh": re.compile(r"[往向]$")}
 # Leaving with no place named: ran off, went out, left. 走了。出去了。
 _GONE_AWAY = {
     "en": re.compile(
@@ -374,9 +473,10 @@ def _marks(
     text: str, lang: str, found: Iterable[tuple[int, str]], people: Collection[int]
 ) -> list[tuple[int, str, str]]:
     """(offset, kind, place) in `text` order: a place someone is put in (_PUT), one described with
-    nobody in it (_DESCRIBED), a leaving (_GONE); places only seen, spoken of or said of a thing
-    (the tower, which stood on its rock), or saying where the place before them in the clause is
-    (the cemetery behind the chapel), are left out."""
+    nobody in it (_DESCRIBED, not one a thing only heads for), a leaving (_GONE); places only seen,
+    spoken of or said of a thing (the tower, which stood on its rock), saying where the place
+    before them in the clause is (the cemetery behind the chapel), or naming a thing (a
+    library-chair), are left out."""
     marks: list[tuple[int, str, str]] = []
     previous = -1
     for offset, name in sorted(dict(found).items()):
@@ -386,11 +486,15 @@ def _marks(
         previous = offset
         if landmark:
             continue  # the cemetery behind the chapel: the chapel says where the cemetery is
+        if text.startswith(name + "-", offset):
+            continue  # in my library-chair: a thing named after a place
         if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):
-            kind = _PUT if _puts_someone(text, lang, offset, lo, hi, people) else _DESCRIBED
-            marks.append((offset, kind, name))
+            if _puts_someone(text, lang, offset, lo, hi, people):
+                marks.append((offset, _PUT, name))
+            elif not _TOWARD[lang].search(text, max(0, offset - 16), offset):
+                marks.append((offset, _DESCRIBED, name))
     put_clauses = {_clause(text, lang, o) for o, kind, _ in marks if kind == _PUT}
     for m in _GONE_AWAY[lang].finditer(text):
         if _clause(text, lang, m.start()) not in put_clauses:  # 到后院去了: gone to a place named

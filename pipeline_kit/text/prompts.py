@@ -295,8 +295,9 @@ def named_subjects(
     narrated = [(o, w, n) for o, w, n in found if quote_of(o) is None]
     spoken_to = [n for o, w, n in found if (q := quote_of(o)) and _addressed(text, q, o, w, lang)]
     plain = narration_only(text)
-    brought = brought_in(plain, lang, [(o, n) for o, _, n in narrated])
-    known = [r for r in before if isinstance(r, Someone)] + [p for _, p in brought]
+    earlier = [r for r in before if isinstance(r, Someone)]
+    brought = brought_in(plain, lang, [(o, o + len(w)) for o, w, _ in narrated], earlier)
+    known = earlier + [p for _, p in brought]
     refs = sorted([(o, n) for o, _, n in narrated] + brought + mentioned(plain, lang, known), key=lambda r: r[0])
     written = {w for _, w, _ in narrated} | {p.words for _, p in refs if isinstance(p, Someone)}
     last: dict[str | None, Referent] = {}
@@ -333,19 +334,26 @@ def named_subjects(
 _OPENING = 80  # characters of the next sentence read to see it describe someone (<name> was a…)
 
 
-def brought_in(plain: str, lang: str, named: Sequence[tuple[int, str]]) -> list[tuple[int, Someone]]:
+def brought_in(
+    plain: str, lang: str, named: Sequence[tuple[int, int]], known: Sequence[Someone] = ()
+) -> list[tuple[int, Someone]]:
     """(offset, person) of the unnamed people the narration `plain` brings in (`someones`), less
-    the ones its next sentence names by describing (船头坐着一个老汉。老陈是个黑瘦的老船夫: 老陈);
-    `named`: (offset, name) of the characters it names."""
+    the ones its next sentence names by describing (船头坐着一个老汉。老陈是个黑瘦的老船夫: 老陈) and
+    the characters' own mentions; `named`: (start, end) of each character's mention; one brought
+    in again (an old man…, the old man said) is the first of that name, or of `known` before."""
     opening = {o for o, _ in named}
+    bounds = opening | {e for _, e in named}
+    first: dict[str, Someone] = {p.name: p for p in reversed(known)}
     out = []
     for o, person in someones(plain, lang):
+        if o + len(person.described) in bounds:
+            continue  # a character's own mention (the inspector, 一个…妇人) or one named (女儿秀英)
         end = _SENTENCE[lang].match(plain, o)
         after = end.end() if end else len(plain)
         gap = plain[after : after + _OPENING]
         after += len(gap) - len(gap.lstrip())
         if not (after in opening and _STATE[lang].match(plain[after : after + _OPENING])):
-            out.append((o, person))
+            out.append((o, first.setdefault(person.name, person)))  # the old man again is the one before
     return out
 
 

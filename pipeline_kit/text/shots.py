@@ -59,6 +59,11 @@ _TIMES = {
     ],
 }
 _TIME_RE = {lang: [(name, re.compile(p, re.I)) for name, p in pairs] for lang, pairs in _TIMES.items()}
+# A time of another day or of every day (明天一早, 昨晚, every night, last night) is not the shot's.
+_OTHER_DAY = {
+    "zh": re.compile(r"(?:明天|明日|明儿|昨天|昨日|昨儿|前天|后天|大后天|每天|天天|每日|每)$"),
+    "en": re.compile(r"\b(?:tomorrow|yesterday|every|each|last)\s+$", re.I),
+}
 # Any of them, as one flat alternation (its words' first characters let the search skip the rest):
 # most spans name no time of day, and one search says so.
 _ANY_TIME = {lang: re.compile("|".join(p for _, p in pairs), re.I) for lang, pairs in _TIMES.items()}
@@ -206,10 +211,16 @@ def _scene_cue(text: str, unit: Unit, lang: str) -> bool:
 
 
 def _time_of_day(span: str, lang: str) -> str | None:
-    """The time of day the span names last (下午…傍晚: evening), None if it names none."""
+    """The time of day the span names last (下午…傍晚: evening), None if it names none; a time of
+    another day or of every day (让她明天一早送去, every night) is none."""
     if not _ANY_TIME[lang].search(span):
         return None
-    found = [(m.start(), name) for name, pattern in _TIME_RE[lang] for m in pattern.finditer(span)]
+    found = [
+        (m.start(), name)
+        for name, pattern in _TIME_RE[lang]
+        for m in pattern.finditer(span)
+        if not _OTHER_DAY[lang].search(span, max(0, m.start() - 12), m.start())
+    ]
     return max(found)[1] if found else None
 
 

@@ -1,7 +1,8 @@
 """The place and time of day of each shot, on short made-up texts in English and Chinese: where
 the shot's people are (not a place only seen, described or spoken of), held while they stay and
-talk, ended when they leave, at a scene break or after `HOLD` shots with no word of it; rooms named
-by the word that says which; the time of day kept across a break that does not move on in time."""
+talk (as long as they talk), ended when they leave, at a scene break or after `HOLD` shots with no
+word of it; rooms named by the word that says which; the time of day kept across a break that
+does not move on in time."""
 
 from __future__ import annotations
 
@@ -112,10 +113,24 @@ def test_a_place_does_not_stick_past_the_scene_or_the_hold() -> None:
 
 
 def test_zh_a_place_does_not_stick_past_the_hold() -> None:
-    """The same bound in Chinese: 来到码头 holds HOLD shots of 阿福 talking, then no more."""
-    talk = [f"阿福道：“第{k}句。”" for k in range(HOLD + 3)]
-    places = places_of(["阿福来到码头。", *talk], "zh")
+    """The same bound in Chinese: 来到码头 holds HOLD shots of 阿福 doing things, then no more."""
+    acts = [f"阿福数了{k}遍网。" for k in range(HOLD + 3)]
+    places = places_of(["阿福来到码头。", *acts], "zh")
     assert places[: HOLD + 1] == ["码头"] * (HOLD + 1) and set(places[HOLD + 1 :]) == {None}
+
+
+def test_talk_moves_nobody_so_the_place_holds_past_the_hold() -> None:
+    """A client's long story told in a room is all quotation and speech tags: the people put in
+    the room stay there however long they talk (HOLD counts shots of narration, not of talk); a
+    place only described with nobody put in it is not held by talk, and the scene still ends it."""
+    en_talk = [f"“That was day {k} of it,” said Oskar." for k in range(HOLD + 3)]
+    zh_talk = [f"老陈道：“那是第{k}天。”" for k in range(HOLD + 3)]
+    assert set(places_of(["Ilse came home. She sat down in the parlour.", *en_talk], "en")) == {"parlour"}
+    assert set(places_of(["阿福坐在船头。", *zh_talk], "zh", book="阿福又坐在船头。")) == {"船头"}
+    described = places_of(["Rain fell on the parlour.", *en_talk], "en", book="Ilse sat in the parlour.")
+    assert described[: HOLD + 1] == ["parlour"] * (HOLD + 1) and set(described[HOLD + 1 :]) == {None}
+    scenes = places_of(["She sat down in the parlour.", *en_talk[:2]], "en", scenes=[1, 1, 2])
+    assert scenes == ["parlour", "parlour", None]
 
 
 def test_a_room_keeps_the_word_that_says_which_room() -> None:

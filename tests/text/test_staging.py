@@ -237,3 +237,73 @@ def test_a_prompt_rendered_afresh_stages_the_same_people() -> None:
     image, _ = reprompt(shot, title="t", lang="en", templates=Templates.load(), bible=bible)
     assert _lines(image)["Characters"] == _lines(shot.prompt)["Characters"] == "an old man in a blue coat."
     assert _lines(image)["Action"] == _lines(shot.prompt)["Action"]
+
+
+@pytest.mark.parametrize(
+    ("text", "described"),
+    [
+        ("Behind the mill she found a boy asleep in the straw, with a sack under his head.", "a boy"),
+        ("By the well a woman in a grey shawl waited with two buckets.", "a woman in a grey shawl"),
+        ("The old ferryman lifted the rope.", "the old ferryman"),
+        ("His mother was at the door when he came in.", "his mother"),
+        ("Down the lane a tall man with a lantern came towards them.", "a tall man with a lantern"),
+    ],
+)
+def test_someone_is_brought_in_by_any_grammar_that_introduces_a_person(text: str, described: str) -> None:
+    """An unnamed person is brought in as a clause's subject wherever the clause starts (after a
+    fronted place, too), as what someone finds, by a definite noun with an adjective, and as kin by
+    a possessive: each becomes a referent described as the text does."""
+    found = someones(text, "en")
+    assert [p.described for _, p in found][:1] == [described]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The man went out.",  # "the man" alone is anyone: somebody brought in before, if anybody
+        "She was a girl loved by everyone in the village.",  # what she is, not someone else
+        "Her figure was outlined against the light.",  # a possessive brings in kin, not any noun
+    ],
+)
+def test_no_one_is_brought_in_by_a_bare_noun_a_predicate_or_a_possessed_thing(text: str) -> None:
+    """Only phrases that introduce a person count: a bare definite age-sex noun, a predicate
+    noun and a possessive of a body or a thing bring in nobody."""
+    assert someones(text, "en") == []
+
+
+def test_the_person_brought_in_is_the_next_pronouns_and_stays_one_referent() -> None:
+    """At the hedge a man on a horse reined in. He wore…: he is that man, not Mara (named before, her
+    gender unknown to the moment); "the squire" brought in later is his own referent and the he of
+    the next shot, while a second mention of the same noun is the same person."""
+    text = (
+        "Mara walked down to the field.\n\n"
+        "At the far hedge a man on a black horse reined in and watched. He wore a tall hat.\n\n"
+        "The old squire rode along the hedge to the gate. Mara went to meet him.\n\n"
+        "“Good day,” he said, lifting his hat. The old squire smiled."
+    )
+    shots = _shots(text, "en", (Character("Mara", mentions=3),))
+    assert "a man on a black horse" in shots[1][2]["Characters"] and "Mara" not in shots[1][2]["Characters"]
+    assert shots[1][2]["Action"].split("; ")[-1].startswith("the man wore")
+    assert shots[3][2]["Characters"].count("squire") == 1 and "Mara" not in shots[3][2]["Characters"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "name", "gender"),
+    [
+        ("院子里静悄悄的。铁柱的奶奶坐在门槛上剥豆子。", "zh", "铁柱的奶奶", "female"),
+        ("Nobody answered. Martha's husband came in from the barn.", "en", "Martha's husband", "male"),
+        ("The kettle boiled. Their mother poured the tea.", "en", "their mother", "female"),
+    ],
+)
+def test_kin_whose_they_are_is_someone(text: str, lang: str, name: str, gender: str) -> None:
+    """A person the text gives only as someone's kin (铁柱的奶奶, Martha's husband, their mother) is a
+    referent, named by whose kin they are, with the gender the kinship word says."""
+    found = someones(text, lang)
+    assert [(p.name, p.gender) for _, p in found] == [(name, gender)]
+
+
+def test_kin_the_text_then_names_is_that_character_not_someone_else() -> None:
+    """孙掌柜的女儿春桃从里屋出来: the daughter is 春桃, staged once by her name."""
+    cast = (Character("孙掌柜", mentions=3), Character("春桃", gender="female", mentions=3))
+    shot = _shots("孙掌柜的女儿春桃从里屋出来，端了一碗茶。", "zh", cast)[0]
+    assert "春桃" in shot[2]["Characters"] and "女儿" not in shot[2]["Characters"]
