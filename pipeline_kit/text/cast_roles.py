@@ -210,6 +210,12 @@ def zh_surnamed(texts: Sequence[str], roles: Collection[str]) -> list[tuple[str,
     return held(texts, [[(m.group()[1:], m.group()) for m in found.finditer(text)] for text in texts])
 
 
+def zh_kin_named(text: str) -> list[str]:
+    """The runs right after a kinship word (儿子小海才六岁 gives 小海才: the name is a prefix that
+    recurs), where a story names its people."""
+    return _ZH_AFTER_KIN.findall(text)
+
+
 def zh_surnamed_roles(text: str) -> set[str]:
     """People a story calls only by a surname and a role (林技术员, 周保长: the role word never alone),
     met SURNAMED_TIMES times, at least once opening a clause."""
@@ -302,8 +308,10 @@ def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Colle
 
 # Kinship words that say a sex: 女儿秀兰, 老陈，她的父亲; "Silas Ardent, her father", "his daughter Nell".
 ZH_KIN = {
-    **dict.fromkeys("父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿".split(), "male"),
-    **dict.fromkeys("母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 侄女".split(), "female"),
+    **dict.fromkeys("父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿 孙子".split(), "male"),
+    **dict.fromkeys(
+        "母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 媳妇 侄女 孙女".split(), "female"
+    ),
 }
 _EN_KIN = {
     **dict.fromkeys("father brother uncle son husband nephew grandfather".split(), "male"),
@@ -313,6 +321,7 @@ _EN_KIN = {
 EN_KIN_NOUNS = frozenset(_EN_KIN) | {"grandson", "granddaughter", "maid", "servant", "nurse", "master", "mistress"}
 _ZH_KIN_BODY = "|".join(sorted(ZH_KIN, key=len, reverse=True))
 _ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
+_ZH_AFTER_KIN = re.compile(rf"(?:{_ZH_KIN_BODY})([\u4e00-\u9fff]{{2,3}})")
 _ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"
 _ZH_NAME_AFTER = re.compile(_ZH_RUN)  # 女儿秀兰
 _ZH_NAME_BEFORE = re.compile(rf"({_ZH_RUN})(?:[，,]|是)(?:[他她我你]的)?$")  # 老陈，她的父亲 / 秀兰是他的女儿

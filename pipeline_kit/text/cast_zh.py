@@ -29,13 +29,20 @@ from pipeline_kit.text.cast_roles import (
     zh_role,
     zh_role_names,
     zh_roles,
+    zh_kin_named,
     zh_surnamed,
     zh_surnamed_roles,
 )
 from pipeline_kit.text.name_groups import NameGroups, NameSets
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_dictionary import frequencies
-from pipeline_kit.text.zh_subjects import built_like_a_name, clause_subjects, met_as_objects, name_shaped, tagged
+from pipeline_kit.text.zh_subjects import (
+    built_like_a_name,
+    clause_subjects,
+    given_names,
+    met_as_objects,
+    name_shaped,
+)
 
 _HAN = "\u4e00-\u9fff"
 _LATIN = "A-Za-zＡ-Ｚａ-ｚ"
@@ -172,7 +179,8 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for n in clause_subjects(texts, zh_common_word)
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
-    names |= {n for n in tagged(joined, names, _no_given_name) if _zh_name_ok(n)}  # “…”春桃说，
+    given = {n for n in given_names(joined, names, _no_given_name, zh_kin_named(joined)) if _zh_name_ok(n)}
+    names |= given  # 桂芬喊道, “阿福，…”, 儿子小海: named where a story names people, whatever their ending
     names |= {n for n in zh_surnamed_roles(joined) if _zh_name_ok(n)}  # 林技术员 (技术员 never alone)
     named = _appellations(joined, names)
     heard = {s for s, n in speaks.items() if n >= 2 and opens[s] * 2 >= n and _zh_name_ok(s)}
@@ -234,7 +242,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         names |= {first, second}
         sets.join(first, second)
     # A name ending like a place (花果山, 赵家庄) is a place unless it is given or speaks: 周大山说.
-    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard}
+    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard or n in given}
     counts, pairs = _zh_counts(joined, names)
     names = {n for n in names if counts[n] >= least or n in sets.parent}  # rare aliases stay
     partners = Counter(a for (a, _), n in pairs.items() if n >= 2)  # 龙王敖广, 龙王敖顺: a shared title

@@ -20,9 +20,12 @@ from collections.abc import Callable, Iterable, Sequence
 MIN_OPENINGS = 3  # a name opens this many clauses in the book (one fewer if it speaks in them)
 _OBJECT_AFTER = "了的与和对把被叫向见跟同给请问拜随着"
 # A quotation's tag after it in modern prose: “…”秀英说， “…”孩子小声问。 (the run, then the verb)
-_TAG_AFTER = re.compile(
-    r"(?<=[”」])([\u4e00-\u9fff]{2,3}?)[\u4e00-\u9fff]{0,4}?(?:说|问|答|喊|嚷|叫)道?[，,。：:！!？?]"
+_TAG_AFTER = re.compile(r"(?<=[”」])([\u4e00-\u9fff]{2,7}?)(?:说|问|答|喊|嚷|叫)道?[，,。：:！!？?]")
+_TAG_BEFORE = re.compile(
+    r"(?:^|(?<=[，,。！？\n”」]))([\u4e00-\u9fff]{2,3})[^。！？“”「」\n]{0,16}?(?:说|问|答|喊|嚷|叫|骂)道?[：:]\s*[“「]",
+    re.M,
 )
+_CALLED = re.compile(r"[“「]([\u4e00-\u9fff]{2,3})[，,！!]")  # “阿福，吃饭了！”: the one called
 SHORT_TEXT = 40_000  # characters: a short story
 SHORT_TAGS = 1  # a given name tagging this many quotations in one
 _CLAUSE_RUN = re.compile(r"(?:^|(?<=[，。！？；：、”“「」『』\n\u3000 ]))([\u4e00-\u9fffＡ-Ｚａ-ｚ]{2,5})", re.M)
@@ -74,21 +77,23 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
     return {run for run in named | objects if opens[run] >= MIN_OPENINGS} | talking
 
 
-def tagged(text: str, known: set[str], common: Callable[[str], bool]) -> set[str]:
-    """In a short story, given names with no surname (秀英, 闰土) that tag a quotation in modern
-    prose (“…”秀英说，), speaking as often as SHORT_TAGS and recurring MIN_OPENINGS times: a speech
-    tag is where a story names its people, whatever their names (`common`: the words that tag
-    quotations yet are no name, 孩子 or 老汉). A novel names its people often enough for the rules
-    above, and its classical 道 after a quotation is seldom a tag."""
+def given_names(text: str, known: set[str], common: Callable[[str], bool], kin: Iterable[str] = ()) -> set[str]:
+    """In a short story, given names with no surname (秀英, 阿福, 小海) where a story names its people,
+    whatever their names: tagging a quotation after it (“…”秀英说，) or before it (桂芬喊道：“),
+    called by it (“阿福，吃饭了！”) or set after a kinship word (`kin`: 儿子小海), at least SHORT_TAGS
+    times, and recurring MIN_OPENINGS times (`common`: the words met there that are no name, 孩子
+    or 大嫂). A novel names its people often enough for the rules above, and its classical 道 after
+    a quotation is seldom a tag."""
     if len(text) >= SHORT_TEXT:
         return set()
+    runs = [*_TAG_AFTER.findall(text), *_TAG_BEFORE.findall(text), *_CALLED.findall(text), *kin]
     tags = Counter(
         run[:size]
-        for run in _TAG_AFTER.findall(text)
+        for run in runs
         for size in (3, 2)
         if len(run) >= size and name_shaped(run[:size]) and not any(run[:k] in known for k in (2, 3))
     )
-    # a tag's longest run that recurs is the name (孙先生 of 孙先生问, not 孙先)
+    # the longest run that recurs is the name (孙先生 of 孙先生问, not 孙先; 桂芬 of 桂芬喊道, not 桂芬喊)
     named = {r for r, n in tags.items() if n >= SHORT_TAGS and text.count(r) >= MIN_OPENINGS}
     named -= {r for r in named if any(len(o) > len(r) and o.startswith(r) for o in named)}
     return {r for r in named if not common(r)}

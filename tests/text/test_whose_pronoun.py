@@ -138,3 +138,18 @@ def test_en_a_titled_surname_is_the_one_full_name_of_that_sex_ending_in_it() -> 
     bible = build_bible([lucy], "en")
     assert bible.canonical["Lucy Brand"] == "Lucy" and bible.canonical["Brand"] == "Brand"
     assert bible.by_name["Lucy"].gender == "female" and bible.by_name["Brand"].gender == "male"
+
+
+def test_zh_people_named_where_a_story_names_people_whatever_their_names() -> None:
+    """阿旺 is called (“阿旺，回家了！”), 秋云 tags a quotation before it (秋云喊道：“), 小河 follows a
+    kinship word (女儿小河) and ends like a place (河): each recurs and is a character; 大嫂, called
+    the same way, is a noun for a person and nobody's name."""
+    story = (
+        "一\n\n山坡上的茶园里，阿旺和他媳妇秋云一早就在采茶。阿旺四十岁，黑脸膛，戴一顶破草帽。\n\n"
+        "女儿小河蹲在地头，捉蚂蚱玩。\n\n"
+        "二\n\n太阳落山了，秋云喊道：“阿旺，回家了！”\n\n"
+        "“大嫂，你先走。”阿旺头也不抬，“我把这一垄采完。”\n\n"
+        "秋云背起竹篓，拉着小河下了山。阿旺又采了一会儿，才扛着锄头回去。小河跑在最前头。\n"
+    )
+    names = set(build_bible([story], "zh").canonical)
+    assert {"阿旺", "秋云", "小河"} <= names and "大嫂" not in names
