@@ -11,6 +11,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
+from json.encoder import c_make_encoder, encode_basestring
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +31,20 @@ CONNECT_RETRIES = (0.5, 1.0, 2.0)
 
 # One encoder for every value: json.dumps with options builds one per call (a split encodes 25,000 params).
 _JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+# The C encoder JSONEncoder.encode makes anew for every value, made once with the same options
+# (no check for circular values: params and results are plain data). A quarter of the time of a
+# split's 33,000 encodings went to making it; None where the json module has no C speedups.
+_C_ENCODER = c_make_encoder and c_make_encoder(
+    None, _JSON.default, encode_basestring, None, _JSON.key_separator, _JSON.item_separator, True, False, True
+)
 
 
 def json_text(value: Any) -> str:
     """JSON as every database stores it: UTF-8, not \\u-escaped, so an analyst's
     `LIKE '%曹操%'` finds the row; keys sorted, so equal values give equal text."""
-    return _JSON.encode(value)
+    if _C_ENCODER is None:
+        return _JSON.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 @dataclass(frozen=True)

@@ -47,13 +47,18 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
     rows: list[dict[str, Any]] = []
     dead_ends = {s.value for s in DEAD_ENDS}
     completed, blocked, pending = Status.COMPLETED.value, Status.BLOCKED.value, Status.PENDING.value
+    settled = {*dead_ends, completed}  # a dependency in one of these is not simply waited for
     for spec in _in_dependency_order(new):
-        waived = {d for d in spec.optional if dep_status.get(d) in dead_ends}  # gone for good: not waited for
-        not_done = [d for d in spec.depends_on if dep_status.get(d) != completed and d not in waived]
-        dead = any(dep_status.get(d) in dead_ends for d in spec.depends_on if d not in spec.optional)
-        status = blocked if dead else pending
+        known = [dep_status.get(d) for d in spec.depends_on]
+        if settled.isdisjoint(known):  # every dependency still to run: a split's tasks, all of them
+            status, remaining = pending, len(known)
+        else:
+            waived = {d for d in spec.optional if dep_status.get(d) in dead_ends}  # gone for good: not waited for
+            not_done = [d for d in spec.depends_on if dep_status.get(d) != completed and d not in waived]
+            dead = any(dep_status.get(d) in dead_ends for d in spec.depends_on if d not in spec.optional)
+            status, remaining = blocked if dead else pending, len(not_done)
         dep_status[spec.task_id] = status
-        lane_max = lane_rows[spec.lane].max_attempts
+        params = spec.params
         rows.append(
             {
                 "task_id": spec.task_id,
@@ -61,15 +66,11 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
                 "lane": spec.lane,
                 "status": status,
                 "priority": spec.priority,
-                "params": json_text(dict(spec.params)) if spec.params is not None else None,
-                "max_attempts": spec.max_attempts or lane_max or DEFAULT_MAX_ATTEMPTS,
-                "deps_remaining": len(not_done),
+                "params": None if params is None else json_text(params if type(params) is dict else dict(params)),
+                "max_attempts": spec.max_attempts or lane_rows[spec.lane].max_attempts or DEFAULT_MAX_ATTEMPTS,
+                "deps_remaining": remaining,
                 "bookcode": spec.bookcode,
                 "shot_id": spec.shot_id,
-                "attempts": 0,
-                "retry_base": 0,
-                "generation": 0,
-                "cost": 0.0,
             }
         )
     if rows:  # through the driver: SQLAlchemy's handling of each row cost more than the insert
@@ -77,9 +78,11 @@ def enqueue(conn: sa.Connection, specs: Iterable[TaskSpec]) -> EnqueueResult:
         dialect = dialects.of(name)
         now = dialect.now
         deps = [{"task_id": s.task_id, "depends_on": d, "optional": d in s.optional} for s in new for d in s.depends_on]
-        clock = {"run_after": now, "created_at": now}
+        # What every new task starts with is written in the statement, not bound for each row.
+        fresh = {"attempts": "0", "retry_base": "0", "generation": "0", "cost": "0.0"}
+        fresh |= {"run_after": now, "created_at": now}
         with within(conn, name) as tx:
-            tx.many(dialect.insert_ignoring_duplicates("tasks", list(rows[0]), clock), rows)
+            tx.many(dialect.insert_ignoring_duplicates("tasks", list(rows[0]), fresh), rows)
             if deps:
                 tx.many(dialect.insert_ignoring_duplicates("task_deps", list(deps[0])), deps)
     return EnqueueResult(created=len(rows), existing=len(batch) - len(rows))
@@ -90,7 +93,7 @@ def _validated(batch: Sequence[TaskSpec]) -> list[TaskSpec]:
     for spec in batch:
         if not spec.task_id or len(spec.task_id) > MAX_KEY_LENGTH:
             raise BadInput(f"task key must be 1 to {MAX_KEY_LENGTH} characters: {spec.task_id[:40]!r}")
-        if not set(spec.optional) <= set(spec.depends_on):
+        if spec.optional and not set(spec.optional) <= set(spec.depends_on):
             raise BadInput(f"task {spec.task_id!r}: an optional dependency must be one of its dependencies")
         if not spec.kind or not spec.lane:
             raise BadInput(f"task {spec.task_id!r} needs a kind and a lane")
@@ -109,25 +112,30 @@ def _in_dependency_order(specs: list[TaskSpec]) -> list[TaskSpec]:
     graph for a cycle (a third of the enqueue of a book's 25,000 tasks): a cycle is what no wave
     reaches, and only then does graphlib name it."""
     by_key = {s.task_id: s for s in specs}
-    waiting: dict[str, tuple[list[int], list[str]]] = {}  # key -> ([dependencies unplaced], dependents)
+    left: dict[str, int] = {}  # key -> its dependencies in the batch not placed yet, in the order first named
+    after: dict[str, list[str]] = {}  # key -> the tasks in the batch waiting for it
     for spec in specs:
+        key = spec.task_id
         inside = [d for d in spec.depends_on if d in by_key]
-        waiting.setdefault(spec.task_id, ([0], []))[0][0] += len(inside)
+        left[key] = left.get(key, 0) + len(inside)
         for d in inside:
-            waiting.setdefault(d, ([0], []))[1].append(spec.task_id)
+            left.setdefault(d, 0)
+            if d in after:
+                after[d].append(key)
+            else:
+                after[d] = [key]
     order: list[str] = []
-    wave = [key for key, (left, _) in waiting.items() if not left[0]]
+    wave = [key for key, n in left.items() if not n]
     while wave:
         order += wave
-        after: list[str] = []
+        ready: list[str] = []
         for key in wave:
-            for dependent in waiting[key][1]:
-                left = waiting[dependent][0]
-                left[0] -= 1
-                if not left[0]:
-                    after.append(dependent)
-        wave = after
-    if len(order) < len(waiting):
+            for dependent in after.get(key, ()):
+                left[dependent] -= 1
+                if not left[dependent]:
+                    ready.append(dependent)
+        wave = ready
+    if len(order) < len(left):
         graph = {s.task_id: [d for d in s.depends_on if d in by_key] for s in specs}
         try:
             TopologicalSorter(graph).prepare()

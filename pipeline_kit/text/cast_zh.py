@@ -48,15 +48,33 @@ _HAN = "\u4e00-\u9fff"
 _LATIN = "A-Za-zＡ-Ｚａ-ｚ"
 _NAME_CHARS = _HAN + _LATIN  # a name is Han characters, Latin letters (full-width too) or both
 _TRAILING_HAN = re.compile(rf"[{_NAME_CHARS}]*$")
-_LATIN_RUN = re.compile(rf"(?<![{_LATIN}])[{_LATIN}]{{1,3}}(?![{_LATIN}])")
+_NAME_CHAR = re.compile(rf"[{_NAME_CHARS}]")
+# One to three letters, none before (its first letter matched first: searched for letter by letter).
+_LATIN_RUN = re.compile(rf"[{_LATIN}](?<![{_LATIN}][{_LATIN}])[{_LATIN}]{{0,2}}(?![{_LATIN}])")
 MIN_SPEECHES = 3  # a speaker name must speak this often in the book ...
 SHORT_SPEECHES, SHORT_TEXT = 2, 40_000  # ... or this often in a short story
 MIN_MENTIONS = 3  # a name found only by its letters must recur this often
 COMMON_WORD = 1000  # jieba's frequency of a word too common to be a given name (大伙 706, 水生 629)
+# A speech tag before a quotation: words that may lead the verb (又, 连忙, 大笑), the verb, a colon.
+_SPEECH_LEADS = (
+    *"又便也却才就即乃遂只方忙急因",
+    *"连忙 慌忙 闻言 听说 听了 见了 看了 上前 近前 合掌 躬身 大笑 笑 冷笑 陪笑 欢喜 大喜 喜 大怒 怒".split(),
+    *"大惊 惊 叹 哭 高叫 大叫 厉声 低头".split(),
+)
+_SPEECH_VERBS = "笑道 说道 问道 答道 叫道 喝道 骂道 道 曰 说 问 答 叫 喝 骂 云".split()
+
+
+def _starts(*words: str) -> str:
+    """A lookahead for the first characters of `words`, put before a pattern that opens with
+    optional parts: the search skips every position none of them starts at, where the pattern
+    would otherwise try its parts one by one (most of the time of scanning a whole book). It
+    matches nothing the pattern does not."""
+    return f"(?=[{''.join(sorted({w[0] for w in words}))}])"
+
+
 _ZH_SPEECH = re.compile(
-    r"(?:[又便也却才就即乃遂只方忙急因]|连忙|慌忙|闻言|听说|听了|见了|看了|上前|近前|合掌|躬身|"
-    r"大?笑|冷笑|陪笑|欢喜|大?喜|大?怒|大?惊|叹|哭|高叫|大叫|厉声|低头)*"
-    r"(?:笑道|说道|问道|答道|叫道|喝道|骂道|道|曰|说|问|答|叫|喝|骂|云)[:：]\s*[“「]"
+    rf"{_starts(*_SPEECH_LEADS, *_SPEECH_VERBS)}"
+    rf"(?:{'|'.join(_SPEECH_LEADS)})*(?:{'|'.join(_SPEECH_VERBS)})[:：]\s*[“「]"
 )
 # Words that are never a name, by their grammar: pronouns and self-references, forms of address
 # (said to someone, not of someone), kinship words, groups and counts, and common words that
@@ -263,9 +281,8 @@ _SELF = re.compile(
     r"|(?:自今|从今|今后|以后|从此)(?:以后)?(?:就|便|只)?(?:叫做|唤做|称做|改名|名叫)"
     r"|(?:我|吾|俺)[^。！？!?“”你他她]{0,8}[，,](?:就|便|也)?(?:叫做|唤做|名叫|名唤|法名|名字叫))([^，,。！？!?；;“”]{1,16})"
 )
-_EPITHET = re.compile(
-    r"[，,]?(?:又名|又叫|又称|又号|一名|亦名|也叫|人称|号称|别号|绰号|外号|诨号|人唤|江湖人称)[作做为]?[：:]?"
-)
+_EPITHET_WORDS = "又名 又叫 又称 又号 一名 亦名 也叫 人称 号称 别号 绰号 外号 诨号 人唤 江湖人称".split()
+_EPITHET = re.compile(rf"{_starts('，', ',', *_EPITHET_WORDS)}[，,]?(?:{'|'.join(_EPITHET_WORDS)})[作做为]?[：:]?")
 _QUOTED = re.compile(rf"[‘“「『]([{_NAME_CHARS}]{{2,5}})[’”」』]")
 
 
@@ -404,7 +421,7 @@ def _shared_suffixes(sets: NameSets, names: set[str]) -> dict[str, set[str]]:
 
 
 def _is_name_char(ch: str) -> bool:
-    return bool(re.fullmatch(rf"[{_NAME_CHARS}]", ch))
+    return bool(_NAME_CHAR.fullmatch(ch))
 
 
 def _is_han(ch: str) -> bool:

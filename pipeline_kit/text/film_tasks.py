@@ -20,7 +20,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db.schema import books, chapters, shots
+from pipeline_kit.db.driver import within
+from pipeline_kit.db.schema import books, chapters
 from pipeline_kit.engine.planned import set_params, task_params, task_shots
 from pipeline_kit.engine.enqueue import enqueue
 from pipeline_kit.engine.models import TaskSpec
@@ -60,18 +61,11 @@ def assembly_specs(conn: sa.Connection, bookcode: str, only: Collection[int] | N
         .order_by(chapters.c.number)
     ).all()
     whole = all(ch.split_at is not None for ch in chapter_rows)  # the book's film can be planned
-    query = (
-        sa.select(shots.c.shot_id, shots.c.chapter, shots.c.text, shots.c.dialogue, shots.c.duration_s)
-        .where(shots.c.bookcode == bookcode)
-        .order_by(shots.c.chapter, shots.c.seq)
-    )
-    if only is not None and not whole:  # no book film yet: only the chapters asked for are read
-        query = query.where(shots.c.chapter.in_(sorted(only)))
     by_chapter: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
-    for row in conn.execute(query).mappings():
-        by_chapter[row["chapter"]].append(dict(row))
+    for row in _shot_rows(conn, bookcode, None if only is None or whole else sorted(only)):
+        by_chapter[row["chapter"]].append(row)
     every_shot = [r["shot_id"] for chapter in by_chapter.values() for r in chapter]
-    videos, voiced = _shots_with(conn, every_shot, "video"), _shots_with(conn, every_shot, "voice")
+    videos, voiced = _shots_with(conn, every_shot, ("video", "voice"))
     planned = {ch.number: ch for ch in chapter_rows if ch.split_at is not None and by_chapter[ch.number]}
     missing = [r["shot_id"] for n in planned for r in by_chapter[n] if r["shot_id"] not in videos]
     if missing:
@@ -101,12 +95,30 @@ class Look:
         return {"profile": self.profile.name, **(fixed if self.profile.fixed else {})}
 
 
-def _shots_with(conn: sa.Connection, shot_ids: list[str], kind: str) -> set[str]:
-    """The shots (of `shot_ids`) that have their `kind` task (books planned before voices have no voice)."""
-    keys = [shot_task_id(s, kind) for s in shot_ids]
-    found: set[str] = set()
+def _shot_rows(conn: sa.Connection, bookcode: str, chapters: list[int] | None) -> list[dict[str, Any]]:
+    """The book's shots (of `chapters` only, if given) in order, as the films plan them; through
+    the driver: the last split transaction reads every shot of the book, text and all."""
+    if chapters == []:
+        return []
+    sql = "SELECT shot_id, chapter, text, dialogue, duration_s FROM shots WHERE bookcode = :bookcode"
+    params: dict[str, Any] = {"bookcode": bookcode}
+    if chapters is not None:
+        sql += " AND chapter IN :chapters"
+        params["chapters"] = chapters
+    with within(conn, conn.dialect.name) as tx:
+        return tx.rows(f"{sql} ORDER BY chapter, seq", params)
+
+
+def _shots_with(conn: sa.Connection, shot_ids: list[str], kinds: tuple[str, ...]) -> list[set[str]]:
+    """For each of `kinds`, the shots (of `shot_ids`) that have that task (books planned before
+    voices have no voice); one lookup for all of them."""
+    wanted = {shot_task_id(s, kind): k for s in shot_ids for k, kind in enumerate(kinds)}
+    keys = list(wanted)
+    found: list[set[str]] = [set() for _ in kinds]
     for i in range(0, len(keys), _CHUNK):
-        found.update(shot for shot in task_shots(conn, keys[i : i + _CHUNK]).values() if shot)
+        for task, shot in task_shots(conn, keys[i : i + _CHUNK]).items():
+            if shot:
+                found[wanted[task]].add(shot)
     return found
 
 

@@ -41,17 +41,17 @@ class Unit:
 
 def units(text: str, lang: str) -> list[Unit]:
     """The chapter's units, in order, tiling `text` from 0 to len(text)."""
-    out: list[Unit] = []
+    out: list[tuple[int, bool, float, bool, bool]] = []  # each unit's start and fields, stretched by _tile
     for start, end, ornament in _paragraphs(text, lang):
         para = text[start:end]
         if ornament:
-            out.append(Unit(start, end, True, 0.0, False, ornament=True))
+            out.append((start, True, 0.0, False, True))
             continue
         first = True
         for a, b in _sentences(para, lang):
             piece = para[a:b]
             lead = len(piece) - len(piece.lstrip())
-            out.append(Unit(start + a + lead, start + b, first, _weight(piece, lang), _is_dialogue(piece)))
+            out.append((start + a + lead, first, _weight(piece, lang), _is_dialogue(piece), False))
             first = False
     return _tile(out, len(text))
 
@@ -113,8 +113,8 @@ def _sentences(para: str, lang: str) -> list[tuple[int, int]]:
         if tok == '"':
             ascii_open = not ascii_open
             continue
-        closes = sum(ch in _CLOSE for ch in tok)
-        depth = max(0, depth - closes)
+        if len(tok) > 1:  # a sentence end with closing marks after it
+            depth = max(0, depth - sum(ch in _CLOSE for ch in tok))
         if '"' in tok:
             ascii_open = False
         if depth or ascii_open:
@@ -155,13 +155,13 @@ def _is_dialogue(piece: str) -> bool:
     return any(ch in piece for ch in '“「『"')
 
 
-def _tile(found: list[Unit], length: int) -> list[Unit]:
-    """Stretch each unit to the next one's start so the units cover the text with no gap."""
+def _tile(found: list[tuple[int, bool, float, bool, bool]], length: int) -> list[Unit]:
+    """The units, each stretched to the next one's start so they cover the text with no gap
+    (`found`: each one's start, para_start, weight, dialogue and ornament)."""
     if not found:
         return [Unit(0, length, True, 0.0, False)] if length else []
-    tiled: list[Unit] = []
-    for k, u in enumerate(found):
-        start = 0 if k == 0 else u.start
-        end = found[k + 1].start if k + 1 < len(found) else length
-        tiled.append(Unit(start, end, u.para_start, u.weight, u.dialogue, u.ornament))
-    return tiled
+    ends = [start for start, *_ in found[1:]] + [length]
+    return [
+        Unit(0 if k == 0 else start, end, para_start, weight, dialogue, ornament)
+        for k, ((start, para_start, weight, dialogue, ornament), end) in enumerate(zip(found, ends))
+    ]

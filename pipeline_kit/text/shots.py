@@ -64,6 +64,9 @@ _OTHER_DAY = {
     "zh": re.compile(r"(?:明天|明日|明儿|昨天|昨日|昨儿|前天|后天|大后天|每天|天天|每日|每)$"),
     "en": re.compile(r"\b(?:tomorrow|yesterday|every|each|last)\s+$", re.I),
 }
+# Any of them, as one flat alternation (its words' first characters let the search skip the rest):
+# most spans name no time of day, and one search says so.
+_ANY_TIME = {lang: re.compile("|".join(p for _, p in pairs), re.I) for lang, pairs in _TIMES.items()}
 _TIME_SHIFT = {
     "zh": re.compile(r"^\s*(?:次日|明日|翌日|第二日|第二天|却说|话表|且说|话说|当晚|是夜|天明|不一日|不觉)"),
     "en": re.compile(
@@ -210,6 +213,8 @@ def _scene_cue(text: str, unit: Unit, lang: str) -> bool:
 def _time_of_day(span: str, lang: str) -> str | None:
     """The time of day the span names last (下午…傍晚: evening), None if it names none; a time of
     another day or of every day (让她明天一早送去, every night) is none."""
+    if not _ANY_TIME[lang].search(span):
+        return None
     found = [
         (m.start(), name)
         for name, pattern in _TIME_RE[lang]

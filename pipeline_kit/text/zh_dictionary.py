@@ -17,13 +17,14 @@ import re
 import sqlite3
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from math import log
 from pathlib import Path
 from typing import Any
 
 _UNSEEN = -1  # no word has this frequency
+_BATCH = 500  # words read in one statement
 # jieba's own patterns (jieba/__init__.py: re_han_default, re_skip_default, re_eng).
 _BLOCK = re.compile("([\u4e00-\u9fd5a-zA-Z0-9+#&\\._%\\-]+)")
 _SKIP = re.compile("(\r\n|\\s)")
@@ -62,6 +63,18 @@ def cut(text: str) -> Iterator[str]:
                 yield piece
             else:
                 yield from piece
+
+
+def read_ahead(texts: Iterable[str]) -> None:
+    """Read, a few statements in all, every frequency `cut` of these texts will look up: the
+    fragments each word graph tries, a character longer at each round while the shorter one is a
+    word or a prefix (one read per fragment cost 60% of confirming a book's names)."""
+    freq = frequencies()
+    blocks = [b for text in texts for b in _BLOCK.split(text) if b and _BLOCK.match(b)]
+    tried = [(b, k, k + 1) for b in blocks for k in range(len(b))]  # the fragment b[k:end]
+    while tried:
+        freq.read_all(b[k:end] for b, k, end in tried)
+        tried = [(b, k, end + 1) for b, k, end in tried if end < len(b) and b[k:end] in freq]
 
 
 def _cut_block(sentence: str, freq: Frequencies) -> Iterator[str]:
@@ -133,12 +146,26 @@ class Frequencies:
             raise KeyError(word)
         return n
 
+    def read_all(self, words: Iterable[str]) -> None:
+        """Remember the answers for every word not known yet, read _BATCH at a time."""
+        todo = [w for w in dict.fromkeys(words) if w not in self._known]
+        for i in range(0, len(todo), _BATCH):
+            batch = todo[i : i + _BATCH]
+            marks = ", ".join("?" * len(batch))
+            with self._lock:
+                found = dict(self._connection().execute(f"SELECT word, n FROM freq WHERE word IN ({marks})", batch))
+            self._known.update((w, found.get(w)) for w in batch)
+
     def _read(self, word: str) -> int | None:
         with self._lock:
-            if self._pid != os.getpid():  # a forked child opens its own connection
-                self._pid, self._db = os.getpid(), self._open()
-            row = self._db.execute("SELECT n FROM freq WHERE word = ?", (word,)).fetchone()
+            row = self._connection().execute("SELECT n FROM freq WHERE word = ?", (word,)).fetchone()
         return None if row is None else row[0]
+
+    def _connection(self) -> sqlite3.Connection:
+        """The open copy (the lock held): a forked child opens its own connection."""
+        if self._pid != os.getpid():
+            self._pid, self._db = os.getpid(), self._open()
+        return self._db
 
     def _open(self) -> sqlite3.Connection:
         return sqlite3.connect(f"file:{self._path}?mode=ro", uri=True, check_same_thread=False)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime
+import json
+
 import sqlalchemy as sa
 
 from pipeline_kit import engine
 from pipeline_kit.db import Database
+from pipeline_kit.db.connect import json_text
 from pipeline_kit.db.schema import books, shots
 from pipeline_kit.engine import Ack, Completion, TaskSpec
 
@@ -53,3 +57,20 @@ def test_json_columns_are_stored_as_utf8_and_found_by_like(db: Database) -> None
     assert _found(db, "attempts", "settings", "task_id", "水墨") == ["sgyy-1-1:image"]
     with db.engine.connect() as conn:  # and it reads back as the same values
         assert conn.execute(sa.select(shots.c.characters)).scalar_one() == ["曹操", "刘备"]
+
+
+def test_json_text_is_json_dumps_with_the_stored_options() -> None:
+    """The encoder kept for speed writes exactly what json.dumps with the stored options writes
+    (keys sorted, UTF-8 kept, other values as str), so equal values stay equal text across versions."""
+    values = [
+        {"b": 1, "a": [1.5, None, True, '曹操 "说"\n'], "z": {"y": -0.0, "x": 1e100}},
+        "刘备",
+        3,
+        [],
+        {},
+        {"when": datetime.date(2026, 12, 5), "pair": (1, 2)},
+        float("nan"),
+        {1: "a", 2: "b"},
+    ]
+    for value in values:
+        assert json_text(value) == json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

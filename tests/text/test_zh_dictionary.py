@@ -10,7 +10,7 @@ import random
 import jieba
 import pytest
 
-from pipeline_kit.text.zh_dictionary import cut, frequencies
+from pipeline_kit.text.zh_dictionary import cut, frequencies, read_ahead
 from tests.conftest import CORPUS
 
 
@@ -41,3 +41,21 @@ def test_frequencies_are_jiebas(loaded: jieba.Tokenizer) -> None:
         assert (word in words, words.get(word, -1)) == (word in loaded.FREQ, loaded.FREQ.get(word, -1)), word
     with pytest.raises(KeyError):
         words["xyz不在词典"]
+
+
+def test_read_ahead_reads_all_that_cut_looks_up(loaded: jieba.Tokenizer) -> None:
+    """After `read_ahead` of some texts, cutting them looks nothing more up, and every answer read
+    in a batch (a word, a bare prefix, none) is jieba's."""
+    text = (CORPUS / "zh_xiyouji.txt").read_text(encoding="utf-8")
+    pick = random.Random(11)
+    pieces = [text[s : s + pick.randrange(2, 30)] for s in (pick.randrange(len(text) - 30) for _ in range(200))]
+    pieces.append("阿Ｑ说ab 12，孙悟空a1道：“OK! C++ 3.5%”")
+    frequencies.cache_clear()  # a fresh copy that knows nothing yet
+    words = frequencies()
+    read_ahead(pieces)
+    known = dict(words._known)
+    assert known
+    for piece in pieces:
+        assert list(cut(piece)) == list(loaded.cut(piece, HMM=False)), piece
+    assert words._known == known  # nothing read one by one
+    assert all(n == loaded.FREQ.get(word) for word, n in known.items())
