@@ -137,12 +137,11 @@ _ZH_OPEN_SETTING = re.compile(
 # A family's or a town's place, wherever it is said: 王家的院子, 走到赵家的米铺门口, 青石镇的药铺 (the
 # Wangs' yard: 王家院子; at its door is at 赵家米铺); the owner opens a word (after a mark, a move
 # or a locative), so 国王家 is no family 王家.
-_ZH_OWNED_SETTING = re.compile(
-    r"(?:^|(?<=[^\u4e00-\u9fff])|(?<=[在到进入回往向去了是老从]))"
-    rf"((?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家|(?:{_ZH_NOUN_CHAR}){{1,3}}[镇村庄寨])"
-    rf"的({_ZH_PLACE_NOUN})",
-    re.M,
-)
+# A family's or a town's place: 王家的院子, 青石镇的药铺. Found from 的 and its place noun, the owner read
+# back from there (a scan that starts at an owner's first character would try every character).
+_ZH_OWNED_PLACE = re.compile(rf"的({_ZH_PLACE_NOUN})")
+_ZH_PLACE_OWNER = re.compile(rf"(?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家|(?:{_ZH_NOUN_CHAR}){{1,3}}[镇村庄寨]")
+_ZH_OWNER_AFTER = "在到进入回往向去了是老从"  # where an owner starts, besides a clause's start
 _ZH_BOUNDARY = "，。！？；：、”\n去来了"  # where a noun after a bare locative plainly ends: 到盐场去, 回到家。
 # A named place nobody's dictionary knows, where someone goes, stays or comes from: 来到柳树村, 住在赵家庄,
 # 走进李家祠堂, 从黑石岛来, 去对岸的柳家庄 (once is enough: the grammar says it is a place).
@@ -231,7 +230,7 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
     one-character noun needs a localiser (走到山上; 进城, 上山 are what someone does), except home
     (回到家。), and after a bare locative (在, 到) the noun must end plainly, at a localiser or a
     clause's end (在盐场干活 might be 盐场干)."""
-    found = [(m.start(1), m.end(2), m.group(1) + m.group(2)) for m in _ZH_OWNED_SETTING.finditer(text)]
+    found = [(start, m.end(1), text[start : m.start()] + m.group(1)) for m, start in _owned(text)]
     found += [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
     taken = {k for start, end, _ in found for k in range(start, end)}
     for m in _ZH_OPEN_SETTING.finditer(text):
@@ -243,6 +242,21 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
             continue
         found.append((m.start(2), m.end(2), noun + (localiser if localiser == "门口" else "")))
     return [(start, name) for start, _, name in sorted(found)]
+
+
+def _owned(text: str) -> list[tuple[re.Match[str], int]]:
+    """(的 and its place noun, where its owner starts) of each family's or town's place in `text`:
+    the longest owner that starts a clause or follows 在, 到, 去… (王家的院子, 去孙家的铺子)."""
+    out = []
+    for m in _ZH_OWNED_PLACE.finditer(text):
+        for start in range(max(0, m.start() - 4), m.start() - 1):
+            before = text[start - 1 : start]
+            if (not before or not "\u4e00" <= before <= "\u9fff" or before in _ZH_OWNER_AFTER) and (
+                _ZH_PLACE_OWNER.fullmatch(text, start, m.start())
+            ):
+                out.append((m, start))
+                break
+    return out
 
 
 def _which_one(setting: str) -> bool:
