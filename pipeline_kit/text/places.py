@@ -136,9 +136,8 @@ _ZH_OPEN_SETTING = re.compile(
 )
 # A family's or a town's place, wherever it is said: 王家的院子, 走到赵家的米铺门口, 青石镇的药铺 (the
 # Wangs' yard: 王家院子; at its door is at 赵家米铺); the owner opens a word (after a mark, a move
-# or a locative), so 国王家 is no family 王家.
-# A family's or a town's place: 王家的院子, 青石镇的药铺. Found from 的 and its place noun, the owner read
-# back from there (a scan that starts at an owner's first character would try every character).
+# or a locative), so 国王家 is no family 王家. Found from 的 and its place noun, the owner read back
+# from there (a scan that starts at an owner's first character would try every character).
 _ZH_OWNED_PLACE = re.compile(rf"的({_ZH_PLACE_NOUN})")
 _ZH_PLACE_OWNER = re.compile(rf"(?!{_ZH_FAMILY_WORDS}){_ZH_NOUN_CHAR}家|(?:{_ZH_NOUN_CHAR}){{1,3}}[镇村庄寨]")
 _ZH_OWNER_AFTER = "在到进入回往向去了是老从"  # where an owner starts, besides a clause's start
