@@ -255,8 +255,8 @@ def build_bible(
 
 
 def _titled_surnames_joined(bible: Bible, texts: Sequence[str]) -> Bible:
-    """A surname met only after a title (Miss Marsh) is the one character whose full name ends in it
-    (Ellen Marsh), when the titles say that character's sex; Mr. Brand is not Lucy Brand, his
+    """A surname the text titles (Miss Marsh) is the one character whose full name ends in it (Ellen
+    Marsh), when its titles say that character's sex; Mr. Brand is not Lucy Brand, his
     niece, and a surname two full names end in (Arthur and Alexander Holder) joins neither."""
     titles: dict[str, set[str | None]] = defaultdict(set)
     for text in texts:
@@ -510,7 +510,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             out.append(c)
             continue
         looks = phrases.get(c.name, [])
-        told = _told_gender(looks, bible.lang)
+        told = told_sex(" ".join(looks), bible.lang)  # a tall girl; 一个女子
         text = ("，" if zh else "; ").join(looks)
         limit = DESCRIPTION_CHARS[bible.lang]
         text = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -550,11 +550,6 @@ def _untagged(sentence: str) -> str:
 def _by_pronouns(he: Counter[str], she: Counter[str]) -> dict[str, str]:
     """Name -> the sex the pronouns after it say more often."""
     return {n: "male" if he[n] > she[n] else "female" for n in he.keys() | she.keys() if he[n] != she[n]}
-
-
-def _told_gender(looks: list[str], lang: str) -> str | None:
-    """The gender the looks phrases say outright (a tall girl; 一个女子), else None."""
-    return told_sex(" ".join(looks), lang)
 
 
 def _gender(
