@@ -77,7 +77,8 @@ PERSON_NOUNS: dict[str, dict[str, str | None]] = {
         **dict.fromkeys("老妇人 妇人 老太太 老太婆 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑 大嫂".split(), "female"),
     },
 }
-_EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth".split())  # need an adjective
+# Age-sex nouns: "the man" alone is anyone (a role needs an adjective: the old man).
+EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad lass child youth person".split())
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
 _EN_NOUN_CASED = "|".join(
@@ -262,7 +263,7 @@ def en_roles(texts: Sequence[str]) -> dict[str, set[str]]:
         acted |= {noun for noun, n in acts.items() if n >= MIN_ACTIONS}
     out = {}
     for noun in {n for n, k in spoke.items() if k >= MIN_SPEECHES} | acted:
-        if noun in _EN_BARE or noun == "man":
+        if noun in EN_BARE:
             continue  # "the man" is anyone
         name = f"{'the' if 'the' in forms[noun] else min(forms[noun])} {written[noun].most_common(1)[0][0]}"
         out[name] = {f"{d} {w}" for det in forms[noun] for d in (det, det.capitalize()) for w in written[noun]}
@@ -276,7 +277,7 @@ def en_apposed_roles(texts: Sequence[str]) -> dict[str, set[str]]:
     forms: dict[str, set[str]] = defaultdict(set)
     for text in texts:
         for _, det, noun in _en_apposed(text):
-            if noun.lower() not in _EN_BARE and noun.lower() != "man":  # "the man" is anyone
+            if noun.lower() not in EN_BARE:  # "the man" is anyone
                 forms[noun.lower()] |= {f"{d} {noun}" for d in (det.lower(), det.capitalize())}
     return {f"the {noun}": found for noun, found in forms.items()}
 

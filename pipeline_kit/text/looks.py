@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 
-from pipeline_kit.text.cast_roles import EN_ROLE_NOUNS
+from pipeline_kit.text.cast_roles import EN_BARE, EN_ROLE_NOUNS
 
 MAX_PHRASES = 6
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
@@ -170,7 +170,6 @@ _EN_UNNAMED = re.compile(
     rf"\b((?:[Aa]n?) (?:[\w-]+ ){{0,2}}?({_EN_PERSON})"
     rf"(?: (?:in|with) (?:(?:an?|the|his|her) )?(?:[\w’'-]+ ){{0,3}}?(?:{_EN_CLOTHES}|{_EN_BODY}|{_EN_CARRY})s?)?)\b"
 )
-_EN_BARE = frozenset("man woman boy girl lad lass child youth fellow gentleman lady".split())
 
 
 def looks_of(
@@ -278,7 +277,7 @@ def identified(text: str, start: int, lang: str) -> list[str]:
     prior = _EN_NAME_BREAK.split(text[max(0, said.start() - 300) : said.start()].rstrip(" .!?\n"))
     noun = said.group(1).lower()
     for sentence in reversed(prior[-2:]):
-        people = [m for m in _EN_UNNAMED.finditer(sentence) if noun not in _EN_BARE or m.group(2).lower() == noun]
+        people = [m for m in _EN_UNNAMED.finditer(sentence) if noun not in EN_BARE or m.group(2).lower() == noun]
         if people:
             m = people[-1]
             clauses = sentence[m.end() :]  # A boy waited on the landing, barefoot, in a coat…

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.cast_roles import EN_KIN_NOUNS, PERSON_NOUNS, ZH_KIN
+from pipeline_kit.text.cast_roles import EN_BARE, EN_KIN_NOUNS, PERSON_NOUNS, ZH_KIN
 from pipeline_kit.text.names import _EN_TITLE
 
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
@@ -62,7 +62,6 @@ _EN_VERB = (  # the past tense a narration goes on in: regular, or one of the co
     r"|heard|caught|bent|put|set|let|cut|shut|hit|sang|rang|drank|ate|sank|stuck|swept|[a-z]+ed)"
 )
 _NOUNS = {lang: "|".join(sorted(nouns, key=len, reverse=True)) for lang, nouns in PERSON_NOUNS.items()}
-_EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad child youth person".split())  # need an adjective
 # What a described person's phrase never ends on (in a red headscarf: "red" is no verb of theirs).
 _EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their its".split())
 # A character of the phrase describing someone: up to a clause's end or its relative (…, who, which).
@@ -155,10 +154,10 @@ Referent = str | Someone  # a character's canonical name, or someone unnamed
 def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
     """(offset, person) of each unnamed person `text` brings in: in English a noun phrase for a
     person followed by its verb (An old man in a blue coat stood…, At the hedge a man on a horse
-    reined in, Her father sat; "the man" alone is anyone), or what someone finds or sees (she
-    found a girl asleep; there was a stranger on the quay); in Chinese 一个/一位 and a noun for a
-    person (船头坐着一个老汉), a bare 人 only with words describing it (一个白头发的人: 一个人在走 is
-    alone, not someone)."""
+    reined in, Her father sat; "the man" alone is anyone), what someone finds or sees (she found a
+    girl asleep; there was a stranger on the quay), or a titled name (old Mr. Fong); in Chinese
+    一个/一位 (or 来了个) and a noun for a person (船头坐着一个老汉), a bare 人 only with words
+    describing it (一个白头发的人: 一个人在走 is alone, not someone), or kin by whose (石头的娘)."""
     out = []
     if lang == "zh":
         for m in _ZH_SOMEONE.finditer(text):
@@ -178,7 +177,7 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
         if _EN_PREDICATE.search(text, max(0, m.start() - 8), m.start()):
             continue  # she was a girl loved by all: what someone is, not someone else
         det, noun = m.group("det").lower(), m.group("noun")
-        if det == "the" and noun in _EN_BARE and not m.group("adjs"):
+        if det == "the" and noun in EN_BARE and not m.group("adjs"):
             continue  # "the man" alone is anyone: someone brought in before, if anybody
         if _EN_OWNER.match(det) and noun not in EN_KIN_NOUNS:
             continue  # her figure, his client: a possessive brings in kin and household only
