@@ -318,7 +318,7 @@ def cast_drafts(
     """
     reading = reading or ChapterCast.read(text, bible, drafts)
     out: list[ShotDraft] = []
-    where = _places_of(text, drafts, bible)
+    where = _places_of(reading, drafts)
     scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
     talk: dict[int, tuple[str, ...]] = {}  # scene -> the last TALKERS people its talk staged
     for d, place in zip(drafts, where):
@@ -343,10 +343,11 @@ def cast_drafts(
 class ChapterCast:
     """A chapter read once for whom its shots stage: everyone its narration names or brings in
     without a name (`refs`, in order: whom a pronoun may mean, never someone named only in a
-    quotation), the bible's name spans, and where each scene starts (a they means the people
-    there since then)."""
+    quotation), the bible's name spans, where each scene starts (a they means the people there
+    since then), and the chapter's narration (its quotations blanked out)."""
 
     text: str
+    plain: str
     bible: Bible
     refs: list[tuple[int, Referent]]
     spans: list[tuple[int, int, str]]
@@ -363,7 +364,7 @@ class ChapterCast:
         scenes: dict[int, int] = {}
         for d in drafts:
             scenes.setdefault(d.scene, d.span_start)
-        return cls(text, bible, sorted([*named, *brought, *again], key=lambda r: r[0]), spans, scenes)
+        return cls(text, plain, bible, sorted([*named, *brought, *again], key=lambda r: r[0]), spans, scenes)
 
     @cached_property
     def _ref_offsets(self) -> list[int]:
@@ -391,11 +392,11 @@ class ChapterCast:
         return named
 
 
-def _places_of(text: str, drafts: Sequence[ShotDraft], bible: Bible) -> list[str | None]:
+def _places_of(reading: ChapterCast, drafts: Sequence[ShotDraft]) -> list[str | None]:
     """Each draft's place from the bible's places, where its narration puts its people (a place
     someone speaks of, 我从黑石岛来, is not where the shot stands; see `shot_places`)."""
+    text, plain, bible = reading.text, reading.plain, reading.bible
     known = {p.name for p in bible.places if not p.dropped}
-    plain = narration_only(text)
     named = [(o, n) for o, n in bible.place_mentions(text) if plain[o] != " " and _puts_there(text, o, n, bible.lang)]
     unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known and plain[o] != " "]
     people = [o for o, _ in bible.mentions(text) if plain[o] != " "]
