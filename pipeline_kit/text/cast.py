@@ -20,7 +20,7 @@ from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import kin_genders, role_gender, told_sex
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
-from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned
+from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned, object_genders
 from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
@@ -41,6 +41,14 @@ _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 _QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
 _QUOTED_MARK = "\x00"  # what a quotation becomes in a mention's window: a sentence holding one is a speech tag
 _SENTENCE_END = {"zh": re.compile(r"[。！？!?]"), "en": re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?;]")}
+_SPEECH_BEFORE = {
+    "en": re.compile(r"(?:[”\"’]|\b(?:said|asked|cried|answered|replied|whispered|called|muttered))$"),
+    "zh": re.compile(r"[”」]$"),
+}
+_SPEECH_AFTER = {
+    "en": re.compile(r"\s*(?:said|asked|cried|answered|replied|whispered|called|muttered|shouted)\b"),
+    "zh": re.compile(r"\s*[^，。！？]{0,4}?(?:说|道|问|答|喊|叫)"),
+}
 _EN_SUBJECT = re.compile(r"\b(?:he|she|himself|herself)\b", re.I)
 # A word that opens a subordinate clause: the he or she after it is often someone else's doing.
 _EN_SUBORDINATE = re.compile(
@@ -470,10 +478,16 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
                 or identity_pronoun(text, start, bible.lang)
             )
             # the next sentence is theirs where this one names nobody else (Mara took a letter from
-            # Tobias. She laughed: she is not surely Tobias), unless it is a speech tag (Agnes walked
-            # to meet him. "Miss Hale," he said: the one who speaks)
+            # Tobias. She laughed: she is not surely Tobias), and acts on no one it could mean (Agnes
+            # walked to meet him. "Miss Hale," he said: the him, who speaks)
             others = sentences.others(k)
-            following = _first_pronoun(_untagged(rest[0]), bible.lang, subject=True) if rest and not pronoun else None
+            following = _first_pronoun(rest[0], bible.lang, subject=True) if rest and not pronoun else None
+            if (
+                following
+                and _QUOTED_MARK in rest[0]
+                and (following in object_genders(own, bible.lang) or _tags_speech(text, start, own, bible.lang))
+            ):
+                following = None  # "What is it?" Lucy asked. "A compass," he said: the other one answers
             weight = 1.0
             if others:
                 shared_next.append((name, others, following))
@@ -543,9 +557,11 @@ def _own_thing(own: str, zh: bool) -> str | None:
     return None if m is None else "female" if m.group(1) == "her" else "male"
 
 
-def _untagged(sentence: str) -> str:
-    """The sentence up to its first quotation: a pronoun after one is the speaker's tag."""
-    return sentence.split(_QUOTED_MARK, 1)[0]
+def _tags_speech(text: str, start: int, own: str, lang: str) -> bool:
+    """Does the mention at `start` (its sentence's rest `own`) tag a quotation ("It is," said Lucy;
+    Lucy asked; “…”秀英说)? Then the tag after the next quotation is the other speaker's."""
+    before = text[max(0, start - 12) : start].rstrip(" ,")
+    return bool(_SPEECH_BEFORE[lang].search(before) or _SPEECH_AFTER[lang].match(own))
 
 
 def _by_pronouns(he: Counter[str], she: Counter[str]) -> dict[str, str]:

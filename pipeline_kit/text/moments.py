@@ -267,6 +267,11 @@ def objects(
     return out
 
 
+def object_genders(text: str, lang: str) -> set[str]:
+    """The genders of the pronouns `text` acts on (walked to meet him: male)."""
+    return {_GENDER[m.group(1).lower()] for m in _OBJECT[lang].finditer(text)}
+
+
 def plural_subject(sentence: str, lang: str) -> bool:
     """Has the sentence a plural subject (they, 他们): the people there act together?"""
     return bool(_PLURAL[lang].search(sentence))

@@ -153,3 +153,17 @@ def test_zh_people_named_where_a_story_names_people_whatever_their_names() -> No
     )
     names = set(build_bible([story], "zh").canonical)
     assert {"阿旺", "秋云", "小河"} <= names and "大嫂" not in names
+
+
+def test_en_a_speech_tag_after_ones_own_action_is_ones_own_after_ones_own_line_the_others() -> None:
+    """Tobias looked at the water. "Cold," he said: he is Tobias, who acted last. "What is that?"
+    Ruth asked. "A compass," he said: the one who answers is the other speaker, never Ruth."""
+    story = (
+        "Tobias Reed walked down to the jetty. At the end of it, Tobias looked at the black water.\n\n"
+        '"Cold tonight," he said.\n\n'
+        "Ruth Vane came down the steps with a lamp. Then Ruth stood beside the boat.\n\n"
+        '"What is that?" Ruth asked.\n\n"A compass," he said.'
+    )
+    bible = build_bible([story], "en")
+    tobias, ruth = (bible.by_name[bible.canonical[n]] for n in ("Tobias", "Ruth"))
+    assert tobias.gender == "male" and ruth.gender != "male"

@@ -66,9 +66,9 @@ def test_split_filter_page_edit_rerun(db: Database) -> None:
     )
     assert edited.ok, edited.message
     shot = model.shot(shot_id)
-    assert (shot.prompt, shot.characters, shot.location) == (
+    assert (shot.prompt, shot.characters, shot.location) == (  # Tobias Fenn, his full name, is Tobias
         "A lighthouse at dusk, wide shot",
-        ("Mara", "Tobias Fenn"),
+        ("Mara", "Tobias"),
         "the pier",
     )
     assert not model.edit(shot_id, prompt="   ").ok
