@@ -18,12 +18,13 @@ from functools import cached_property, lru_cache
 
 from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
-from pipeline_kit.text.cast_roles import kin_genders, role_gender, told_sex
+from pipeline_kit.text.cast_roles import EN_SPEECH, kin_genders, role_gender, told_sex
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
-from pipeline_kit.text.moments import CONTEXT, Referent, Who, mentioned, object_genders
+from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, mentioned, object_genders
 from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
+from pipeline_kit.text.zh_subjects import SPEECH
 from pipeline_kit.text.prompts import Named, brought_in, named_subjects, narration_only
 from pipeline_kit.text.shots import ShotDraft
 
@@ -41,14 +42,8 @@ _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 _QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
 _QUOTED_MARK = "\x00"  # what a quotation becomes in a mention's window: a sentence holding one is a speech tag
 _SENTENCE_END = {"zh": re.compile(r"[。！？!?]"), "en": re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?;]")}
-_SPEECH_BEFORE = {
-    "en": re.compile(r"(?:[”\"’]|\b(?:said|asked|cried|answered|replied|whispered|called|muttered))$"),
-    "zh": re.compile(r"[”」]$"),
-}
-_SPEECH_AFTER = {
-    "en": re.compile(r"\s*(?:said|asked|cried|answered|replied|whispered|called|muttered|shouted)\b"),
-    "zh": re.compile(r"\s*[^，。！？]{0,4}?(?:说|道|问|答|喊|叫)"),
-}
+_SPEECH_BEFORE = {"en": re.compile(rf"(?:[”\"’]|\b(?:{EN_SPEECH}))$"), "zh": re.compile(r"[”」]$")}
+_SPEECH_AFTER = {"en": re.compile(rf"\s*(?:{EN_SPEECH})\b"), "zh": re.compile(rf"\s*[^，。！？]{{0,4}}?[{SPEECH}]")}
 _EN_SUBJECT = re.compile(r"\b(?:he|she|himself|herself)\b", re.I)
 # A word that opens a subordinate clause: the he or she after it is often someone else's doing.
 _EN_SUBORDINATE = re.compile(
@@ -56,7 +51,7 @@ _EN_SUBORDINATE = re.compile(
     re.I,
 )
 # 他/她 is someone else the clause acts on after 把, 给, 让 or a verb that takes a person (孙先生把他抱进店里).
-_ZH_SUBJECT = re.compile(r"(?<![把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了])([他她])(?!们)")
+_ZH_SUBJECT = re.compile(rf"(?<![{ZH_ACTS_ON}])([他她])(?!们)")
 # A verb (and its particle) right after a name, then his/her and a noun: what they do with their own
 # (Agnes put down her basket, Holmes rubbed his hands; not "looked at her", "gave her a coin").
 _EN_OWN = re.compile(

@@ -87,9 +87,10 @@ _EN_NOUN_CASED = "|".join(
 # The noun in any case: a title written as one (said the Colonel, the Inspector rose), but not
 # a title before a name (the Colonel Ross is Ross's).
 _EN_PHRASE = rf"(?:(?:{_EN_ADJ}) )?(?:{_EN_NOUN_CASED})(?! [A-Z])"
-_EN_SPEECH = "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
+# The verbs that tag an English quotation (said the inspector; "It is," Lucy said).
+EN_SPEECH = "said|cried|asked|answered|replied|remarked|observed|whispered|shouted|continued|exclaimed|murmured|added"
 _EN_SPOKE = re.compile(
-    rf"\b(?:{_EN_SPEECH}) ([Tt]he|[Oo]ur) ({_EN_PHRASE})\b(?! of\b)|\b([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:{_EN_SPEECH})\b"
+    rf"\b(?:{EN_SPEECH}) ([Tt]he|[Oo]ur) ({_EN_PHRASE})\b(?! of\b)|\b([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:{EN_SPEECH})\b"
 )
 _EN_ACTS = re.compile(
     rf"(?:^|(?<=[.!?;”\"] )|(?<=\n))([Tt]he|[Oo]ur) ({_EN_PHRASE}) (?:[a-z]+ed|was|had|took|came|went|rose|sat|stood|"

@@ -96,6 +96,7 @@ _ZH_SOMEONE = re.compile(
     rf"(?P<noun>{_NOUNS['zh']})"
 )
 _GENDER = {"he": "male", "she": "female", "him": "male", "her": "female", "他": "male", "她": "female"}
+ZH_ACTS_ON = "把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了"  # 他/她 after one is acted on
 # A pronoun a verb or preposition acts on: him; her before no noun of hers (at her for a while, gave
 # her a coin; not her hand); 他/她 after 把, 给, 让 or a verb that takes a person.
 _OBJECT = {
@@ -106,7 +107,7 @@ _OBJECT = {
         r"|from|over|off|a|an|the|some|no)\b)",
         re.I,
     ),
-    "zh": re.compile(r"(?<=[把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了])([他她])(?!们)"),
+    "zh": re.compile(rf"(?<=[{ZH_ACTS_ON}])([他她])(?!们)"),
 }
 # Where a long English clause is cut: before a preposition or conjunction that starts a phrase.
 _EN_CUT = frozenset("with and but while as in on at to from into onto by for of where when which who that".split())

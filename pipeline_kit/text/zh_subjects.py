@@ -38,7 +38,7 @@ _PET = "老小阿"  # 老栓, 小栓, 阿毛: a familiar name
 _PERSON_END = re.compile(
     r"(?:嫂子?|[太老]?爷|大?妈|[大老]?叔|[大老]?伯|婶子?|[奶太]奶|太太|老太|[大]?娘|婆婆?|姑娘|先生|老爷|相公|掌柜|少爷|小姐|哥|姐)$"
 )
-_SPEECH = "说道问答叫喊笑骂"
+SPEECH = "说道问答叫喊笑骂"  # the verbs that tag a Chinese quotation (秀英说, 行者笑道)
 _GIVEN_TOO = "有来"  # common first characters of given names (有福, 来顺) that are verbs too
 _NOT_A_NAME = re.compile(
     r"[我你他她家们的了着过是在有不也就都又便却还只把被给和与说道问笑看听想走来去到呀啊呢吗吧么哩罢]"
@@ -59,7 +59,7 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
             ahead[run[:-1]] = n
     said: Counter[str] = Counter()  # each run's openings with a speech verb right after it (闰土说)
     for run, n in opens.items():
-        if run[-1] in _SPEECH:
+        if run[-1] in SPEECH:
             said[run[:-1]] += n
     found = {
         run
@@ -121,8 +121,8 @@ def speakers(text: str, names: Iterable[str]) -> set[str]:
     # The mark before a sentence (a line break: the text is read after one) or a quotation is
     # matched, not looked behind for: a pattern that opens with a mark is searched for mark by
     # mark, not tried at every character. No match can end on one (each ends with “ or 。，).
-    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[{_SPEECH}][道着]?[：:]“"
-    tag_after = rf"”({body})[^。！？“”\n]{{0,6}}?[{_SPEECH}]道?[。，]"  # “…”孙小梅问。
+    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[{SPEECH}][道着]?[：:]“"
+    tag_after = rf"”({body})[^。！？“”\n]{{0,6}}?[{SPEECH}]道?[。，]"  # “…”孙小梅问。
     return set(re.findall(tag_before, "\n" + text)) | set(re.findall(tag_after, text))
 
 
