@@ -21,6 +21,7 @@ from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import EN_SPEECH, kin_genders, role_gender, told_sex
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
 from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, mentioned, object_genders
+from pipeline_kit.text.namings import named_unnamed, namings
 from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
@@ -41,6 +42,8 @@ _EN_HE = re.compile(r"\b(?:he|him|his|himself)\b", re.I)
 _EN_SHE = re.compile(r"\b(?:she|her|hers|herself)\b", re.I)
 _QUOTES = re.compile(r"“[^”]*(?:”|$)|「[^」]*(?:」|$)|\"[^\"]*(?:\"|$)")
 _QUOTED_MARK = "\x00"  # what a quotation becomes in a mention's window: a sentence holding one is a speech tag
+_EN_WHERE = re.compile(r" (?:by|at|near|beside|behind|from) .*$")  # a woman by the window: where, not looks
+_ZH_ONE = re.compile(r"^(?:一[个位名]|个)")  # 一个拄着拐杖的老头: the looks are what follows
 _SENTENCE_END = {"zh": re.compile(r"[。！？!?]"), "en": re.compile(r"(?<!Mr)(?<!Mrs)(?<!Dr)[.!?;]")}
 _SPEECH_BEFORE = {"en": re.compile(rf"(?:[”\"’]|\b(?:{EN_SPEECH}))$"), "zh": re.compile(r"[”」]$")}
 _SPEECH_AFTER = {"en": re.compile(rf"\s*(?:{EN_SPEECH})\b"), "zh": re.compile(rf"\s*[^，。！？]{{0,4}}?[{SPEECH}]")}
@@ -177,7 +180,24 @@ class Bible:
         for k in pending:
             if not names[k]:
                 names[k] = max(self.holders[found[k][1]], key=lambda h: (self.by_name[h].mentions, h))
-        return [(o, o + len(alias), name) for (o, alias), name in zip(found, names)]
+        own = [(o, o + len(alias), name) for (o, alias), name in zip(found, names)]
+        return sorted(own + self.unnamed_spans(text, own))
+
+    def unnamed_spans(self, text: str, own: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
+        """(start, end, canonical name) of the mentions of unnamed people the text then names (the
+        stranger, then "My name is Edmund Crake": his mentions before and after are Crake's);
+        `own`: the characters' own mentions, when read already."""
+        if not self.characters:
+            return []
+        if text not in self._unnamed_read:
+            if own is None:
+                own = [s for s in self.spans(text) if text[s[0] : s[1]] in self.holders]
+            self._unnamed_read[text] = named_unnamed(text, self.lang, own, self.canonical)
+        return self._unnamed_read[text]
+
+    @cached_property
+    def _unnamed_read(self) -> dict[str, list[tuple[int, int, str]]]:
+        return {}
 
     @cached_property
     def who(self) -> Who:
@@ -504,6 +524,9 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             she[name] += following == "female"
     told_by_pronouns = _by_pronouns(he, she)
     phrases = looks_of(texts, bible.lang, spans, {c.name for c in bible.characters if not c.locked}, told_by_pronouns)
+    for name, phrase in _unnamed_looks(bible, texts):  # the fat old gentleman with white whiskers: Pollard's
+        if phrase not in phrases.setdefault(name, []):
+            phrases[name].insert(0, phrase)
     titled = Counter(
         (m.group(2), _EN_TITLE[m.group(1)])
         for t in ([] if zh else texts)
@@ -514,6 +537,7 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     me = FIRST_PERSON.get(bible.lang)
     kin = kin_genders(texts, bible.lang, {a: n for a, n in bible.canonical.items() if a != me})
     addressed = addressed_genders(texts, bible.lang, spans)  # “爹，…” answered by 老陈道
+    given = _given_sexes(bible, texts)  # 她叫沈静秋; "I'm Sam," of the young soldier
     out = []
     for c in bible.characters:
         if c.locked or c.dropped:
@@ -528,11 +552,47 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             role_gender(c.names, bible.lang)
             or kin.get(c.name)
             or addressed.get(c.name)
+            or given.get(c.name)
             or told
             or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared, short)
         )
         out.append(replace(c, description=text, gender=gender))
     return Bible(bible.lang, tuple(out), bible.places)
+
+
+def _unnamed_looks(bible: Bible, texts: Sequence[str]) -> list[tuple[str, str]]:
+    """(name, phrase) of each unnamed person the text then names, as it brought them in when it
+    described them (a boy of about ten, 一个拄着拐杖的老头), not merely "the stranger"."""
+    out = []
+    for text in texts:
+        for start, end, name in bible.unnamed_spans(text):
+            phrase = _EN_WHERE.sub("", text[start:end])  # a woman by the window: where she is, not her looks
+            if bible.lang == "zh" and "的" in phrase:
+                out.append((name, _ZH_ONE.sub("", phrase)))
+            elif bible.lang != "zh" and len(phrase.split()) > 2:
+                out.append((name, phrase[0].lower() + phrase[1:]))
+    return out
+
+
+def _given_sexes(bible: Bible, texts: Sequence[str]) -> dict[str, str]:
+    """Name -> the sex its namings tell (她叫沈静秋, a boy named Davey), where they agree with each
+    other and with the titles before the name (a man named Crane, then Mrs. Crane: a family's
+    surname tells nothing)."""
+    told: dict[str, set[str]] = defaultdict(set)
+    titled: dict[str, set[str]] = defaultdict(set)
+    for text in texts:
+        for naming in namings(text, bible.lang):
+            holder = bible.canonical.get(naming.name)
+            if holder and naming.sex:
+                told[holder].add(naming.sex)
+        for start, end, name in bible.unnamed_spans(text):  # a woman by the window, then "They call me Bess"
+            if sex := told_sex(text[start:end], bible.lang):
+                told[name].add(sex)
+        for m in [] if bible.lang == "zh" else _EN_TITLED.finditer(text):
+            holder = bible.canonical.get(m.group(2))
+            if holder and _EN_TITLE[m.group(1)]:
+                titled[holder].add(_EN_TITLE[m.group(1)])
+    return {name: next(iter(sexes)) for name, sexes in told.items() if len(sexes) == 1 and titled[name] <= sexes}
 
 
 def _subordinate_pronoun(own: str) -> str | None:

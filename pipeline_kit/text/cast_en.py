@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from pipeline_kit.text.cast_roles import en_apposed_roles, en_role_names, en_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
+from pipeline_kit.text.namings import namings
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions
 
 THE_SHARE = 0.8  # a word after "the" this often is a thing, a boat or a title, not a person's name
@@ -92,9 +93,10 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         for name, is_place in zip(m.names, m.is_place):
             if not is_place:
                 people[name] += 1
-    # A name that speaks or laughs is a person even if rarely named, and wherever else it stands (a
-    # letter from Tobias Venn).
+    # A name that speaks or laughs, or that someone is given, is a person even if rarely named, and
+    # wherever else it stands (a letter from Tobias Venn).
     acting = {w for m in _EN_ACTS.finditer(joined) for w in (m.group(1) or m.group(2)).split()}
+    acting |= {w for text in texts for n in namings(text, "en") for w in n.name.split()}  # "They call me Bess"
     people.update(dict.fromkeys(acting, 0))
     before_place: Counter[str] = Counter()
     for m in _EN_AT_PLACE.finditer(joined):  # "at Stoke Moran" counts for Stoke Moran and for Stoke

@@ -72,9 +72,16 @@ PERSON_NOUNS: dict[str, dict[str, str | None]] = {
         **dict.fromkeys(_EN_FEMALE | {"queen", "princess"}, "female"),
     },
     "zh": {
-        **dict.fromkeys("老人 孩子 小孩 娃娃 客人 人 胖子 瘦子 矮子 主人 伙计 郎中 大夫 大伙 小伙 年轻人 青年".split()),
-        **dict.fromkeys("老汉 老头 老头子 老翁 汉子 大汉 男人 男子 少年 小伙子 后生 和尚 道士 书生".split(), "male"),
-        **dict.fromkeys("老妇人 妇人 老太太 老太婆 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑 大嫂".split(), "female"),
+        **dict.fromkeys(
+            "老人 孩子 小孩 娃娃 客人 人 胖子 瘦子 矮子 主人 伙计 郎中 大夫 大伙 小伙 年轻人 青年 中年人 陌生人 "
+            "先生".split()
+        ),
+        **dict.fromkeys(
+            "老汉 老头 老头子 老翁 汉子 大汉 男人 男子 少年 小伙子 后生 和尚 道士 书生 男孩".split(), "male"
+        ),
+        **dict.fromkeys(
+            "老妇人 妇人 老太太 老太婆 老婆婆 婆婆 姑娘 小姑娘 女人 女子 丫头 尼姑 大嫂 女孩".split(), "female"
+        ),
     },
 }
 # Age-sex nouns: "the man" alone is anyone (a role needs an adjective: the old man).

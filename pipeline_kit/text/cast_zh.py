@@ -34,14 +34,17 @@ from pipeline_kit.text.cast_roles import (
     zh_surnamed_roles,
 )
 from pipeline_kit.text.name_groups import NameGroups, NameSets
+from pipeline_kit.text.namings import namings
 from pipeline_kit.text.names import Mentions, zh_common_word
 from pipeline_kit.text.zh_dictionary import frequencies
 from pipeline_kit.text.zh_subjects import (
+    after_a_person,
     built_like_a_name,
     clause_subjects,
     given_names,
     met_as_objects,
     name_shaped,
+    speakers,
 )
 
 _HAN = "\u4e00-\u9fff"
@@ -174,12 +177,17 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     sets = NameSets()
     formal: set[str] = set()
     names |= _latin_names(joined)
-    names |= {  # not 三藏下马 of 三藏
+    subjects = {  # not 三藏下马 of 三藏
         n
-        for n in clause_subjects(texts, zh_common_word)
+        for n in clause_subjects(texts, zh_common_word, person_noun)
         if _zh_name_ok(n) and not any(n[:k] in names for k in range(2, len(n)))
     }
+    names |= subjects
+    placelike = {n for n in subjects if n.endswith(_ZH_PLACE_END) and built_like_a_name(n)}
+    people_said = speakers(joined, placelike) | after_a_person(joined, placelike, person_noun)  # 周大山哼了一声：“
     given = {n for n in given_names(joined, names, _no_given_name, zh_kin_named(joined)) if _zh_name_ok(n)}
+    if len(joined) < SHORT_TEXT:  # 她叫沈静秋 (a novel's 叫 mostly shouts or asks: 叫他开门)
+        given |= {n.name for text in texts for n in namings(text, "zh") if _zh_name_ok(n.name)}
     names |= given  # 桂芬喊道, “阿福，…”, 儿子小海: named where a story names people, whatever their ending
     names |= {n for n in zh_surnamed_roles(joined) if _zh_name_ok(n)}  # 林技术员 (技术员 never alone)
     named = _appellations(joined, names)
@@ -242,7 +250,9 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         names |= {first, second}
         sets.join(first, second)
     # A name ending like a place (花果山, 赵家庄) is a place unless it is given or speaks: 周大山说.
-    names = {n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard or n in given}
+    names = {
+        n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard or n in given or n in people_said
+    }
     counts, pairs = _zh_counts(joined, names)
     names = {n for n in names if counts[n] >= least or n in sets.parent}  # rare aliases stay
     partners = Counter(a for (a, _), n in pairs.items() if n >= 2)  # 龙王敖广, 龙王敖顺: a shared title

@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 
-from pipeline_kit.text.cast_roles import EN_BARE, EN_ROLE_NOUNS
+from pipeline_kit.text.cast_roles import EN_BARE, EN_ROLE_NOUNS, PERSON_NOUNS
 
 MAX_PHRASES = 6
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
@@ -73,8 +73,8 @@ _EN_PATTERNS = tuple(
         rf"^[^.;:!?”\"]{{0,40}}?, (?:now |then )?(?:an? |the )"
         rf"({_ADJ}(?:{_EN_PERSON})(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "was a stout man", "is tall and thin"
-        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?: (?:and )?(?:{_EN_BUILD}))*\b"
-        rf"(?: (?:{_EN_PERSON}))?"
+        rf"^ (?:was|is|looked|seemed) ((?:an? )?{_ADJ}(?:{_EN_BUILD})(?:,? (?:and )?(?:{_EN_BUILD}))*\b"
+        rf"(?:,? {_ADJ}(?:{_EN_PERSON}))?"  # a small, brisk woman
         rf"(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)",
         # "wore a grey coat", "was dressed in black", "carried a lantern": a state and what it is
         # of (pulled on her boots, took up the lamp is something done, no looks)
@@ -93,6 +93,7 @@ _EN_BEFORE = re.compile(rf"\b(?:(?<!the )(?<!a )({_EN_BUILD})|(an? {_ADJ}(?:{_EN
 # The next sentence, about the same person by a pronoun: "She wore a grey coat", "He was a stout man".
 _EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
 _ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
+_ZH_THEN_HE = re.compile(r"[，,]([他她])(?!们)(.*)")
 PRONOUNS = {"en": {"male": "He", "female": "She"}, "zh": {"male": "他", "female": "她"}}
 _EN_HIS = re.compile(rf"\b(?:his|her) ({_ADJ}(?:{_EN_BODY}|{_EN_CLOTHES}) (?:was|were) [^.;:!?”\"]{{2,40}})", re.I)
 
@@ -109,7 +110,7 @@ _ZH_LOOSE_CUE = re.compile(r"^(?:一头|一脸|一身|满头)")
 _ZH_IS_A = re.compile(
     r"^是(?:一)?个((?:[^，。！？；：“”\n]{0,6}?[高矮胖瘦老幼少年轻白黑俊丑美壮秀弱]|[^，。！？；：“”\n]{1,6}的)"
     r"[^，。！？；：“”\n]{0,6}?"
-    r"(?:人|汉子|女子|男子|老者|老汉|妇人|姑娘|少年|孩子|书生|和尚|道士|后生|青年|女人|男人|丫头|小伙子|[夫匠翁叟妪婆]))"
+    rf"(?:{'|'.join(sorted(PERSON_NOUNS['zh'], key=len, reverse=True))}|老者|[夫匠翁叟妪婆]))"
 )
 # A clause that goes on describing: 脸上有一道疤, 头发花白.
 _ZH_BODY_CLAUSE = re.compile(
@@ -120,12 +121,13 @@ _ZH_BODY_CLAUSE = re.compile(
 _ZH_LOOKS_CLAUSE = re.compile(
     r"^(?:也|还|已|都|才)?(?:"
     r"(?:年纪|今年)?[一二三四五六七八九十两几0-9]{1,3}(?:来|多)?岁(?:上下|左右|光景|出头)?"
+    r"|[二三四五六七八九]十(?:出头|上下|开外|左右)"  # 二十出头: an age without 岁
     r"|(?:个子|个头|身材|身量|身子|块头)[^，。！？；：“”\n]{1,6}"
     r"|[高矮胖瘦壮黑白][高矮胖瘦壮黑白的]{1,4}(?:个子|身材|身子)?"
     r"|(?:秃顶|秃头|光头|驼背|罗锅|瘸腿|独眼|麻脸)"
     r"|(?:背|腰|腿|眼睛?|头发|胡子)(?:有些|有点|微微|已经|早已|都)?(?:驼|弯|瘸|瞎|白|花白|稀疏|斑白)了?"
     r"|[^，。！？；：“”\n]{1,6}的(?:脸|脸膛|脸庞|面孔|面皮|头发|眼睛|眉毛|胡子|胡须|辫子|鼻子|皮肤|额头|个子)"
-    r"|(?:穿|戴|披|套|系|扎|裹|围|蹬|趿)着[^，。！？；：“”\n了]{1,14}"
+    r"|(?:穿|戴|披|套|系|扎|裹|围|蹬|趿|梳|留)着[^，。！？；：“”\n了]{1,14}"
     r"|(?:腰里|腰间|腰上|背上|肩上|怀里|脖子上|胸前)?(?:背|挎|别|挂|搭|揣|拄|叼)着(?!手)[^，。！？；：“”\n了]{1,12}"
     r")$"
 )
@@ -308,6 +310,9 @@ def _phrases(after: str, lang: str, pronoun: str | None = "") -> list[str]:
     if lang == "zh":
         clause, *rest = re.split(r"[。！？\n]", after, maxsplit=2)
         found = _zh_phrases(clause)
+        then = _ZH_THEN_HE.search(clause)  # 周大山蹲在船头补网，他六十来岁，…: his, in his own sentence
+        if not found and then and pronoun in (None, then.group(1)):
+            found = _zh_phrases(then.group(2))
         following = _ZH_NEXT.match(rest[0]) if rest else None
         if following and pronoun in (None, following.group(1)):
             found += _zh_phrases(following.group(2))
@@ -342,9 +347,10 @@ def _zh_phrases(clause: str) -> list[str]:
     found += [m.group() for m in cues]
     said = max(m.end() for m in [is_a, *cues] if m) if found else 0
     parts = re.split(r"[，,；]", clause[said:])
-    if not found and _ZH_LOOKS_CLAUSE.match(parts[0]):  # 五十来岁: the clause is looks
-        found.append(parts[0])
-    for part in parts[1:] if found else ():  # not 年方十六 of another subject
+    lead = 1 if not found and not parts[0] and len(parts) > 1 else 0  # 她叫沈静秋，二十出头: said of her
+    if not found and _ZH_LOOKS_CLAUSE.match(parts[lead]):  # 五十来岁: the clause is looks
+        found.append(parts[lead])
+    for part in parts[lead + 1 :] if found else ():  # not 年方十六 of another subject
         more = _zh_looks_clause(part)
         if not more:
             break

@@ -15,6 +15,8 @@ was waiting), and what is left is clipped to a few words at a clause or phrase b
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -66,9 +68,11 @@ _NOUNS = {lang: "|".join(sorted(nouns, key=len, reverse=True)) for lang, nouns i
 _EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their its".split())
 # A character of the phrase describing someone: up to a clause's end or its relative (…, who, which).
 _EN_PHRASE_CHAR = r"(?:(?!\b(?:who|whom|whose|which|that)\b)[^,.;:!?“”\"])"
+# The words after a person's noun that go on describing them: in a red coat, by the window, of ten.
+_EN_WITH = r"(?:in|with|wearing|carrying|on|by|at|near|beside|behind|from|of)"
 _EN_PERSON = (
     rf"(?P<adjs>(?:(?!(?:an?|the|his|her|their|its|of|and|or)\b)[a-z][\w-]* ){{0,3}}?)(?P<noun>{_NOUNS['en']})"
-    rf"(?P<rest>(?: (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)"
+    rf"(?P<rest>(?: {_EN_WITH} {_EN_PHRASE_CHAR}{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)"
 )
 # Brought in as a clause's subject (An old man in a blue coat stood…, The squire rode…, Her father
 # sat…), or as what someone finds or sees (Under the tree she found a girl asleep).
@@ -80,10 +84,13 @@ _EN_DETERMINERS = frozenset("a an the his her their".split())
 # A titled name alone (not Mr. Sherlock Holmes): a person the bible may hold too seldom to list.
 _EN_TITLED_ONCE = re.compile(rf"\b(?:(?:old|young|little) )?({'|'.join(_EN_TITLE)})\.? ([A-Z][a-z]+)\b(?!\.? [A-Z])")
 _EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$", re.I)
+# What someone is, said again after a comma: "She was the miller's widow, a broad woman of fifty".
+_EN_APPOSED = re.compile(r"\b(?:was|were|is|are)\b[^.;:!?“”\"]*,\s+$")
 _EN_MET = re.compile(
-    r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were|stood|sat|lay|came))"
+    r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were)"
+    r"|(?:[Tt]here )?(?:stood|sat|lay|came))"  # Behind the desk sat a fat old gentleman
     rf" (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
-    rf"(?P<noun>{_NOUNS['en']})(?:(?P<rest> (?:in|with|wearing|carrying|on) {_EN_PHRASE_CHAR}{{1,40}}?)"
+    rf"(?P<noun>{_NOUNS['en']})(?:(?P<rest> {_EN_WITH} {_EN_PHRASE_CHAR}{{1,40}}?)"
     r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while)\b|$)"
     r"|(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$))"
 )
@@ -93,8 +100,11 @@ _ZH_KIN_OF = re.compile(rf"的({'|'.join(sorted(ZH_KIN, key=len, reverse=True))}
 _ZH_OWNER = re.compile(r"(?:^|[，。！？；：”」\s])([\u4e00-\u9fff]{1,4})$")
 _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名]|个)(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"
-    rf"(?P<noun>{_NOUNS['zh']})"
+    rf"(?P<sex>小?[男女]?)(?P<noun>{_NOUNS['zh']})"
 )
+_ZH_SEXES = {"男": "male", "女": "female"}  # 一个年轻的女先生: the word before the noun tells
+# A pronoun whose verb gives the name (她叫沈静秋, he was called Tom): the name follows; no other.
+_NAMED_THEN = {"en": re.compile(r" (?:was|is) (?:called|named) "), "zh": re.compile(r"(?:的名字|名字)?(?:名叫|叫做?)")}
 _GENDER = {"he": "male", "she": "female", "him": "male", "her": "female", "他": "male", "她": "female"}
 ZH_ACTS_ON = "把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了"  # 他/她 after one is acted on
 # A pronoun a verb or preposition acts on: him; her before no noun of hers (at her for a while, gave
@@ -152,6 +162,7 @@ class Someone:
 Referent = str | Someone  # a character's canonical name, or someone unnamed
 
 
+@lru_cache(maxsize=256)  # a chapter's narration: its staging and the bible's namings read it alike
 def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
     """(offset, person) of each unnamed person `text` brings in: in English a noun phrase for a
     person followed by its verb (An old man in a blue coat stood…, At the hedge a man on a horse
@@ -167,7 +178,9 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
                 continue  # 来了个年轻人 brings someone in; 那个人, 是个好人 do not
             if noun != "人" or m.group("adjs"):
                 described = "一" + m.group() if bare else m.group()
-                out.append((m.start(), Someone(noun if len(noun) > 1 else "那人", described, PERSON_NOUNS["zh"][noun])))
+                sex = _ZH_SEXES.get(m.group("sex")[-1:]) or PERSON_NOUNS["zh"][noun]
+                name = m.group("sex") + noun if len(noun) > 1 else "那人"
+                out.append((m.start(), Someone(name, described, sex)))
         for m in _ZH_KIN_OF.finditer(text):
             owner = _ZH_OWNER.search(text, max(0, m.start() - 5), m.start())
             if owner:
@@ -175,7 +188,9 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
                 out.append((owner.start(1), Someone(kin, kin, ZH_KIN[m.group(1)])))
         return sorted(out, key=lambda found: found[0])
     for m in _EN_SOMEONE.finditer(text):
-        if _EN_PREDICATE.search(text, max(0, m.start() - 8), m.start()):
+        if _EN_PREDICATE.search(text, max(0, m.start() - 8), m.start()) or _EN_APPOSED.search(
+            text, max(0, m.start() - 80), m.start()
+        ):
             continue  # she was a girl loved by all: what someone is, not someone else
         det, noun = m.group("det").lower(), m.group("noun")
         if det == "the" and noun in EN_BARE and not m.group("adjs"):
@@ -204,15 +219,22 @@ def _en_someone(m: re.Match[str]) -> Someone:
 
 def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int, Someone]]:
     """(offset, person) where `text` names someone brought in before by what they are: the old
-    man (English, anywhere), 老妇人 opening a clause (Chinese: 秀兰是个圆脸的姑娘 is no mention)."""
+    man (English, anywhere; the noun alone, the woman, where one person brought in is one),
+    老妇人 opening a clause (Chinese: 秀兰是个圆脸的姑娘 is no mention)."""
     out = []
-    for person in dict.fromkeys(known):
+    people = list(dict.fromkeys(known))
+    for person in people:
         if lang == "zh":
             pattern = rf"(?:^|(?<=[，。！？；：”」\s])){re.escape(person.name)}"
         else:
             pattern = rf"\b[Tt]he {re.escape(person.words)}\b"
         out += [(m.start(), person) for m in re.finditer(pattern, text)]
-    return sorted(out, key=lambda found: found[0])
+    heads = Counter(p.words.split()[-1] for p in people) if lang == "en" else Counter()
+    alone = {p.words.split()[-1]: p for p in people if heads[p.words.split()[-1]] == 1 and " " in p.words}
+    if alone:  # a tall woman in a blue cloak … the woman said
+        pattern = rf"\b[Tt]he ({'|'.join(map(re.escape, alone))})\b"
+        out += [(m.start(), alone[m.group(1)]) for m in re.finditer(pattern, text)]
+    return sorted(dict(out).items())
 
 
 def gender_of(referent: Referent, genders: Mapping[str, str | None]) -> str | None:
@@ -242,6 +264,9 @@ def subjects(
         if referent is None:
             continue
         name = referent.name if isinstance(referent, Someone) else referent
+        then = _NAMED_THEN[lang].match(sentence, m.end("p"))
+        if then and sentence.startswith(name.split()[0], then.end()):  # 她叫沈静秋: the sentence names her
+            continue
         out += [sentence[at : m.start("p")], name]
         at = m.end("p")
         seen.append((m.start("p"), referent))

@@ -234,7 +234,10 @@ def _en_raw(text: str) -> list[tuple[int, str, bool]]:
     keep = {
         w
         for w, n in total.items()
-        if n >= EN_MIN_MENTIONS and inner[w] >= 1 and w.lower() not in _EN_STOP and lower_counts[w.lower()] * 4 < n
+        if n >= EN_MIN_MENTIONS
+        and (inner[w] >= 1 or follows[w])  # met inside a sentence, or before a surname (Martha Quayle opened)
+        and w.lower() not in _EN_STOP
+        and lower_counts[w.lower()] * 4 < n
     }
     canonical = {w: w for w in keep}
     for w in keep:  # Sherlock -> Holmes: a first name nearly always followed by one surname

@@ -277,6 +277,7 @@ _ADDRESS_BEFORE = {
     "zh": re.compile(r"(?:^|[，,])[^，。！？“”\s]{0,2}$"),
 }
 _ADDRESS_AFTER = {"en": re.compile(r"^\s*[,.!?]"), "zh": re.compile(r"^[，,！!？?。]")}
+_ECHO = re.compile(r"^\s*[?？]\s*[”」\"]?$")  # "Crake?": the name asked about, not called
 
 
 def named_subjects(
@@ -366,10 +367,13 @@ def brought_in(
 
 
 def _addressed(text: str, quote: tuple[int, int], offset: int, written: str, lang: str) -> bool:
-    """Is the name at `offset` inside `quote` said to its holder (see _ADDRESS_BEFORE)?"""
+    """Is the name at `offset` inside `quote` said to its holder (see _ADDRESS_BEFORE)? A quotation
+    that is the name and a question mark alone ("Crake?" she asked) asks about them."""
+    after = text[offset + len(written) : quote[1]]
     return bool(
         _ADDRESS_BEFORE[lang].search(text[quote[0] + 1 : offset])
-        and _ADDRESS_AFTER[lang].match(text[offset + len(written) : quote[1]])
+        and _ADDRESS_AFTER[lang].match(after)
+        and not (_ECHO.match(after) and not text[quote[0] + 1 : offset].strip())
     )
 
 

@@ -34,6 +34,7 @@ SURNAMES = frozenset(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何林罗高郑梁谢宋唐许韩冯邓曹彭曾萧田董潘袁蔡蒋余于杜叶程魏苏吕丁任"
     "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦傅方邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
+_NUMERALS = "一二两几"  # 戴一顶, 王两个: a verb and its count, never a given name's start
 _PET = "老小阿"  # 老栓, 小栓, 阿毛: a familiar name
 _PERSON_END = re.compile(
     r"(?:嫂子?|[太老]?爷|大?妈|[大老]?叔|[大老]?伯|婶子?|[奶太]奶|太太|老太|[大]?娘|婆婆?|姑娘|先生|老爷|相公|掌柜|少爷|小姐|哥|姐)$"
@@ -45,9 +46,12 @@ _NOT_A_NAME = re.compile(
 )
 
 
-def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[str]:
+def clause_subjects(
+    texts: Sequence[str], common: Callable[[str], bool], person: Callable[[str], bool] = lambda _: False
+) -> set[str]:
     """The names that open clauses often enough (see the module docstring); `common` tells the
-    dictionary's words that are no names (母亲 or 忽然 is never taken)."""
+    dictionary's words that are no names (母亲 or 忽然 is never taken), `person` the words for a
+    person a name may stand after (铁匠王老三)."""
     joined = "\n".join(texts)
     runs = _CLAUSE_RUN.findall(joined)
     opens: Counter[str] = Counter(runs)  # each run's openings, then those of its shorter prefixes
@@ -74,7 +78,23 @@ def clause_subjects(texts: Sequence[str], common: Callable[[str], bool]) -> set[
     named = {run for run in found if _PERSON_END.search(run) and len(run) > 2}
     objects = met_as_objects(joined, found - named)
     talking = speakers(joined, {run for run in found - named - objects if built_like_a_name(run)})
-    return {run for run in named | objects if opens[run] >= MIN_OPENINGS} | talking
+    apposed = after_a_person(joined, found - named - objects - talking, person)
+    return {run for run in named | objects if opens[run] >= MIN_OPENINGS} | talking | apposed
+
+
+def after_a_person(text: str, names: Iterable[str], person: Callable[[str], bool]) -> set[str]:
+    """In a short story, the `names` built like a name (a surname and a given name) that stand right
+    after a word for who they are (铁匠王老三, 老渔夫周大山, 儿子周海生): the text says they are a
+    person. (A novel names its people often enough for the other rules; there 老者戴一顶… is a verb.)"""
+    if len(text) >= SHORT_TEXT:
+        return set()
+    out = set()
+    for name in names:
+        if len(name) == 3 and name[0] in SURNAMES and name[1] not in _NUMERALS:
+            at = [m.start() for m in re.finditer(re.escape(name), text)]
+            if any(person(text[max(0, o - k) : o]) for o in at for k in (3, 2)):
+                out.add(name)
+    return out
 
 
 def given_names(text: str, known: set[str], common: Callable[[str], bool], kin: Iterable[str] = ()) -> set[str]:
@@ -111,7 +131,8 @@ def met_as_objects(text: str, names: Iterable[str]) -> set[str]:
 
 
 def speakers(text: str, names: Iterable[str]) -> set[str]:
-    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…), or that
+    """The `names` that open a sentence whose speech tag is theirs (赵德福下了驴，问道：“…; 周大山
+    哼了一声：“…: the colon before the quotation tags it, whatever the verb), or that
     follow a quotation as its tag (“…”孙小梅问。): a person of a short story may never be met as an
     object, but is the one who speaks."""
     wanted = sorted(set(names), key=lambda n: (-len(n), n))
@@ -121,7 +142,7 @@ def speakers(text: str, names: Iterable[str]) -> set[str]:
     # The mark before a sentence (a line break: the text is read after one) or a quotation is
     # matched, not looked behind for: a pattern that opens with a mark is searched for mark by
     # mark, not tried at every character. No match can end on one (each ends with “ or 。，).
-    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[{SPEECH}][道着]?[：:]“"
+    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[：:]“"  # 周大山哼了一声：“…
     tag_after = rf"”({body})[^。！？“”\n]{{0,6}}?[{SPEECH}]道?[。，]"  # “…”孙小梅问。
     return set(re.findall(tag_before, "\n" + text)) | set(re.findall(tag_after, text))
 

@@ -1,0 +1,194 @@
+"""Where a text gives someone's name, and whom it names: "My name is Edmund Crake", "They call
+me Bess", "who introduced himself as Mr. Pollard", a boy named Davey, 她叫沈静秋, 大家都叫他七爷,
+那个光头男孩叫狗蛋.
+
+A name so given is a person's, whatever its shape and however seldom the text repeats it. The
+one it names is the unnamed person the text brought in last before it, of the sex the naming
+tells (her, a boy, 她), or of the noun it names (那个光头男孩): the stranger who knocked at the
+door is Edmund Crake from the first shot he is in, so he keeps one face, his looks and his he.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pipeline_kit.text.cast_roles import PERSON_NOUNS
+from pipeline_kit.text.moments import CONTEXT, Someone, mentioned, someones
+from pipeline_kit.text.prompts import brought_in, narration_only
+from pipeline_kit.text.zh_dictionary import frequencies
+from pipeline_kit.text.zh_subjects import name_shaped
+
+_HAN = r"\u4e00-\u9fff"
+_CAP = r"[A-Z][a-z’']+"
+# Ranks and titles before a name given: Private Sam Okafor is Sam Okafor; a title's sex is told.
+_EN_RANKS = {
+    **dict.fromkeys(
+        "Private Corporal Sergeant Lieutenant Captain Major Colonel Sir Lord Father Brother Mr Master".split(), "male"
+    ),
+    **dict.fromkeys("Mrs Miss Ms Lady Sister Mother".split(), "female"),
+    **dict.fromkeys("Dr Doctor Professor Inspector Constable Nurse".split()),
+}
+_EN_NAME = rf"(?:(?P<rank>{'|'.join(_EN_RANKS)})\.? )?(?!(?:{'|'.join(_EN_RANKS)})\b)(?P<name>{_CAP}(?: {_CAP})?)"
+_EN_NAME_END = r"(?=[,.!?;:—”\"]|\s(?:and|but|from|of|ma’am|ma'am|sir)\b)"
+# In a quotation: one's own name said (My name is …, I'm …, They call me …).
+_EN_SELF = re.compile(
+    r"\b(?:[Mm]y name(?:’s|'s| is)|I[’']m|I am|(?:[Tt]hey|[Ee]veryone|[Pp]eople|[Ff]olk) calls? me|[Cc]all me"
+    rf"|[Tt]he name(?:’s|'s| is)) {_EN_NAME}{_EN_NAME_END}"
+)
+# In the narration: who introduced himself as Mr. Pollard, gave her name as …, a boy named Davey.
+_EN_GIVEN = re.compile(
+    rf"\b(?:introduced (?P<self>himself|herself) as|gave (?P<own>his|her) name as"
+    rf"|(?:an?|the) (?:[a-z]+ ){{0,2}}(?P<noun>{'|'.join(sorted(PERSON_NOUNS['en'], key=len, reverse=True))})"
+    rf",? (?:named|called)) {_EN_NAME}{_EN_NAME_END}"
+)
+# A quotation that asks a name, and the one after that opens with the name alone ("Davey," said the boy).
+_EN_ASKS = re.compile(r"\bname\b|\bwho are you\b|\bcall you\b|\bcalled\?", re.I)
+_EN_QUOTE = re.compile(r"“([^”]*)”|\"([^\"]*)\"")
+_EN_ANSWER = re.compile(rf"^\s*{_EN_NAME}(?=[.!]|,?\s*$)")  # "Davey," / "Pen. Pen Marlow." (not "Miss Roylott, you…")
+_ZH_NAME = rf"(?P<name>[{_HAN}]{{2,3}}?)(?=[，。！？；、”」])"
+_ZH_CALL = re.compile("叫")
+_ZH_NOUNS = "|".join(sorted(PERSON_NOUNS["zh"], key=len, reverse=True))
+_ZH_GIVEN = re.compile(
+    # 她叫沈静秋 / 我叫石头 / 他名叫…: the pronoun is called
+    rf"(?P<who>[他她我])(?:的名字|名字)?(?:名叫|叫做|叫){_ZH_NAME}"
+    # 大家都叫他七爷 / 叫我老何: called so by others
+    rf"|叫(?P<obj>[他她我])做?{_ZH_NAME.replace('name', 'name2')}"
+    # 那个光头男孩叫狗蛋 / 这个女人名叫…: an unnamed person called so
+    rf"|(?P<noun>{_ZH_NOUNS})(?:名叫|叫做|叫){_ZH_NAME.replace('name', 'name3')}"
+)
+_ZH_SEX = {"他": "male", "她": "female"}
+_ZH_ASKS = re.compile(r"甚|什么|谁|哪|啥|怎")
+ZH_COMMON = 50  # a word jieba met this often is no name given (老何 12, 狗蛋 3; 小名 76, 父王 152)
+
+
+@dataclass(frozen=True)
+class Naming:
+    """A name given at `at` (the end of the paragraph for a name said in speech: its speaker may be
+    tagged after it), written at `start`, the sex it tells of its holder, and the noun naming them
+    (boy, 男孩), if any."""
+
+    at: int
+    start: int
+    name: str
+    sex: str | None = None
+    noun: str | None = None
+
+
+@lru_cache(maxsize=256)
+def namings(text: str, lang: str) -> tuple[Naming, ...]:
+    """Every name `text` gives someone (see the module docstring), in order."""
+    return tuple(sorted(_zh_namings(text) if lang == "zh" else _en_namings(text), key=lambda n: n.at))
+
+
+def _en_namings(text: str) -> list[Naming]:
+    plain = narration_only(text)
+    out = []
+    for m in _EN_SELF.finditer(text):  # one's own name, said in a quotation
+        if plain[m.start()] == " ":
+            rank = _EN_RANKS.get(m.group("rank") or "")
+            out.append(Naming(_paragraph_end(text, m.end()), m.start("name"), m.group("name"), rank))
+    for m in _EN_ASKS.finditer(text):  # "What's your name?" … "Kit," said the boy
+        if plain[m.start()] != " ":
+            continue
+        q = _EN_QUOTE.search(text, text.find("\n", m.end()) + 1 or len(text), m.end() + CONTEXT // 2)
+        answer = _EN_ANSWER.match(q.group(1) if q.group(1) is not None else q.group(2)) if q else None
+        if q and answer and not _EN_SELF.match(text, q.start() + 1):
+            rank = _EN_RANKS.get(answer.group("rank") or "")
+            out.append(
+                Naming(_paragraph_end(text, q.end()), q.start() + 1 + answer.start("name"), answer.group("name"), rank)
+            )
+    for m in _EN_GIVEN.finditer(plain):  # who introduced himself as …, a boy named …
+        told = m.group("self") or m.group("own") or ""
+        sex = {"himself": "male", "his": "male", "herself": "female", "her": "female"}.get(told)
+        noun = m.group("noun")
+        sex = sex or _EN_RANKS.get(m.group("rank") or "") or (PERSON_NOUNS["en"][noun] if noun else None)
+        out.append(Naming(m.end(), m.start("name"), m.group("name"), sex, noun))
+    return list({n.start: n for n in out}.values())
+
+
+def _zh_namings(text: str) -> list[Naming]:
+    out = []
+    found = {}  # each naming holds a 叫: read a few characters around each, not the whole text
+    for at in (m.start() for m in _ZH_CALL.finditer(text)):
+        for m in _ZH_GIVEN.finditer(text, max(0, at - 4), at + 8):
+            if m.start() <= at < m.end():
+                found.setdefault(m.start(), m)
+    for m in found.values():
+        key = next(k for k in ("name", "name2", "name3") if m.group(k))
+        name = m.group(key)
+        if not name_shaped(name) or _ZH_ASKS.search(name) or frequencies().get(name, 0) >= ZH_COMMON:
+            continue  # 叫甚名字 asks; 待我叫开门, 他叫父王: 叫 shouts or addresses, the word is no name
+        who = m.group("who") or m.group("obj")
+        noun = m.group("noun")
+        said = who == "我"  # in speech: the speaker, tagged before or after in the paragraph
+        at = _paragraph_end(text, m.end()) if said else m.end()
+        sex = _ZH_SEX.get(who or "") or (PERSON_NOUNS["zh"][noun] if noun else None)
+        out.append(Naming(at, m.start(key), name, sex, noun))
+    return out
+
+
+def _paragraph_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
+
+
+def named_unnamed(
+    text: str, lang: str, spans: list[tuple[int, int, str]], canonical: dict[str, str]
+) -> list[tuple[int, int, str]]:
+    """(start, end, canonical name) of each mention of an unnamed person whom a naming in `text`
+    names (the stranger, then "My name is Edmund Crake"): the character of that name, from the
+    person's first mention on. `spans`: the characters' own mentions; `canonical`: each name and
+    alias of a character -> its canonical name (a name the bible lacks names nobody)."""
+    given = [n for n in namings(text, lang) if _holder(n.name, canonical)]
+    if not given:
+        return []
+    plain = narration_only(text)
+    spans = [s for s in spans if plain[s[0]] != " "]  # named in the narration (a name said is no one there)
+    brought = brought_in(plain, lang, [(o, e) for o, e, _ in spans])
+    again = mentioned(plain, lang, [p for _, p in brought])
+    seen = sorted(dict([*again, *brought]).items())  # by offset: one brought in is not met again there
+    whose: dict[Someone, str] = {}
+    for naming in given:
+        name = _holder(naming.name, canonical)
+        person = _named(naming, seen, spans, name)
+        if person is not None and person not in whose:
+            whose[person] = name
+    raw = dict(someones(plain, lang))  # as each was written where it was brought in (a boy of about ten)
+    return [
+        (offset, offset + len(raw[offset].described if offset in raw else _written(person, lang)), whose[person])
+        for offset, person in seen
+        if person in whose
+    ]
+
+
+def _holder(name: str, canonical: dict[str, str]) -> str | None:
+    """The character going by `name` (Edmund Crake, or Crake of it)."""
+    return canonical.get(name) or next((canonical[w] for w in reversed(name.split()) if w in canonical), None)
+
+
+def _named(
+    naming: Naming, seen: list[tuple[int, Someone]], spans: list[tuple[int, int, str]], name: str
+) -> Someone | None:
+    """The unnamed person `naming` names: the last brought in or met again before it within
+    CONTEXT, of its sex and noun where it tells them; none when the named character was itself
+    named since (Nell, then "I'm Nell Ardent": her own name, no one else's)."""
+    for offset, person in reversed(seen):
+        if offset >= naming.at:
+            continue
+        if naming.at - offset > CONTEXT:
+            return None
+        if naming.sex and person.gender not in (None, naming.sex):
+            continue
+        if naming.noun and not person.words.endswith(naming.noun):
+            continue
+        if any(offset < o < naming.at and o != naming.start and n == name for o, _, n in spans):
+            return None
+        return person
+    return None
+
+
+def _written(person: Someone, lang: str) -> str:
+    """How a person met again is written: the old man (the `mentioned` pattern's match)."""
+    return person.name if lang == "zh" else f"the {person.words}"
