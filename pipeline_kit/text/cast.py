@@ -419,32 +419,40 @@ def _places_of(reading: ChapterCast, drafts: Sequence[ShotDraft]) -> list[str | 
     """Each draft's place from the bible's places, where its narration puts its people (a place
     someone speaks of, 我从黑石岛来, is not where the shot stands; see `shot_places`)."""
     text, plain, bible = reading.text, reading.plain, reading.bible
-    known = {p.name for p in bible.places if not p.dropped}
+    known = bible.place_names  # a setting said by another of its names (the bakery) is its place (the corner bakery)
     named = [(o, n) for o, n in bible.place_mentions(text) if plain[o] != " " and _puts_there(text, o, n, bible.lang)]
-    unnamed = [(o, n) for o, n in settings(text, bible.lang) if n in known and plain[o] != " "]
+    unnamed = [(o, known[n]) for o, n in settings(text, bible.lang) if n in known and plain[o] != " "]
     people = [o for o, _ in bible.mentions(text) if plain[o] != " "]
     spans = [(d.span_start, d.span_end, d.scene) for d in drafts]
     return shot_places(plain, bible.lang, spans, unnamed + named, people)
 
 
 _EN_THERE = re.compile(
-    r"\b(?:in|at|into|inside|on|onto|to|reached|entered|near|within|across|through|around|outside|towards?)"
+    r"\b(?:in|at|into|inside|on|onto|to|reached|entered|near|within|across|through|around|outside|towards?|aboard)"
     r"\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$",
     re.I,
 )
 _EN_FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
+_EN_DEFINITE = re.compile(r"\b(?:the|our|my|his|her|their)\s+$", re.I)  # the shop, our sitting-room
 _EN_PLACE_NAMED = re.compile(rf"\b[A-Z][\w’'-]* (?:[A-Z][\w’'-]* )*(?:{_EN_PLACE_WORDS})$")
 
 
 def _puts_there(text: str, offset: int, name: str, lang: str) -> bool:
     """Does the place named at `offset` set the scene: a name ending in a word for a place (Baker
     Street, Briony Lodge), or one someone is in, at or goes to (in London, into the room; not the
-    King of Bohemia, nor no room for doubt)? Chinese place names end in a word for a place: always."""
+    King of Bohemia, nor no room for doubt), or a setting of the book said again with its article
+    (she swept the shop: the shot shows it; `shot_places` puts nobody there for it)? Chinese
+    place names end in a word for a place: always."""
     if lang == "zh":
         return True
     if _EN_FROM.search(text, max(0, offset - 12), offset):  # the baker from Lantern Street: not where she is
         return False
-    return bool(_EN_PLACE_NAMED.search(name) or _EN_THERE.search(text, max(0, offset - 20), offset))
+    return bool(
+        _EN_PLACE_NAMED.search(name)
+        or _EN_THERE.search(text, max(0, offset - 20), offset)
+        or name.islower()
+        and _EN_DEFINITE.search(text, max(0, offset - 8), offset)
+    )
 
 
 def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:

@@ -62,7 +62,7 @@ _EN_SETTING_NOUNS = (
     "stall booth kiosk pavilion bandstand park square "
     # forts, camps and ruins
     "castle palace tower fort fortress citadel barracks garrison camp campsite tent battlefield trench ruins ruin "
-    "lighthouse lantern "
+    "lighthouse "
     # ways
     "street road lane alley avenue boulevard highway crossroads junction causeway embankment tunnel bridge "
     "trail track path footpath towpath ford pass "
@@ -80,15 +80,22 @@ _EN_SETTING_NOUNS = (
     "quarterdeck forecastle wheelhouse cockpit galley hold steamer yacht schooner barge raft canoe lifeboat dinghy "
     "rowboat skiff punt"
 ).split()
-_EN_SETTING_NOUN = r"(?:[a-z]+[ -])?(?:" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r")"
+# …and a word made with one of the words for a room, a house or a shop (the workroom, the taproom,
+# the pumphouse, the bookshop).
+_EN_SETTING_NOUN = (
+    r"(?:[a-z]+[ -])?(?:[a-z]+(?:room|house|shop)|" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r")"
+)
 # A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's, the Reed
 # farmhouse), perhaps a
 # word saying which one, and a word for a place: in the lamp room, by the well, to the trader's tent
 # (not one saying what kind a thing is: upon the deep-sea fishes, under the church bells).
-_EN_SETTING = re.compile(
-    r"\b(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|by|behind|near|under|beneath|"
+_EN_INTO = (
+    r"(?i:in|into|on|onto|at|to|towards?|inside|aboard|across|along|through|beside|by|behind|near|under|beneath|"
     r"below|over|around|round|outside|within|upon|down|up|reached|entered|left|crossed|climbed|boarded|boarding|"
-    r"reaching|entering) "
+    r"reaching|entering)"
+)
+_EN_SETTING = re.compile(
+    rf"\b{_EN_INTO} "
     r"(?:the|a|an|his|her|their|our|my|its|this|that|(?:(?:the|his|her|their|our|my|its) )?"
     r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s|(?<=the )[A-Z][a-z]+)) "
     r"(" + _EN_SETTING_NOUN + r")(?![\w’'-])(?! (?!(?:was|has|his|this|is|as|us|its)\b)[a-z]+s\b)"
@@ -159,10 +166,10 @@ _ZH_TOWN_SUBJECT = re.compile(
 # A place named by its owner: Kessler's Well, St. Mary's (a name's own word after it, or a saint's).
 _EN_OWNED_NAME = r"((?:St\.? )[A-Z][a-z]+['’]s|[A-Z][a-z]+['’]s [A-Z][a-z]+)"
 # An English place named once after a preposition of place or a move: at Gannet Point, to Port
-# Ellery, in Dunmore (a bare name, no article before it, must not be a person's; a place word or
+# Ellery, in Dunmore, aboard the Kestrel (a bare name, no article before it, must not be a person's; a place word or
 # Port/Mount says it is a place).
 _EN_AT_NAMED = re.compile(
-    r"\b((?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving)) (the )?"
+    r"\b((?i:in|at|into|from|near|reached|entered|reaching|entering|to|towards?|left|leaving|aboard)) (the )?"
     rf"(?:({_EN_PLACE_PHRASE.pattern})|{_EN_OWNED_NAME}|([A-Z][a-z]+(?: [A-Z][a-z]+)?))(?![\w’'-])"
 )
 _EN_TITLE_HEAD = re.compile(r"\b(?:[Tt]he|[Aa]n?) [A-Z][a-z]+ $")  # the Study in Scarlet: a title, no place
@@ -227,8 +234,9 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
     """Chinese settings: a family's place (王家的院子 is 王家院子), a word from the list (码头, 船上)
     where one follows a move or a stay, else the open rule's noun (`_ZH_OPEN_SETTING`); a
     one-character noun needs a localiser (走到山上; 进城, 上山 are what someone does), except home
-    (回到家。), and after a bare locative (在, 到) the noun must end plainly, at a localiser or a
-    clause's end (在盐场干活 might be 盐场干)."""
+    (回到家。); a raised thing (台) is a place only when someone is on it (站在戏台上, 登上高台),
+    not beside it (站在柜台后面, 在灶台前: furniture in the room); after a bare locative (在, 到)
+    the noun must end plainly, at a localiser or a clause's end (在盐场干活 might be 盐场干)."""
     found = [(start, m.end(1), text[start : m.start()] + m.group(1)) for m, start in _owned(text)]
     found += [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
     taken = {k for start, end, _ in found for k in range(start, end)}
@@ -237,6 +245,8 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
         ends_plainly = bool(localiser) or text[m.end(2) : m.end(2) + 1] in _ZH_BOUNDARY
         if m.start(2) in taken or len(noun) == 1 and not localiser and noun != "家":
             continue
+        if noun.endswith("台") and localiser != "上" and verb[0] not in "上登":
+            continue  # 站在柜台后面, 在灶台前: beside a counter or a stove, in the room it stands in
         if not ends_plainly and (len(verb) == 1 or len(noun) == 1):
             continue
         found.append((m.start(2), m.end(2), noun + (localiser if localiser == "门口" else "")))
@@ -307,7 +317,79 @@ def find_places(
         and not (lang == "zh" and _ZH_MOVE_PHRASE.fullmatch(name))
         and not (lang == "zh" and any(name.endswith(p) for p in people))  # 去找石小庄: a person, not 找石小庄
     ]
-    return tuple(sorted([*fixed, *places], key=lambda p: (-p.mentions, p.name)))
+    return tuple(sorted([*fixed, *_folded(places, texts, lang)], key=lambda p: (-p.mentions, p.name)))
+
+
+# Words saying where a part of a building lies: the back room is not the room, 后院 is no 院子.
+_EN_POSITIONS = frozenset(
+    "back front inner outer upper lower top middle side next far near east west north south".split()
+)
+_ZH_POSITIONS = _ZH_LOCALISERS + "东西南北正偏侧"
+
+
+def _folded(places: list[Place], texts: Sequence[str], lang: str) -> list[Place]:
+    """One place under each of its names: the same owner's place under two words for its kind
+    (孙家茶馆, 孙家馆子: one owner's one teahouse), and a bare word for a kind of place (the
+    bakery, 馆子) where the book has exactly one place of that kind named by which one it is (the
+    corner bakery, 孙家茶馆) and every chapter saying the word named that place before (a definite word
+    refers back), are aliases of it; a place named by its position (the back room, 后院), a book
+    with several of that kind (sitting-room, bedroom for `room`), or a chapter saying the word
+    before or without the place keeps the word apart."""
+    by_name = {p.name: p for p in places}
+    into: dict[str, str] = {}
+    if lang == "zh":
+        owned: dict[tuple[str, str], list[str]] = {}
+        for name in by_name:
+            if (m := _ZH_PLACE_OWNER.match(name)) and (rest := name[m.end() :].removesuffix("子")):
+                owned.setdefault((m.group(), rest[-1]), []).append(name)
+        for names in owned.values():
+            main = max(names, key=lambda n: (len(n.removesuffix("子")), by_name[n].mentions, n))
+            into.update({n: main for n in names if n != main})
+    said_again = {re.split(r"[ -]", n)[-1] for n in by_name if lang == "en" and _which_kind(n)} - by_name.keys()
+    for word in [*by_name, *sorted(said_again)]:  # the bakery of the corner bakery, after in or at or not
+        kinds = [p for p in by_name if p != word and p not in into and _of_kind(p, word, lang)]
+        if len(kinds) == 1 and not _by_position(kinds[0], word, lang):
+            main = into.get(kinds[0], kinds[0])
+            if _refers_back(word, [n for n in by_name if into.get(n, n) == main], texts, lang):
+                into.setdefault(word, main)
+    out = []
+    for p in places:
+        if p.name in into:
+            continue
+        joined = [by_name[n] for n, main in into.items() if main == p.name and n in by_name]
+        names = sorted({n for n, main in into.items() if main == p.name} | {n for q in joined for n in q.names})
+        out.append(Place(p.name, tuple(names), mentions=p.mentions + sum(q.mentions for q in joined)))
+    return out
+
+
+def _refers_back(word: str, names: list[str], texts: Sequence[str], lang: str) -> bool:
+    """Does each text that says `word` name the place (one of `names`) first?"""
+    said = re.compile(re.escape(word) if lang == "zh" else rf"\b{re.escape(word)}\b")
+    for text in texts:
+        if (m := said.search(text)) is not None:
+            firsts = [k for n in names if (k := text.find(n, 0, m.end())) >= 0]
+            if not firsts or min(firsts) > m.start():
+                return False
+    return True
+
+
+def _of_kind(name: str, word: str, lang: str) -> bool:
+    """Is `name` a place of the kind the bare `word` says (the corner bakery is a bakery, the
+    sitting-room and the bedroom are rooms, 茶馆 and 馆子 are 馆), `word` being a bare kind?"""
+    if name == word:
+        return False
+    if lang == "zh":
+        kind = word.removesuffix("子")  # home (家) is whoever's home is spoken of (see `_kind_of`)
+        named = name.removesuffix("子")
+        return kind != "家" and len(kind) == 1 and kind in _ZH_PLACE_ENDS and len(named) > 1 and named.endswith(kind)
+    return word.isalpha() and word.islower() and name.lower().endswith(word)
+
+
+def _by_position(name: str, word: str, lang: str) -> bool:
+    """Is `name` the `word` kind of place named by where it lies (the back room, 后院)?"""
+    if lang == "zh":
+        return name.removesuffix("子")[-2:-1] in _ZH_POSITIONS
+    return name.lower().split()[0] in _EN_POSITIONS
 
 
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
@@ -324,13 +406,19 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     return owned | {
         name
         for m in _EN_AT_NAMED.finditer(text)
-        if (name := m.group(3) or ("" if m.group(2) or not _bare_name_there(text, m) else m.group(5)))
+        if (name := m.group(3) or ("" if _titled(m) or not _bare_name_there(text, m) else m.group(5)))
         and name not in people
         and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
         and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
         and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
         and not (m.group(5) and name.split()[-1] in surnames)
     }
+
+
+def _titled(m: re.Match[str]) -> bool:
+    """Is the name after the preposition of `m` a title (in the Study in Scarlet), a name with its
+    article? Aboard one it is a vessel's (aboard the Kestrel)."""
+    return bool(m.group(2)) and m.group(1).lower() != "aboard"
 
 
 def _bare_name_there(text: str, m: re.Match[str]) -> bool:
@@ -431,6 +519,10 @@ _EN_LEAD_KINDS = {
 _PUT, _DESCRIBED, _GONE = "put", "described", "gone"
 _EN_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I)\b")
 _EN_OF = re.compile(r"\bof\s+(?:the\s+)?$", re.I)
+# The shop, our sitting-room with no preposition or move before it: the place is spoken of (she
+# unlocked the shop, the room was dark), nobody is put in it.
+_EN_ARTICLE = r"(?i:the|our|my|his|her|their|this|that)\s+$"
+_EN_ONLY_THE, _EN_INTO_THE = re.compile(rf"\b{_EN_ARTICLE}"), re.compile(rf"\b{_EN_INTO}\s+{_EN_ARTICLE}")
 # A clause with a subject of its own that is a thing: …, and the trap rattled on to Leatherhead.
 _EN_OWN_SUBJECT = re.compile(
     r"\s*(?:(?:and|but|while|as|when|so|then)\s+)?(?:the|a|an|its|this|that|these|those)\s", re.I
@@ -441,7 +533,13 @@ _EN_LANDMARK = re.compile(
     r"(?:the|a|an|his|her|their|its|this|that)\s+$",
     re.I,
 )
+# A place and its address: the corner bakery on Mill Hill, Mrs Dace's cottage in Wexley (they are in
+# the shop; the street says where it stands). A bare word (the room at Baker Street) names no place
+# of its own: the address does.
+_EN_ADDRESS = re.compile(r"[\w’'-]+(?: [\w’'-]+){0,2} (?:on|in|at|off) (?:the )?")
 _OF_A_THING = re.compile(r"\s*which\b")  # the tower, which stood on its rock: where the tower is
+_ZH_COUNTS = "一二三四五六七八九十两半满"  # 一路, 两家, 满山: a count or all of it
+_ZH_HANDLES = re.compile("[把将]")  # 把网撒了出去: what is handled moves
 _ZH_PERSON = re.compile(r"[他她我你]|[一两三几众]个?人|大家")
 _SENTENCE_ENDS = {"en": (".", "!", "?", "\n\n"), "zh": ("。", "！", "？", "\n\n")}  # lines may wrap
 # A clause ends at a mark, not at a title's full stop (Mrs. Reed gave them bread).
@@ -449,7 +547,12 @@ _CLAUSE_END = {
     "en": re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bDr)[.!?;:,—]|\n\n"),
     "zh": re.compile(r"[，。！？；：、]|\n\n"),
 }
-# Seen, heard or spoken of: Mara kept her eyes on the tower, looking out toward Gannet Point, 望见花果山.
+# Seen, heard or spoken of: Mara kept her eyes on the tower, looking out toward Gannet Point, 望见花果山;
+# in English the verb must govern the place's phrase: no other verb joined by and, but or then, nor
+# a move, stands between them (as he spoke the door opened and a lady entered the room: she is in it).
+_EN_NEW_VERB = re.compile(
+    r"\b(?:and|but|then|entered|went|came|walked|ran|stepped|sat|stood|climbed|reached|returned|found)\b", re.I
+)
 _SEEN = {
     "en": re.compile(
         r"\b(?:s[ae]w|sees?|seen|seeing|look(?:s|ed|ing)?|watch(?:es|ed|ing)?|star(?:es|ed|ing)|gaz(?:es|ed|ing)|"
@@ -487,20 +590,35 @@ def _marks(
 ) -> list[tuple[int, str, str]]:
     """(offset, kind, place) in `text` order: a place someone is put in (_PUT), one described with
     nobody in it (_DESCRIBED, not one a thing only heads for), a leaving (_GONE); places only seen,
-    spoken of or said of a thing (the tower, which stood on its rock), saying where the place
-    before them in the clause is (the cemetery behind the chapel), or naming a thing (a
-    library-chair), are left out."""
+    spoken of (by a verb governing the place: looked at the tower, not as he spoke, she entered
+    the room) or said of a thing (the tower, which stood on its rock), saying where the place
+    before them in the clause is (the cemetery behind the chapel, the bakery on Mill Hill), naming
+    a thing (a library-chair), said with their article alone (she swept the shop) before the
+    text put anyone there, or a one-character word counted (一路, 两家: all the way, both
+    sides), are left out; a thing sent off (把网撒了出去) is no one leaving."""
     marks: list[tuple[int, str, str]] = []
-    previous = -1
+    previous, previous_name = -1, ""
     for offset, name in sorted(dict(found).items()):
         lo, hi = _clause(text, lang, offset)
-        before = text[lo:offset]
-        landmark = lang == "en" and lo <= previous and _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
-        previous = offset
+        before = text[lo:offset] if lang == "zh" else _EN_NEW_VERB.split(text[lo:offset])[-1]
+        landmark = (
+            lang == "en"
+            and lo <= previous
+            and bool(
+                _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
+                or _which_kind(previous_name)
+                and _EN_ADDRESS.fullmatch(text, previous, offset)
+            )
+        )
+        previous, previous_name = offset, name
         if landmark:
             continue  # the cemetery behind the chapel: the chapel says where the cemetery is
         if text.startswith(name + "-", offset):
             continue  # in my library-chair: a thing named after a place
+        if lang == "zh" and len(name) == 1 and text[offset - 1 : offset] in _ZH_COUNTS:
+            continue  # 一路丢开, 这一场, 两家: all the way, a bout, both sides, no place
+        if lang == "en" and _only_the(text, offset) and name not in {m[2] for m in marks}:
+            continue  # the roof was caved in: a place said with its article alone refers back, or is none
         if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):
@@ -510,7 +628,10 @@ def _marks(
                 marks.append((offset, _DESCRIBED, name))
     put_clauses = {_clause(text, lang, o) for o, kind, _ in marks if kind == _PUT}
     for m in _GONE_AWAY[lang].finditer(text):
-        if _clause(text, lang, m.start()) not in put_clauses:  # 到后院去了: gone to a place named
+        clause = _clause(text, lang, m.start())
+        if lang == "zh" and _ZH_HANDLES.search(text, clause[0], m.start()):
+            continue  # 把网撒了出去: what 把 takes goes out, not the person
+        if clause not in put_clauses:  # 到后院去了: gone to a place named
             marks.append((m.start(), _GONE, ""))
     return sorted(marks)
 
@@ -521,13 +642,14 @@ def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: C
     its clause alone when that has a subject of its own (…, and the trap rattled on to Leatherhead),
     or in the next clause when the place opens the sentence (In the lamp room, they found…); in
     Chinese a move or stay says so with no subject (走进庄子). A place a name is `of` (Bradstreet, of
-    Scotland Yard; the top of the tower) is where someone belongs, or a part of it: no."""
+    Scotland Yard; the top of the tower) is where someone belongs, or a part of it, and one only
+    named with its article (she swept the shop): no."""
     if lang == "zh":
         if _ZH_PUTS.search(text, max(0, offset - 3), offset):
             return True
         if not _ZH_AT.search(text, max(0, offset - 1), offset):
             return False
-    elif _EN_OF.search(text, max(0, offset - 12), offset):
+    elif _EN_OF.search(text, max(0, offset - 12), offset) or _only_the(text, offset):
         return False
     start = _sentence(text, lang, offset)[0]
     if text[hi : hi + 1] in ",，" and not text[start:lo].strip():
@@ -536,6 +658,19 @@ def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: C
         start = lo
     person = _EN_PERSON if lang == "en" else _ZH_PERSON
     return any(start <= p < hi for p in people) or bool(person.search(text, start, hi))
+
+
+def _which_kind(name: str) -> bool:
+    """Is `name` a kind of place said with which one it is (corner bakery, keeper's cottage), not a
+    bare kind (room) nor a name (Bloomsbury, Alpha Inn)?"""
+    words = re.split(r"[ -]", name)
+    return len(words) > 1 and words[-1].islower()
+
+
+def _only_the(text: str, offset: int) -> bool:
+    """Is the English place at `offset` named with its article alone, no preposition or move?"""
+    lo = max(0, offset - 30)
+    return bool(_EN_ONLY_THE.search(text, lo, offset)) and not _EN_INTO_THE.search(text, lo, offset)
 
 
 def _sentence(text: str, lang: str, offset: int) -> tuple[int, int]:
