@@ -505,10 +505,10 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             # walked to meet him. "Miss Hale," he said: the him, who speaks)
             others = sentences.others(k)
             following = _first_pronoun(rest[0], bible.lang, subject=True) if rest and not pronoun else None
-            if (
-                following
-                and _QUOTED_MARK in rest[0]
-                and (following in object_genders(own, bible.lang) or _tags_speech(text, start, own, bible.lang))
+            if following and (
+                following in object_genders(own, bible.lang)  # Ruth ran to him. He was white: him
+                or _QUOTED_MARK in rest[0]
+                and _tags_speech(text, start, own, bible.lang)
             ):
                 following = None  # "What is it?" Lucy asked. "A compass," he said: the other one answers
             weight = 1.0

@@ -60,7 +60,7 @@ _EN_ANY = frozenset(
     solicitor magistrate judge captain cook stranger visitor lodger tenant client guard warder jailer
     gaoler keeper gardener soldier colonel major agent secretary messenger child official guide traveller
     pilot host owner proprietor attendant coroner surgeon professor teacher student nurse innkeeper
-    stationmaster engineer""".split()
+    stationmaster engineer vet""".split()
 )
 EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
 # Every noun for a person, with the sex it says (None: either): what an unnamed person is called
@@ -317,9 +317,14 @@ def en_role_names(texts: Sequence[str], roles: dict[str, set[str]], names: Colle
 
 # Kinship words that say a sex: 女儿秀兰, 老陈，她的父亲; "Silas Ardent, her father", "his daughter Nell".
 ZH_KIN = {
-    **dict.fromkeys("父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿 孙子".split(), "male"),
     **dict.fromkeys(
-        "母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 媳妇 侄女 孙女".split(), "female"
+        "父亲 爹爹 爸爸 爹 爸 儿子 哥哥 弟弟 叔叔 伯伯 舅舅 爷爷 丈夫 外甥 侄儿 孙子 女婿 姐夫 妹夫 外孙".split(),
+        "male",
+    ),
+    **dict.fromkeys(
+        "母亲 妈妈 娘亲 娘 妈 女儿 姐姐 妹妹 婶婶 姑姑 舅妈 奶奶 妻子 老婆 媳妇 侄女 孙女 闺女 儿媳 嫂子 "
+        "外孙女".split(),
+        "female",
     ),
 }
 _EN_KIN = {

@@ -86,6 +86,11 @@ _EN_PATTERNS = tuple(
         r"^,? ((?:aged|of about|about) (?:\w+-)?\w+(?: years(?: of age| old)?)?)(?=[,.;])",
     )
 )
+# What a pronoun's sentence says the person is, then what they look like: "She was the miller's
+# widow, a broad woman of fifty" (an apposition to the subject's own predicate, not to another).
+_EN_IS_THEN_A = re.compile(
+    rf"^ (?:was|is) [^.;:!?”\",]{{1,40}}, (an? {_ADJ}(?:{_EN_PERSON})(?: (?:of|with|in) [^.;:!?”\",]{{3,60}})?)", re.I
+)
 # An adjective of age or build just before the name: "young Mara Quill", "old Hetty"; or the
 # person the name is given to: "a boy named John Pike", "a thin woman called Ada".
 # "In the dark Nell…" is no looks: an adjective after "the" is a noun.
@@ -93,6 +98,14 @@ _EN_BEFORE = re.compile(rf"\b(?:(?<!the )(?<!a )({_EN_BUILD})|(an? {_ADJ}(?:{_EN
 # The next sentence, about the same person by a pronoun: "She wore a grey coat", "He was a stout man".
 _EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
 _ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
+# A verb of what someone wears or carries, as a description says it (wore a shawl: in a shawl).
+_EN_LOOKS_FORM = {
+    **dict.fromkeys(("wore", "wears", "was wearing", "is wearing"), "in"),
+    **dict.fromkeys(("was dressed in", "was clad in"), "dressed in"),
+    **dict.fromkeys(("carried", "carries"), "carrying"),
+    "held": "holding",
+}
+_EN_AS_LOOKS = re.compile(rf"^({'|'.join(sorted(_EN_LOOKS_FORM, key=len, reverse=True))})\b")
 _ZH_THEN_HE = re.compile(r"[，,]([他她])(?!们)(.*)")
 PRONOUNS = {"en": {"male": "He", "female": "She"}, "zh": {"male": "他", "female": "她"}}
 _EN_HIS = re.compile(rf"\b(?:his|her) ({_ADJ}(?:{_EN_BODY}|{_EN_CLOTHES}) (?:was|were) [^.;:!?”\"]{{2,40}})", re.I)
@@ -120,12 +133,13 @@ _ZH_BODY_CLAUSE = re.compile(
 # build, a feature of face or hair, what is worn, or what is carried at the body.
 _ZH_LOOKS_CLAUSE = re.compile(
     r"^(?:也|还|已|都|才)?(?:"
-    r"(?:年纪|今年)?[一二三四五六七八九十两几0-9]{1,3}(?:来|多)?岁(?:上下|左右|光景|出头)?"
+    r"(?:年纪|今年)?[一二三四五六七八九十两几0-9]{1,3}(?:来|多)?岁(?:上下|左右|光景|出头)?了?"
     r"|[二三四五六七八九]十(?:出头|上下|开外|左右)"  # 二十出头: an age without 岁
     r"|(?:个子|个头|身材|身量|身子|块头)[^，。！？；：“”\n]{1,6}"
     r"|[高矮胖瘦壮黑白][高矮胖瘦壮黑白的]{1,4}(?:个子|身材|身子)?"
     r"|(?:秃顶|秃头|光头|驼背|罗锅|瘸腿|独眼|麻脸)"
-    r"|(?:背|腰|腿|眼睛?|头发|胡子)(?:有些|有点|微微|已经|早已|都)?(?:驼|弯|瘸|瞎|白|花白|稀疏|斑白)了?"
+    r"|(?:背|腰|腿|眼睛?|头发|胡子)(?:有些|有点|微微|已经|早已|都|全)?(?:驼|弯|瘸|瞎|白|花白|稀疏|斑白)了?"
+    r"|[圆方长尖黑白红大小浓细高塌]{1,2}(?:脸|脸蛋|眼睛|眉毛|鼻子|嘴)"  # 圆脸，大眼睛
     r"|[^，。！？；：“”\n]{1,6}的(?:脸|脸膛|脸庞|面孔|面皮|头发|眼睛|眉毛|胡子|胡须|辫子|鼻子|皮肤|额头|个子)"
     r"|(?:穿|戴|披|套|系|扎|裹|围|蹬|趿|梳|留)着[^，。！？；：“”\n了]{1,14}"
     r"|(?:腰里|腰间|腰上|背上|肩上|怀里|脖子上|胸前)?(?:背|挎|别|挂|搭|揣|拄|叼)着(?!手)[^，。！？；：“”\n了]{1,12}"
@@ -139,6 +153,8 @@ _ZH_DOING = re.compile(
 )
 # What the person then does, run on after the looks: 拄着拐杖道, 手持拄杖而来 (speaking, coming).
 _ZH_THEN_ACTS = re.compile(r"(?:而[来去行至出入]|[说笑叫问答喝]?道)$")
+# Where a looks cue runs on into what the person does (拄着拐棍站在门槛上): the looks end there.
+_ZH_THEN_DOES = re.compile(r"(?<=..)(?:站|坐|蹲|躺|靠|倚|走|跑|立)[在着了起到进出过].*$")
 _ZH_LOOK_NOUN = re.compile(r"[发须髯眉毛鬓汗泥血衣甲袍裙衫巾帽冠靴鞋麻皮肉骨]")
 # An English phrase about looks holds a word for build, age, body, dress or what one carries, or an age.
 _EN_LOOKS_WORD = re.compile(
@@ -311,17 +327,17 @@ def _phrases(after: str, lang: str, pronoun: str | None = "") -> list[str]:
         clause, *rest = re.split(r"[。！？\n]", after, maxsplit=2)
         found = _zh_phrases(clause)
         then = _ZH_THEN_HE.search(clause)  # 周大山蹲在船头补网，他六十来岁，…: his, in his own sentence
-        if not found and then and pronoun in (None, then.group(1)):
-            found = _zh_phrases(then.group(2))
+        if then and pronoun in (None, then.group(1)):
+            found += _zh_phrases(then.group(2))
         following = _ZH_NEXT.match(rest[0]) if rest else None
         if following and pronoun in (None, following.group(1)):
             found += _zh_phrases(following.group(2))
-        return [_cut(_ZH_THEN_ACTS.sub("", p), lang) for p in found if not _ZH_DOING.match(p)]
+        return [_cut(_ZH_THEN_ACTS.sub("", _ZH_THEN_DOES.sub("", p)), lang) for p in found if not _ZH_DOING.match(p)]
     sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
     found = _en_phrases(sentence, _EN_PATTERNS)
     following = _EN_NEXT.match(rest[0]) if rest else None
     if following and pronoun in (None, following.group(1)):
-        found += _en_phrases(following.group(2), _EN_PATTERNS[1:3])
+        found += _en_phrases(following.group(2), (*_EN_PATTERNS[1:3], _EN_IS_THEN_A))
     return [_cut(p.strip(" ,"), lang) for p in found if _EN_LOOKS_WORD.search(p)]  # not "man of the world"
 
 
@@ -368,4 +384,6 @@ def _zh_looks_clause(part: str) -> re.Match[str] | None:
 def _cut(phrase: str, lang: str) -> str:
     limit = PHRASE_CHARS[lang]
     phrase = " ".join(phrase.split())
+    if lang != "zh":  # "wore a green shawl" describes as "in a green shawl", beside "a tall woman"
+        phrase = _EN_AS_LOOKS.sub(lambda m: _EN_LOOKS_FORM[m.group(1)], phrase)
     return phrase if len(phrase) <= limit else phrase[: limit - 1].rstrip() + "…"

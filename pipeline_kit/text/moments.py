@@ -88,7 +88,7 @@ _EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$",
 _EN_APPOSED = re.compile(r"\b(?:was|were|is|are)\b[^.;:!?“”\"]*,\s+$")
 _EN_MET = re.compile(
     r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were)"
-    r"|(?:[Tt]here )?(?:stood|sat|lay|came))"  # Behind the desk sat a fat old gentleman
+    r"|(?:[Tt]here )?(?:stood|sat|lay|came|walked|rode|ran|waited))"  # Behind the desk sat a fat old gentleman
     rf" (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
     rf"(?P<noun>{_NOUNS['en']})(?:(?P<rest> {_EN_WITH} {_EN_PHRASE_CHAR}{{1,40}}?)"
     r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while)\b|$)"

@@ -39,7 +39,7 @@ _EN_SELF = re.compile(
 )
 # In the narration: who introduced himself as Mr. Pollard, gave her name as …, a boy named Davey.
 _EN_GIVEN = re.compile(
-    rf"\b(?:introduced (?P<self>himself|herself) as|gave (?P<own>his|her) name as"
+    rf"\b(?:introduced (?P<self>himself|herself) as|gave (?P<own>his|her) name as|(?P<whose>his|her) name was"
     rf"|(?:an?|the) (?:[a-z]+ ){{0,2}}(?P<noun>{'|'.join(sorted(PERSON_NOUNS['en'], key=len, reverse=True))})"
     rf",? (?:named|called)) {_EN_NAME}{_EN_NAME_END}"
 )
@@ -100,7 +100,7 @@ def _en_namings(text: str) -> list[Naming]:
                 Naming(_paragraph_end(text, q.end()), q.start() + 1 + answer.start("name"), answer.group("name"), rank)
             )
     for m in _EN_GIVEN.finditer(plain):  # who introduced himself as …, a boy named …
-        told = m.group("self") or m.group("own") or ""
+        told = m.group("self") or m.group("own") or m.group("whose") or ""
         sex = {"himself": "male", "his": "male", "herself": "female", "her": "female"}.get(told)
         noun = m.group("noun")
         sex = sex or _EN_RANKS.get(m.group("rank") or "") or (PERSON_NOUNS["en"][noun] if noun else None)
@@ -157,9 +157,9 @@ def named_unnamed(
             whose[person] = name
     raw = dict(someones(plain, lang))  # as each was written where it was brought in (a boy of about ten)
     return [
-        (offset, offset + len(raw[offset].described if offset in raw else _written(person, lang)), whose[person])
+        (offset, offset + len(raw[offset].described if offset in raw else _written(plain, offset, person, lang)), name)
         for offset, person in seen
-        if person in whose
+        if (name := whose.get(person))
     ]
 
 
@@ -183,12 +183,17 @@ def _named(
             continue
         if naming.noun and not person.words.endswith(naming.noun):
             continue
-        if any(offset < o < naming.at and o != naming.start and n == name for o, _, n in spans):
+        if any(offset < o < naming.start and n == name for o, _, n in spans):
             return None
         return person
     return None
 
 
-def _written(person: Someone, lang: str) -> str:
-    """How a person met again is written: the old man (the `mentioned` pattern's match)."""
-    return person.name if lang == "zh" else f"the {person.words}"
+def _written(plain: str, offset: int, person: Someone, lang: str) -> str:
+    """How a person met again at `offset` is written: 老妇人, the old man, the woman (as `mentioned`
+    finds them)."""
+    if lang == "zh":
+        return person.name
+    head = re.escape(person.words.split()[-1])
+    again = re.compile(rf"[Tt]he (?:{re.escape(person.words)}|{head})\b").match(plain, offset)
+    return again.group() if again else f"the {person.words}"

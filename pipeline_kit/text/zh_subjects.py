@@ -101,7 +101,8 @@ def given_names(text: str, known: set[str], common: Callable[[str], bool], kin: 
     """In a short story, given names with no surname (秀英, 阿福, 小海) where a story names its people,
     whatever their names: tagging a quotation after it (“…”秀英说，) or before it (桂芬喊道：“),
     called by it (“阿福，吃饭了！”) or set after a kinship word (`kin`: 儿子小海), at least SHORT_TAGS
-    times, and recurring MIN_OPENINGS times (`common`: the words met there that are no name, 孩子
+    times, and recurring MIN_OPENINGS times, or only twice where both name someone so (`common`: the
+    words met there that are no name, 孩子
     or 大嫂). A novel names its people often enough for the rules above, and its classical 道 after
     a quotation is seldom a tag."""
     if len(text) >= SHORT_TEXT:
@@ -114,7 +115,8 @@ def given_names(text: str, known: set[str], common: Callable[[str], bool], kin: 
         if len(run) >= size and name_shaped(run[:size]) and not any(run[:k] in known for k in (2, 3))
     )
     # the longest run that recurs is the name (孙先生 of 孙先生问, not 孙先; 桂芬 of 桂芬喊道, not 桂芬喊)
-    named = {r for r, n in tags.items() if n >= SHORT_TAGS and text.count(r) >= MIN_OPENINGS}
+    # … and recurs; twice is enough where each time names someone (媳妇秋菊…, “…”秋菊说)
+    named = {r for r, n in tags.items() if n >= SHORT_TAGS and text.count(r) >= MIN_OPENINGS or n >= 2 == text.count(r)}
     named -= {r for r in named if any(len(o) > len(r) and o.startswith(r) for o in named)}
     return {r for r in named if not common(r)}
 

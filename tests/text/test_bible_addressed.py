@@ -29,7 +29,7 @@ def test_looks_are_appearance_never_something_done() -> None:
         ]
     )
     bible = build_bible([en], "en")
-    assert bible.by_name["Ada Crane"].description == "wore a green coat"
+    assert bible.by_name["Ada Crane"].description == "in a green coat"  # as a description says it
     assert bible.by_name["Ben Hollis"].description == "a stout old man"
     zh = (
         "阿福穿了草鞋，跑出门去。阿福道：“走。”\n"

@@ -113,3 +113,19 @@ def test_a_bible_without_namings_is_unchanged_by_them() -> None:
     text = "Mara Quill walked to the pier. Mara looked at the sea. Tobias Venn waved to Mara."
     bible = build_bible([text], "en")
     assert isinstance(bible, Bible) and bible.unnamed_spans(text) == []
+
+
+def test_a_name_said_in_the_narration_names_the_one_just_brought_in() -> None:
+    """ "The vet came up the track on a pony. She was a stout woman in a tweed coat, and she said her
+    name was Mrs. Garrow": Garrow is the vet, a woman with the vet's looks; "At the front rode a
+    girl with a red scarf … Folk call me Nan" names the girl who rode in (a verb before its subject)."""
+    text = (
+        "The vet came up the track on a pony. She was a stout woman in a tweed coat, and she said her name was "
+        "Mrs. Garrow. Mrs. Garrow looked at the cow.\n\n"
+        "At the front rode a girl with a red scarf. The girl stopped by the trough. "
+        '"Folk call me Nan," she said. Nan laughed.'
+    )
+    bible = build_bible([text], "en")
+    garrow, nan = bible.by_name[bible.canonical["Garrow"]], bible.by_name[bible.canonical["Nan"]]
+    assert garrow.gender == "female" and "tweed coat" in garrow.description
+    assert nan.gender == "female" and "red scarf" in nan.description

@@ -1,0 +1,45 @@
+"""A description says what a person looks like, as a description would (in a green coat, not
+"wore a green coat"), and a person's he or she is theirs, not the one their sentence acts on.
+
+Made-up texts in both languages; each rule beside a sentence of the same shape it must not take.
+"""
+
+from __future__ import annotations
+
+from pipeline_kit.text.cast import build_bible
+
+
+def test_english_looks_read_as_a_description_and_the_apposition_after_what_she_is() -> None:
+    """ "She wore a grey cloak" describes her "in a grey cloak"; "She was the smith's wife, a tall
+    woman of forty" gives "a tall woman of forty", not "the smith's wife"."""
+    text = (
+        "Ida Venn opened the shutters. She was the smith's wife, a tall woman of forty with red hands. "
+        "Ida Venn smiled.\n\nOwen Reeve came in from the yard. Owen Reeve wore a grey cloak. Owen Reeve sat."
+    )
+    bible = build_bible([text], "en")
+    assert bible.by_name["Ida Venn"].description.startswith("a tall woman of forty")
+    assert bible.by_name["Owen Reeve"].description == "in a grey cloak"
+
+
+def test_a_pronoun_after_a_sentence_acting_on_someone_is_that_one_s() -> None:
+    """ "Ida ran to him. He was pale": the he is the one she ran to, never Ida's (she is a woman by
+    her own she elsewhere, whatever follows her acting on a man)."""
+    text = (
+        "Ida Venn looked up. She was tired. Ida Venn ran to him. He was pale and holding his arm. "
+        "Ida Venn knelt. Ida Venn ran to him. He groaned."
+    )
+    assert build_bible([text], "en").by_name["Ida Venn"].gender == "female"
+
+
+def test_chinese_looks_in_her_own_sentence_and_features_without_de() -> None:
+    """张婶扶着门框站在门口，她五十多岁了，头发全白: the looks after 她 in her own sentence are hers, and
+    拄着/扶着 stops where she starts doing (站在门口); 圆脸，大眼睛 are features as 圆圆的脸 is."""
+    text = (
+        "张婶扶着门框站在门口，她五十多岁了，头发全白，穿一件灰布褂子。张婶喊道：“吃饭了！”\n"
+        "张婶的闺女春兰走过来。她是个俊俏的姑娘，圆脸，大眼睛，说话像唱歌。“…来了。”春兰说。"
+    )
+    bible = build_bible([text], "zh")
+    zhang = bible.by_name[bible.canonical["张婶"]].description
+    assert "五十多岁了" in zhang and "头发全白" in zhang and "站在门口" not in zhang
+    chun = bible.by_name[bible.canonical["春兰"]]
+    assert "圆脸" in chun.description and "大眼睛" in chun.description and chun.gender == "female"
