@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -113,15 +115,59 @@ def test_a_blob_store_task_takes_no_renewal_before_its_publish(tmp_path: Path) -
     assert begun["IMMEDIATE"] <= 2 * batches + 3 * TASKS + PER_RUN + 2 * beats, (begun, beats)
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_batchs_completions_are_one_transaction_on_postgresql(db_url: str, db: Database, tmp_path: Path) -> None:
-    """PostgreSQL stamps each row with the transaction that last wrote it (`xmin`): after a folder
-    store's quick tasks are drained, their rows name one completing transaction per batch."""
+# The transaction that last wrote each row, as the server stamps it: PostgreSQL's `xmin`; on
+# MariaDB, InnoDB's transaction id through a transaction-precise ROW START column, added for the
+# test (system versioning) and taken away after it.
+_LAST_WRITER = {"postgresql": "xmin::text", "mysql": "pk_trx"}
+_VERSIONED = ("tasks", "attempts")
+
+
+@contextmanager
+def _stamped(db: Database) -> Iterator[None]:
+    """While inside, each row of tasks and attempts names the transaction that last wrote it."""
+    if db.dialect != "mysql":  # PostgreSQL stamps every row (xmin)
+        yield
+        return
     with db.engine.begin() as conn:
-        enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
-    _drain(db, tmp_path, store=str(tmp_path))
-    with db.engine.connect() as conn:
-        writers = conn.execute(sa.text("SELECT count(DISTINCT xmin::text) FROM tasks")).scalar_one()
-        attempts = conn.execute(sa.text("SELECT count(DISTINCT xmin::text) FROM attempts")).scalar_one()
-    assert writers <= math.ceil(TASKS / BATCH), writers
-    assert attempts <= math.ceil(TASKS / BATCH), attempts  # each attempt closed with its task
+        for table in _VERSIONED:
+            conn.exec_driver_sql(
+                f"ALTER TABLE {table} ADD COLUMN pk_trx BIGINT UNSIGNED GENERATED ALWAYS AS ROW START INVISIBLE, "
+                "ADD COLUMN pk_trx_end BIGINT UNSIGNED GENERATED ALWAYS AS ROW END INVISIBLE, "
+                "ADD PERIOD FOR SYSTEM_TIME (pk_trx, pk_trx_end), ADD SYSTEM VERSIONING"
+            )
+    try:
+        yield
+    finally:
+        db.engine.dispose()  # no pooled connection holds the tables open
+        with db.engine.begin() as conn:  # the columns, then the versioning (and its history) go
+            conn.exec_driver_sql("SET SESSION system_versioning_alter_history = KEEP")
+            for table in _VERSIONED:
+                conn.exec_driver_sql(f"ALTER TABLE {table} DROP COLUMN pk_trx, DROP COLUMN pk_trx_end")
+                conn.exec_driver_sql(f"ALTER TABLE {table} DROP SYSTEM VERSIONING")
+
+
+@pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
+def test_a_batchs_completions_are_one_transaction_on_the_servers(db_url: str, db: Database, tmp_path: Path) -> None:
+    """The server stamps each row with the transaction that last wrote it: after a folder store's
+    quick tasks are drained, their rows name one completing transaction per batch. MariaDB keeps
+    every version a row had, so there each batch is counted whole: its claim and its completion."""
+    batches = math.ceil(TASKS / BATCH)
+    with _stamped(db):
+        with db.engine.begin() as conn:
+            enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
+        beats = _drain(db, tmp_path, store=str(tmp_path))
+        writer = _LAST_WRITER[db.dialect]
+        with db.engine.connect() as conn:
+            writers = conn.execute(sa.text(f"SELECT count(DISTINCT {writer}) FROM tasks")).scalar_one()
+            attempts = conn.execute(sa.text(f"SELECT count(DISTINCT {writer}) FROM attempts")).scalar_one()
+            if db.dialect == "mysql":  # every transaction that wrote a row, the enqueue included
+                ever = {
+                    table: conn.execute(
+                        sa.text(f"SELECT count(DISTINCT pk_trx) FROM {table} FOR SYSTEM_TIME ALL")
+                    ).scalar_one()
+                    for table in _VERSIONED
+                }
+                assert ever["tasks"] <= 1 + 2 * batches + beats, (ever, beats)  # a beat renews leases
+                assert ever["attempts"] <= 2 * batches, ever  # opened by the claim, closed by the completion
+    assert writers <= batches, writers
+    assert attempts <= batches, attempts  # each attempt closed with its task
