@@ -63,8 +63,9 @@ class EngineGateway:
             skip_kinds=skip_kinds,
         )
 
-    def open_work(self, lanes: Sequence[str], *, held_by: Sequence[str] = ()) -> int:
-        return self._retry("open work", engine.open_work, self.db, lanes, held_by=held_by)
+    def open_work(self, lanes: Sequence[str], *, unserved: Sequence[str] = ()) -> engine.OpenWork:
+        """The open work of `lanes` (and how much of it waits on the `unserved` lanes), in one read."""
+        return self._retry("open work", engine.open_and_stranded, self.db, lanes, unserved=unserved)
 
     def unserved_lanes(self, lanes: Sequence[str]) -> dict[str, int]:
         return self._retry("unserved lanes", engine.unserved_lanes, self.db, lanes)
