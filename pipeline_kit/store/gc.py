@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline_kit.db.connect import Database
-from pipeline_kit.engine.queries import find_tasks, live_tokens, named_checksums
+from pipeline_kit.engine.queries import live_tokens, named_checksums, recorded_marks
 from pipeline_kit.store import Store
 from pipeline_kit.store.folder import STAGED, FolderStore, mark_of
 
@@ -79,9 +79,9 @@ def stale_staged(db: Database, store: FolderStore, *, dry_run: bool = False) -> 
     listed = [p for p in store.root.rglob(f"*{STAGED}*") if p.is_file()] if store.root.is_dir() else []
     if not listed:
         return []
+    marks = {p.name.rsplit(STAGED, 1)[1] for p in listed}
     with db.reading() as conn:
-        keep = {mark_of(token) for token in live_tokens(conn)}
-        keep.update(str((r.result or {}).get("staged")) for r in find_tasks(conn, made=True))
+        keep = {mark_of(token) for token in live_tokens(conn)} | recorded_marks(conn, marks)
     stale = sorted(p for p in listed if p.name.rsplit(STAGED, 1)[1] not in keep)
     if not dry_run:
         for path in stale:

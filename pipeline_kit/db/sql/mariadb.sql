@@ -417,3 +417,32 @@ SELECT GET_LOCK(:name, :wait);
 
 -- name: init_unlock
 SELECT RELEASE_LOCK(:name);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What `store gc` keeps (engine/queries.py), read from the rows that can own outputs or marks
+-- only (a made task's row: `output_path` set, the index ix_tasks_output).
+
+-- name: named_checksums
+-- Every checksum something names, space-separated within a row: a made task's output and side
+-- files, a running attempt's blobs (a publish under way) and each task's latest completed
+-- attempt's (its output, even if the task row was rewritten since).
+SELECT JSON_VALUE(result, '$.sha256') AS names FROM tasks
+WHERE output_path IS NOT NULL AND JSON_TYPE(JSON_EXTRACT(result, '$.sha256')) = 'STRING'
+UNION
+SELECT s.sha256 FROM tasks,
+    JSON_TABLE(tasks.result, '$.sides.*' COLUMNS (sha256 TEXT PATH '$', value JSON PATH '$')) AS s
+WHERE tasks.output_path IS NOT NULL AND JSON_TYPE(JSON_EXTRACT(tasks.result, '$.sides')) = 'OBJECT'
+  AND JSON_TYPE(s.value) = 'STRING'
+UNION
+SELECT a.output_blobs FROM attempts a
+WHERE a.output_blobs IS NOT NULL
+  AND (a.outcome IS NULL
+       OR (a.outcome = 'completed'
+           AND a.attempt_no = (SELECT MAX(b.attempt_no) FROM attempts b
+                               WHERE b.task_id = a.task_id AND b.outcome = 'completed' AND b.output_blobs IS NOT NULL)));
+
+-- name: recorded_marks
+-- Which of these staged marks a made task's completion records (its reveal may be unfinished).
+SELECT DISTINCT JSON_VALUE(result, '$.staged') AS mark FROM tasks
+WHERE output_path IS NOT NULL AND JSON_VALUE(result, '$.staged') IN :marks;

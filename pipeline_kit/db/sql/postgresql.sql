@@ -429,3 +429,31 @@ SELECT 1 FROM (SELECT pg_advisory_lock(:lock_key)) AS held;
 
 -- name: init_unlock
 SELECT pg_advisory_unlock(:lock_key);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What `store gc` keeps (engine/queries.py), read from the rows that can own outputs or marks
+-- only (a made task's row: `output_path` set, the index ix_tasks_output).
+
+-- name: named_checksums
+-- Every checksum something names, space-separated within a row: a made task's output and side
+-- files, a running attempt's blobs (a publish under way) and each task's latest completed
+-- attempt's (its output, even if the task row was rewritten since).
+SELECT result->>'sha256' AS names FROM tasks
+WHERE output_path IS NOT NULL AND json_typeof(result->'sha256') = 'string'
+UNION
+SELECT s.value #>> '{}' FROM tasks,
+    json_each(CASE WHEN json_typeof(tasks.result->'sides') = 'object' THEN tasks.result->'sides' END) AS s
+WHERE tasks.output_path IS NOT NULL AND json_typeof(s.value) = 'string'
+UNION
+SELECT a.output_blobs FROM attempts a
+WHERE a.output_blobs IS NOT NULL
+  AND (a.outcome IS NULL
+       OR (a.outcome = 'completed'
+           AND a.attempt_no = (SELECT MAX(b.attempt_no) FROM attempts b
+                               WHERE b.task_id = a.task_id AND b.outcome = 'completed' AND b.output_blobs IS NOT NULL)));
+
+-- name: recorded_marks
+-- Which of these staged marks a made task's completion records (its reveal may be unfinished).
+SELECT DISTINCT result->>'staged' AS mark FROM tasks
+WHERE output_path IS NOT NULL AND result->>'staged' IN :marks;

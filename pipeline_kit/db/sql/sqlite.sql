@@ -291,3 +291,30 @@ VALUES (:sha256, :size, :chunks, strftime('%Y-%m-%d %H:%M:%f', 'now'));
 -- name: blob_seen
 -- A publish found the blob stored: stamped, so a sweep that saw it unnamed before leaves it.
 UPDATE store_blobs SET stored_at = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE sha256 = :sha256;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What `store gc` keeps (engine/queries.py), read from the rows that can own outputs or marks
+-- only (a made task's row: `output_path` set, the index ix_tasks_output).
+
+-- name: named_checksums
+-- Every checksum something names, space-separated within a row: a made task's output and side
+-- files, a running attempt's blobs (a publish under way) and each task's latest completed
+-- attempt's (its output, even if the task row was rewritten since).
+SELECT json_extract(result, '$.sha256') AS names FROM tasks
+WHERE output_path IS NOT NULL AND json_type(result, '$.sha256') = 'text'
+UNION
+SELECT s.value FROM tasks, json_each(tasks.result, '$.sides') AS s
+WHERE tasks.output_path IS NOT NULL AND json_type(tasks.result, '$.sides') = 'object' AND s.type = 'text'
+UNION
+SELECT a.output_blobs FROM attempts a
+WHERE a.output_blobs IS NOT NULL
+  AND (a.outcome IS NULL
+       OR (a.outcome = 'completed'
+           AND a.attempt_no = (SELECT MAX(b.attempt_no) FROM attempts b
+                               WHERE b.task_id = a.task_id AND b.outcome = 'completed' AND b.output_blobs IS NOT NULL)));
+
+-- name: recorded_marks
+-- Which of these staged marks a made task's completion records (its reveal may be unfinished).
+SELECT DISTINCT json_extract(result, '$.staged') AS mark FROM tasks
+WHERE output_path IS NOT NULL AND json_extract(result, '$.staged') IN :marks;
