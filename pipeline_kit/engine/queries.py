@@ -294,11 +294,17 @@ def live_tokens(conn: sa.Connection) -> set[str]:
 
 
 def named_checksums(conn: sa.Connection) -> set[str]:
-    """Every checksum a made task's row names (its output and side files), or an attempt: one
-    still running (its publish may be under way) or each task's latest completed one (its
-    output, even if the task row was since rewritten). Lost and failed attempts name nothing.
-    Read in SQL from those rows only (`named_checksums` in db/sql/)."""
+    """Every checksum a made task's row names (its output and side files), or each task's latest
+    completed attempt (its output, even if the task row was since rewritten); lost and failed
+    attempts name nothing. Read in SQL from those rows only (`named_checksums` in db/sql/)."""
     return {sha for row in rows_named(conn, "named_checksums") for sha in str(row["names"]).split()}
+
+
+def running_for(conn: sa.Connection) -> float | None:
+    """How many seconds (by the database's clock) the oldest attempt still running has run; None
+    if none runs. What it publishes, it stores or finds stored since."""
+    age = rows_named(conn, "running_for")[0]["age_s"]
+    return None if age is None else float(age)
 
 
 def recorded_marks(conn: sa.Connection, marks: Collection[str]) -> set[str]:

@@ -116,9 +116,6 @@ class EngineGateway:
     def output_owner(self, output_path: str, task_id: str) -> str | None:
         return self._retry("output owner", engine.output_owner, self.db, output_path, task_id)
 
-    def name_blobs(self, lease: Lease, sha256s: Sequence[str]) -> None:
-        self._retry("naming blobs", engine.name_blobs, self.db, lease.task_id, lease.token, sha256s)
-
     def complete_many(self, completions: Sequence[Completion]) -> dict[str, Ack]:
         """Send `completions` in one transaction: each ACCEPTED, DUPLICATE or FENCED, by task id."""
         return self._retry("complete", engine.complete_many, self.db, completions, worker_id=self.worker_id)
