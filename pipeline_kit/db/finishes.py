@@ -4,7 +4,9 @@
 Accepting a group of tasks that share a token and a result does, atomically: mark each task
 completed (or awaiting_review when its book reviews that lane) only if it is still processing
 under that token; book the task's total cost (every attempt's, this one's as now reported);
-close the attempt as completed; count each completed task off its dependents' deps_remaining.
+close the attempt as completed, naming the blobs its output is made of (`store gc` spares them
+even if the task row is rewritten later); count each completed task off its dependents'
+deps_remaining.
 
 - PostgreSQL: one statement (`finish`); it returns the accepted ids.
 - SQLite: `accept` returns the accepted ids and whether anything waits on them; then `close`
@@ -39,6 +41,7 @@ class Finish:
     output_bytes: int | None = None
     model: str | None = None
     settings: str | None = None  # JSON text
+    blobs: str | None = None  # the checksums the output is made of, space-separated: named on the attempt
 
     def params(self, ids: Sequence[str]) -> dict[str, Any]:
         return {
@@ -50,6 +53,7 @@ class Finish:
             "bytes": self.output_bytes,
             "model": self.model,
             "settings": self.settings,
+            "blobs": self.blobs,
         }
 
 

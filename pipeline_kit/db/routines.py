@@ -352,7 +352,7 @@ def _routines(dialect: str) -> list[Routine]:
         Routine(
             "pk_finish",
             _p("ids text[]", "token text", "result json", "path text", "cost float8", "bytes bigint", "model text")
-            + _p("settings json"),
+            + _p("settings json", "blobs text"),
             "SETOF varchar",
             _finish(s),
         ),
@@ -370,8 +370,7 @@ def _routines(dialect: str) -> list[Routine]:
         ),
         Routine(
             "pk_note_attempt",
-            _p("task_id text", "token text", "cost float8", "model text", "remote_job_id text", "output_blobs text")
-            + _p("keep_cost boolean"),
+            _p("task_id text", "token text", "cost float8", "model text", "remote_job_id text", "keep_cost boolean"),
             "void",
             f"{s('note_attempt')};",
         ),
@@ -426,19 +425,19 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_put_chunk",
             _p("task_id text", "token text", "sha256 text", "seq integer", "data bytea"),
             "void",
-            f"{s.refuse_unless('named_blob')}\n{s('chunk')};",
+            f"{s.refuse_unless('held')}\n{s('chunk')};",
         ),
         Routine(
             "pk_put_blob",
             _p("task_id text", "token text", "sha256 text", "size bigint", "chunks integer"),
             "void",
-            f"{s.refuse_unless('named_blob')}\n{_verify(s)}\n{s('blob')};",
+            f"{s.refuse_unless('held')}\n{_verify(s)}\n{s('blob')};",
         ),
         Routine(
             "pk_blob_seen",
             _p("task_id text", "token text", "sha256 text"),
             "boolean",
-            f"{s.refuse_unless('named_blob')}\n{s('blob_seen')};\n{s.ret(found)}",
+            f"{s.refuse_unless('held')}\n{s('blob_seen')};\n{s.ret(found)}",
         ),
     ]
 

@@ -250,8 +250,8 @@ attempts = Table(
     Column("settings", OptionalJSON),
     Column("output_bytes", BigInteger),
     Column("remote_job_id", String(255)),
-    # the sha256 of every file this attempt published (main and side files, space-separated),
-    # named before the upload: `store gc` never deletes a blob an attempt names
+    # the sha256 of every file the output of this attempt is made of (main and side files,
+    # space-separated), named by its accepted completion: `store gc` keeps each task's latest
     Column("output_blobs", Text),
     UniqueConstraint("task_id", "attempt_no", name="uq_attempts_no"),
     **_mysql,

@@ -119,9 +119,9 @@ def _heartbeat(
 
 
 def _note(conn: sa.Connection, task_id: str, token: str, **values: Any) -> None:
-    """Write what a worker notes on its attempt (cost, model, remote job id, blobs): the file's
+    """Write what a worker notes on its attempt (cost, model, remote job id): the file's
     `note_attempt`, or for a worker account the routine that runs it."""
-    fields = {"cost": None, "model": None, "remote_job_id": None, "output_blobs": None, "keep_cost": False}
+    fields = {"cost": None, "model": None, "remote_job_id": None, "keep_cost": False}
     if routines.enabled(conn):
         routines.call(conn, "pk_note_attempt", task_id=task_id, token=token, **{**fields, **values})
     else:
@@ -135,13 +135,6 @@ def record_cost(db: Database, task_id: str, token: str, cost: float, *, model: s
     """
     with db.engine.begin() as conn:
         _note(conn, task_id, token, cost=float(cost), model=model)
-
-
-def name_blobs(db: Database, task_id: str, token: str, sha256s: Sequence[str]) -> None:
-    """Name on the attempt every blob it is about to publish, before the upload, so a sweep never
-    deletes one under a publish (nor after a task row naming it was rewritten)."""
-    with db.engine.begin() as conn:
-        _note(conn, task_id, token, output_blobs=" ".join(dict.fromkeys(sha256s)))
 
 
 def record_remote_job(db: Database, task_id: str, token: str, remote_job_id: str) -> None:
@@ -169,9 +162,9 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     by_id = {c.task_id: c for c in items}
     alike: dict[tuple[Any, ...], list[str]] = {}
     for c in by_id.values():  # Finish's fields in its order, as a plain tuple: cheaper than a Finish per item
-        alike.setdefault(
-            (c.token, _json(c.result), c.output_path, c.cost, c.output_bytes, c.model, _json(c.settings)), []
-        ).append(c.task_id)
+        result = _json(c.result)
+        fields = (c.token, result, c.output_path, c.cost, c.output_bytes, c.model, _json(c.settings), _blobs(c.result))
+        alike.setdefault(fields, []).append(c.task_id)
     groups = {Finish(*fields): ids for fields, ids in alike.items()}
     accepted: set[str] = set()
     routine = routines.enabled(db)
@@ -201,6 +194,14 @@ class _Unsure(Exception):
 
 def _json(value: Mapping[str, Any] | None) -> str | None:
     return None if value is None else json_text(dict(value))
+
+
+def _blobs(result: Mapping[str, Any] | None) -> str | None:
+    """The checksums a result names (its output's and its side files'), space-separated: what the
+    completion names on its attempt."""
+    sides = (result or {}).get("sides")
+    found = [(result or {}).get("sha256"), *(sides.values() if isinstance(sides, Mapping) else ())]
+    return " ".join(dict.fromkeys(v for v in found if isinstance(v, str))) or None
 
 
 def _complete_locked(

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from pipeline_kit.db.driver import rows_named
 from pipeline_kit.db.schema import attempts, books, events, task_deps, tasks
 from pipeline_kit.db.sqltime import now_plus
 from pipeline_kit.engine.states import Outcome, Status
@@ -293,26 +294,20 @@ def live_tokens(conn: sa.Connection) -> set[str]:
 
 
 def named_checksums(conn: sa.Connection) -> set[str]:
-    """Every checksum a task row (its output and side files) names, or an attempt: one still
-    running (its publish may be under way) or each task's latest completed one (its output,
-    even if the task row was since rewritten). Lost and failed attempts name nothing."""
-    named: set[str] = set()
-    for (result,) in conn.execute(sa.select(tasks.c.result).where(tasks.c.result.is_not(None))):
-        if isinstance(result, dict):
-            sides = result.get("sides")
-            found = [result.get("sha256"), *(sides.values() if isinstance(sides, dict) else ())]
-            named.update(v for v in found if isinstance(v, str))
-    latest: dict[str, tuple[int, str]] = {}
-    for task_id, number, outcome, blobs in conn.execute(
-        sa.select(attempts.c.task_id, attempts.c.attempt_no, attempts.c.outcome, attempts.c.output_blobs).where(
-            attempts.c.output_blobs.is_not(None),
-            sa.or_(attempts.c.outcome.is_(None), attempts.c.outcome == Outcome.COMPLETED.value),
-        )
-    ):
-        if outcome is None:
-            named.update(blobs.split())
-        elif number > latest.get(task_id, (-1, ""))[0]:
-            latest[task_id] = (number, blobs)
-    for _, blobs in latest.values():
-        named.update(blobs.split())
-    return named
+    """Every checksum a made task's row names (its output and side files), or each task's latest
+    completed attempt (its output, even if the task row was since rewritten); lost and failed
+    attempts name nothing. Read in SQL from those rows only (`named_checksums` in db/sql/)."""
+    return {sha for row in rows_named(conn, "named_checksums") for sha in str(row["names"]).split()}
+
+
+def running_for(conn: sa.Connection) -> float | None:
+    """How many seconds (by the database's clock) the oldest attempt still running has run; None
+    if none runs. What it publishes, it stores or finds stored since."""
+    age = rows_named(conn, "running_for")[0]["age_s"]
+    return None if age is None else float(age)
+
+
+def recorded_marks(conn: sa.Connection, marks: Collection[str]) -> set[str]:
+    """Which of `marks` (a folder store's staged marks) a made task's completion records: its
+    files may still wait for their reveal."""
+    return {str(row["mark"]) for some in chunks(marks) for row in rows_named(conn, "recorded_marks", marks=some)}

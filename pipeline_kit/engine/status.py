@@ -565,32 +565,56 @@ def _age(now: datetime | None, then: datetime | None) -> float | None:
     return round((now - then).total_seconds(), 1)
 
 
-def open_work(db: Database, lanes_served: Sequence[str], *, held_by: Sequence[str] = ()) -> int:
+@dataclass(frozen=True)
+class OpenWork:
+    """The open tasks (pending or running) of a worker's lanes that a worker can still move on:
+    `left`, those held (directly or not) by an output awaiting review left out, since only a
+    person can release them; of those, `stranded`: the ones that also wait on open tasks of the
+    lanes no worker serves."""
+
+    left: int
+    stranded: int
+
+
+def open_work(db: Database, lanes_served: Sequence[str]) -> int:
     """Tasks in these lanes that are pending or running, leaving out those that wait (directly or
-    not) on an output awaiting review, or on open tasks of the lanes `held_by` (lanes no worker
-    serves): a worker `--until-empty` stops at 0, since only a person can release those."""
+    not) on an output awaiting review: a worker `--until-empty` stops at 0."""
+    return open_and_stranded(db, lanes_served).left
+
+
+def open_and_stranded(db: Database, lanes_served: Sequence[str], *, unserved: Sequence[str] = ()) -> OpenWork:
+    """The open work of these lanes, and how much of it waits on the `unserved` lanes, in one
+    read: an idle worker `--until-empty` looks once, to stop when none is left or name the lanes
+    to serve once all that is left waits on them."""
     with db.reading() as conn:
         open_ = [Status.PENDING.value, Status.PROCESSING.value]
         in_lanes = [tasks.c.lane.in_(list(lanes_served)), tasks.c.status.in_(open_)]
         count = int(conn.execute(sa.select(sa.func.count()).select_from(tasks).where(*in_lanes)).scalar_one())
         if not count:
-            return 0
-        waiting = sa.select(tasks.c.task_id).where(
-            sa.or_(
-                tasks.c.status == Status.AWAITING_REVIEW.value,
-                sa.and_(tasks.c.lane.in_(list(held_by)), tasks.c.status.in_(open_)),
-            )
+            return OpenWork(0, 0)
+        review = sa.select(tasks.c.task_id).where(tasks.c.status == Status.AWAITING_REVIEW.value)
+        by_review = transitive_dependents(conn, conn.execute(review).scalars())
+        left = count - _open_among(conn, by_review, in_lanes)
+        if not left or not unserved:
+            return OpenWork(left, 0)
+        held = sa.select(tasks.c.task_id).where(tasks.c.lane.in_(list(unserved)), tasks.c.status.in_(open_))
+        reviewed = set(by_review)
+        by_unserved = [t for t in transitive_dependents(conn, conn.execute(held).scalars()) if t not in reviewed]
+        return OpenWork(left, _open_among(conn, by_unserved, in_lanes))
+
+
+def _open_among(conn: sa.Connection, task_ids: Sequence[str], in_lanes: Sequence[Any]) -> int:
+    """How many of `task_ids` (distinct) match `in_lanes`."""
+    return sum(
+        int(
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(tasks)
+                .where(tasks.c.task_id.in_(task_ids[i : i + 500]), *in_lanes)
+            ).scalar_one()
         )
-        held = transitive_dependents(conn, conn.execute(waiting).scalars())
-        for i in range(0, len(held), 500):
-            count -= int(
-                conn.execute(
-                    sa.select(sa.func.count())
-                    .select_from(tasks)
-                    .where(tasks.c.task_id.in_(held[i : i + 500]), *in_lanes)
-                ).scalar_one()
-            )
-        return count
+        for i in range(0, len(task_ids), 500)
+    )
 
 
 def unserved_lanes(db: Database, lanes_served: Sequence[str]) -> dict[str, int]:

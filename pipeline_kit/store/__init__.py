@@ -67,7 +67,6 @@ class Store(Protocol):
 
     url: str
     root: Path | None  # the folder holding the store's files on this PC (a folder store), else None
-    swept: bool  # content-addressed blobs `store gc` sweeps: a publish names them on its attempt first
 
     def publish(
         self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False

@@ -28,7 +28,6 @@ class BlobStore:
 
     url = ""
     root = None  # its files are not in a folder of this PC
-    swept = True  # `store gc` deletes blobs nothing names
     verify_by_default = False  # whether `store gc` checks every blob unasked (cheap to read back)
 
     def __init__(self, cache: Path) -> None:
@@ -38,6 +37,11 @@ class BlobStore:
     def has(self, sha256: str, lease: Holder = None) -> bool:
         """Whether a blob is stored under `sha256` (whole, not yet checked against it); `lease`:
         the task a worker publishes it for."""
+        raise NotImplementedError
+
+    def keep(self, sha256: str, lease: Holder = None) -> bool:
+        """A stored blob a publish reuses, made young again, so a sweep that listed it as an old
+        orphan leaves it; False if it went meanwhile (then it is stored again)."""
         raise NotImplementedError
 
     def drop_damaged(self, sha256: str) -> None:
@@ -52,8 +56,8 @@ class BlobStore:
         """Write blob `sha256` to `target`; StoreUnavailable if it is not (wholly) there."""
         raise NotImplementedError
 
-    def listed(self, grace_s: float) -> list[Listed]:
-        """Every blob stored, `old` once past `grace_s` by the store's own clock (for `store gc`)."""
+    def listed(self) -> list[Listed]:
+        """Every blob stored, with its age by the store's own clock (for `store gc`)."""
         raise NotImplementedError
 
     def remove(self, blob: Listed) -> bool:
@@ -114,8 +118,9 @@ class BlobStore:
     def _upload(self, path: Path, lease: Holder) -> tuple[int, str]:
         size, sha = file_digest(path)
         if self.has(sha, lease):  # stored once: the same frame drawn twice is one blob, if it is that blob
-            if self.intact(sha):
+            if not self.intact(sha):
+                self.drop_damaged(sha)
+            elif self.keep(sha, lease):
                 return size, sha
-            self.drop_damaged(sha)
         self.put(sha, size, path, lease)
         return size, sha

@@ -22,7 +22,7 @@ from pipeline_kit.db import routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.driver import run_named
 from pipeline_kit.db.schema import store_blobs, store_chunks
-from pipeline_kit.db.sqltime import now_plus
+from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.errors import GenerationError, LeaseLost
 from pipeline_kit.store import DATABASE_URL, Holder
 from pipeline_kit.store.blobs import BlobStore
@@ -45,7 +45,14 @@ class DatabaseStore(BlobStore):
         """The database answers (it was opened): nothing more to check."""
 
     def has(self, sha256: str, lease: Holder = None) -> bool:
-        if routines.enabled(self.db):  # a worker account: only a blob its held attempt named
+        """A read: a write lock only once the blob is kept (`keep`) or stored (`put`)."""
+        with self.db.reading() as conn:
+            return (
+                conn.execute(sa.select(store_blobs.c.sha256).where(store_blobs.c.sha256 == sha256)).first() is not None
+            )
+
+    def keep(self, sha256: str, lease: Holder = None) -> bool:
+        if routines.enabled(self.db):  # a worker account: only while it holds a task
             task_id, token = lease or (None, None)
             with _held(lease), self.db.engine.begin() as conn:
                 return bool(routines.call(conn, "pk_blob_seen", task_id=task_id, token=token, sha256=sha256)[0][0])
@@ -107,18 +114,12 @@ class DatabaseStore(BlobStore):
                         )
                     fh.write(data)
 
-    def listed(self, grace_s: float) -> list[Listed]:
-        """Every blob, past `grace_s` since it was stored or last found stored (database clock)."""
+    def listed(self) -> list[Listed]:
+        """Every blob, aged since it was stored or last found stored (database clock)."""
         with self.db.reading() as conn:
-            rows = conn.execute(
-                sa.select(
-                    store_blobs.c.sha256,
-                    store_blobs.c.size,
-                    store_blobs.c.stored_at < now_plus(-grace_s),
-                    store_blobs.c.stored_at,
-                )
-            ).all()
-        return [Listed(sha, size, bool(old), at) for sha, size, old, at in rows]
+            now = conn.execute(sa.select(db_now())).scalar_one()
+            rows = conn.execute(sa.select(store_blobs.c.sha256, store_blobs.c.size, store_blobs.c.stored_at)).all()
+        return [Listed(sha, size, (now - at).total_seconds(), at) for sha, size, at in rows]
 
     def remove(self, blob: Listed) -> bool:
         with self.db.engine.begin() as conn:  # the row first: a blob without its row is never read

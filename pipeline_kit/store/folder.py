@@ -50,8 +50,6 @@ def staged_path(path: Path, mark: str | None) -> Path:
 class FolderStore:
     """Outputs under an absolute root folder, by name."""
 
-    swept = False  # files by name: nothing for `store gc`, so nothing to name before a publish
-
     def __init__(self, root: Path) -> None:
         self.root = root
         self.url = str(root)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any
@@ -72,9 +72,9 @@ class S3Store(BlobStore):
     def key(self, sha256: str) -> str:
         return "/".join(p for p in (self.prefix, "blobs", sha256[:2], sha256) if p)
 
-    def listed(self, grace_s: float) -> list[Listed]:
+    def listed(self) -> list[Listed]:
         """Every blob object under PREFIX/blobs/ (keys of another shape are not ours to judge),
-        past `grace_s` since its LastModified by the server's clock."""
+        aged since its LastModified by the server's clock."""
         blobs = "/".join(p for p in (self.prefix, "blobs") if p) + "/"
         pages: list[dict[str, Any]] = []
         _call(
@@ -85,11 +85,12 @@ class S3Store(BlobStore):
         )
         found = []
         for page in pages:
-            cutoff = server_time(page) - timedelta(seconds=grace_s)
+            now = server_time(page)
             for obj in page.get("Contents", ()):
                 key = BLOB_KEY.fullmatch(obj["Key"][len(blobs) :])
                 if key and key[2].startswith(key[1]):
-                    found.append(Listed(key[2], obj["Size"], obj["LastModified"] < cutoff, obj["LastModified"]))
+                    age = (now - obj["LastModified"]).total_seconds()
+                    found.append(Listed(key[2], obj["Size"], age, obj["LastModified"]))
         return found
 
     def remove(self, blob: Listed) -> bool:
@@ -107,6 +108,10 @@ class S3Store(BlobStore):
 
     def drop_damaged(self, sha256: str) -> None:
         """Nothing to take away: the next put replaces the object."""
+
+    def keep(self, sha256: str, lease: Holder = None) -> bool:
+        """Made young by `has` already (a publish always asks it first)."""
+        return True
 
     def has(self, sha256: str, lease: Holder = None) -> bool:
         """Whether the object is there; one that is, is copied onto itself (server-side) so its

@@ -63,8 +63,9 @@ class EngineGateway:
             skip_kinds=skip_kinds,
         )
 
-    def open_work(self, lanes: Sequence[str], *, held_by: Sequence[str] = ()) -> int:
-        return self._retry("open work", engine.open_work, self.db, lanes, held_by=held_by)
+    def open_work(self, lanes: Sequence[str], *, unserved: Sequence[str] = ()) -> engine.OpenWork:
+        """The open work of `lanes` (and how much of it waits on the `unserved` lanes), in one read."""
+        return self._retry("open work", engine.open_and_stranded, self.db, lanes, unserved=unserved)
 
     def unserved_lanes(self, lanes: Sequence[str]) -> dict[str, int]:
         return self._retry("unserved lanes", engine.unserved_lanes, self.db, lanes)
@@ -114,9 +115,6 @@ class EngineGateway:
 
     def output_owner(self, output_path: str, task_id: str) -> str | None:
         return self._retry("output owner", engine.output_owner, self.db, output_path, task_id)
-
-    def name_blobs(self, lease: Lease, sha256s: Sequence[str]) -> None:
-        self._retry("naming blobs", engine.name_blobs, self.db, lease.task_id, lease.token, sha256s)
 
     def complete_many(self, completions: Sequence[Completion]) -> dict[str, Ack]:
         """Send `completions` in one transaction: each ACCEPTED, DUPLICATE or FENCED, by task id."""

@@ -175,7 +175,7 @@ class Worker:
         self.flight = InFlight(cfg.inflight, cfg.worker_id)
         self._last_watchdog = -1e9
         self._idle_checked, self._idle_said = -1e9, ""  # when an idle worker last said so, and what
-        self._dry_since: float | None = None  # since when nothing was claimable (see _stranded)
+        self._dry_since: float | None = None  # since when nothing was claimable (see _unserved)
         self._stranded_checked = -1e9
 
     # -- the loop ---------------------------------------------------------------------------
@@ -272,16 +272,20 @@ class Worker:
                 if len(self.flight):  # nothing to claim yet: look again when a job ends, or soon
                     tally(self.flight.finished(timeout=self.cfg.poll_s * random.uniform(0.8, 1.2)))
                     continue
-                if self.cfg.until_empty and self.engine.open_work(self.cfg.lanes) == 0:
-                    self.summary.waiting = self.engine.pending_elsewhere(self.cfg.lanes)
-                    self.summary.awaiting_review = self.engine.review_count()
-                    return "empty"
-                stranded = self._stranded()
-                if stranded:
-                    self.summary.waiting = stranded
-                    self.summary.awaiting_review = self.engine.review_count()
-                    return "what is left waits on lanes no worker serves"
-                self._say_idle(bar)
+                left = None
+                if self.cfg.until_empty:  # one look at the open work a pass
+                    unserved = self._unserved()
+                    work = self.engine.open_work(self.cfg.lanes, unserved=list(unserved))
+                    if not work.left:
+                        self.summary.waiting = self.engine.pending_elsewhere(self.cfg.lanes)
+                        self.summary.awaiting_review = self.engine.review_count()
+                        return "empty"
+                    if unserved and work.stranded == work.left:
+                        self.summary.waiting = unserved
+                        self.summary.awaiting_review = self.engine.review_count()
+                        return "what is left waits on lanes no worker serves"
+                    left = work.left
+                self._say_idle(bar, left)
                 self.waiter.wait(self.cfg.poll_s * random.uniform(0.8, 1.2))
                 continue
             self._dry_since = None
@@ -324,29 +328,30 @@ class Worker:
         except GenerationError:  # routed nowhere: failed in the loop, like any other task
             return False
 
-    def _stranded(self) -> dict[str, int]:
-        """With --until-empty, once nothing was claimable for STRANDED_AFTER_S: the lanes no live
-        worker serves, if every open task of this worker's lanes waits on them (a director's llm
-        lane nobody runs, say); else nothing, and the worker waits on."""
+    def _unserved(self) -> dict[str, int]:
+        """With --until-empty, once nothing was claimable for STRANDED_AFTER_S (looked up every
+        IDLE_CHECK_S): the lanes no live worker serves that hold pending work, with how much,
+        for the loop to stop if every open task of this worker's lanes waits on them (a
+        director's llm lane nobody runs, say); else nothing, and the worker waits on."""
         now = time.monotonic()
         if self._dry_since is None:
             self._dry_since = now
-        if not self.cfg.until_empty or now - self._dry_since < STRANDED_AFTER_S:
-            return {}
-        if now - self._stranded_checked < IDLE_CHECK_S:
+        if now - self._dry_since < STRANDED_AFTER_S or now - self._stranded_checked < IDLE_CHECK_S:
             return {}
         self._stranded_checked = now
-        unserved = self.engine.unserved_lanes(self.cfg.lanes)
-        return unserved if unserved and self.engine.open_work(self.cfg.lanes, held_by=list(unserved)) == 0 else {}
+        return self.engine.unserved_lanes(self.cfg.lanes)
 
-    def _say_idle(self, bar: Progress) -> None:
+    def _say_idle(self, bar: Progress, left: int | None) -> None:
         """An idle worker says what it waits for (on the bar, or a line in a log), not just a still counter:
-        when only review is left, "waiting: N frames need review" (checked every IDLE_CHECK_S)."""
+        when only review is left, "waiting: N frames need review" (checked every IDLE_CHECK_S);
+        `left`: the open work this pass already counted (None: not counted)."""
         if bar.disable or time.monotonic() - self._idle_checked < IDLE_CHECK_S:
             return
         self._idle_checked = time.monotonic()
         waiting = self.engine.review_count()
-        only_review = waiting and self.engine.open_work(self.cfg.lanes) == 0
+        if waiting and left is None:
+            left = self.engine.open_work(self.cfg.lanes).left
+        only_review = waiting and left == 0
         paused = self._paused_note()
         self._idle_said = (
             f"waiting: {waiting} frames need review"

@@ -33,7 +33,7 @@ from pipeline_kit.store import Store, Stored
 from pipeline_kit.worker.gateway import EngineGateway
 from pipeline_kit.worker.heartbeat import Heartbeat
 from pipeline_kit.worker.outages import Outages
-from pipeline_kit.worker.outputs import OutputPaths, file_digest, params_hash
+from pipeline_kit.worker.outputs import OutputPaths, params_hash
 from pipeline_kit.worker.reconnect import Reconnecting
 from pipeline_kit.worker.spool import Spool
 from pipeline_kit.worker.task_end import TaskEnd
@@ -311,9 +311,6 @@ class TaskRun:
                         retryable=False,
                     ),
                 )
-            if store.swept:  # named before the upload, so no sweep deletes a blob under it
-                shas = [file_digest(p)[1] for p in (paths.ready, *sides.values()) if p.is_file()]
-                shared.engine.name_blobs(lease, shas)
             try:
                 stored = shared.retry(
                     "publishing",

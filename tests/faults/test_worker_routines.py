@@ -84,7 +84,6 @@ def _fill(db: Database, owner_tmp: Path) -> dict[str, engine.Lease]:
     blob = owner_tmp / "blob.bin"
     blob.write_bytes(b"a frame")
     sha = hashlib.sha256(b"a frame").hexdigest()
-    engine.name_blobs(db, run.task_id, run.token, [sha])
     DatabaseStore(db, owner_tmp / "cache").put(sha, blob.stat().st_size, blob)
     return {"done": done, "run": run}
 
@@ -113,7 +112,7 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
     before = contents(db)
     worker = create(worker_url)
     refused = []
-    none = {"cost": None, "model": None, "remote_job_id": None, "output_blobs": None, "keep_cost": False}
+    none = {"cost": None, "model": None, "remote_job_id": None, "keep_cost": False}
     calls = {
         "pk_finish": dict(
             ids=["t-run", "t-queued", "x') OR ('1' = '1"],
@@ -123,13 +122,13 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
             cost=1.0,
             bytes=1,
         )
-        | dict(model=None, settings=None),
+        | dict(model=None, settings=None, blobs="e" * 64),
         "pk_fail": dict(task_id="t-run", token="guess", worker_id="thief", retry=False, delay_s=0.0)
         | dict(error_kind="x", error="forged", last_error="x: forged", cost=None, alert='{"message": "forged"}'),
         "pk_release": dict(task_id="t-run", token=done.token, error="forged"),
         "pk_heartbeat": dict(worker_id="thief", ids=["t-run"], tokens=["guess"], stages=["evil"], progress=0.5)
         | dict(lease_s=86_400.0),
-        "pk_note_attempt": {**none, "task_id": "t-run", "token": "guess", "cost": 99.0, "output_blobs": "e" * 64},
+        "pk_note_attempt": {**none, "task_id": "t-run", "token": "guess", "cost": 99.0, "model": "forged"},
         "pk_reclaim": dict(by="thief", limit=100),
         "pk_remember_answer": dict(task_id="t-run", token="guess", key="f" * 64, model="m", answer="forged")
         | dict(tokens_in=None, tokens_out=None, cost=0.0),
@@ -170,8 +169,8 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
 def test_a_publish_is_accepted_only_for_a_held_task_and_its_checksum(
     db: Database, worker_url: str, tmp_path: Path
 ) -> None:
-    """A worker account stores a blob its held attempt named, whole and verified; the same blob
-    for a task it does not hold is refused, and so are chunks that do not hash to the checksum."""
+    """A worker account stores a blob for a task it holds, whole and verified; the same blob for a
+    task it does not hold is refused, and so are chunks that do not hash to the checksum."""
     with db.engine.begin() as conn:
         engine.enqueue(conn, [TaskSpec(task_id=t, kind="noop", lane="default") for t in ("mine", "theirs")])
     worker = create(worker_url)
@@ -182,11 +181,10 @@ def test_a_publish_is_accepted_only_for_a_held_task_and_its_checksum(
         frame.write_bytes(b"frame bytes" * 1000)
         wrong.write_bytes(b"other bytes")
         sha = hashlib.sha256(frame.read_bytes()).hexdigest()
-        engine.name_blobs(worker, mine.task_id, mine.token, [sha])
         store = DatabaseStore(worker, tmp_path / "cache")
         with pytest.raises(LeaseLost):  # refused by the routine: the worker drops it as fenced
             store.publish("outputs/x.png", frame, {}, lease=(theirs.task_id, mine.token))
-        with pytest.raises(sa.exc.DBAPIError):  # named, held, but its bytes are not the checksum's
+        with pytest.raises(sa.exc.DBAPIError):  # held, but its bytes are not the checksum's
             store.put(sha, wrong.stat().st_size, wrong, (mine.task_id, mine.token))
         with db.engine.connect() as conn:
             assert conn.execute(sa.select(sa.func.count()).select_from(store_blobs)).scalar() == 0

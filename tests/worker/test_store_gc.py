@@ -97,24 +97,28 @@ def test_gc_dry_run_says_what_it_would_delete(
 
 
 def test_a_publish_under_way_is_never_swept(db: Database, tmp_path: Path) -> None:
-    """A blob the running attempt named before uploading is kept by gc even past the grace
-    period and before any task row names it."""
+    """A blob stored while an attempt runs is kept by gc, past the grace period and before any
+    row names it, however long the attempt has run (it names its blobs only when it completes);
+    an unnamed blob stored before the oldest running attempt began goes."""
     store.set_url(db, store.DATABASE_URL)
     with db.engine.begin() as conn:
         enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default")])
     from pipeline_kit import engine
 
-    lease = engine.claim(db, "w", ["default"])[0]
+    engine.claim(db, "w", ["default"])
+    junk = hashlib.sha256(b"an orphan from before").hexdigest()
+    _plant(db, junk, b"an orphan from before")
     made = tmp_path / "frame.png"
     made.write_bytes(b"a frame being published")
     sha = file_digest(made)[1]
-    engine.name_blobs(db, lease.task_id, lease.token, [sha])
     DatabaseStore(db, tmp_path / "c").publish("outputs/t1.png", made, {})
-    with db.engine.begin() as conn:
-        conn.execute(sa.update(store_blobs).values(stored_at=LONG_AGO))
-    assert not sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed and _blobs(db) == {sha}
-    with db.engine.connect() as conn:
-        assert conn.execute(sa.select(attempts.c.output_blobs)).scalar() == sha
+    with db.engine.begin() as conn:  # a call of a year: claimed, then stored, long ago
+        conn.execute(sa.update(attempts).values(claimed_at=LONG_AGO + dt.timedelta(days=1)))
+        conn.execute(
+            sa.update(store_blobs).where(store_blobs.c.sha256 == sha).values(stored_at=LONG_AGO + dt.timedelta(days=2))
+        )
+    assert set(sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed) == {junk}
+    assert _blobs(db) == {sha}
 
 
 def test_a_planted_blob_row_does_not_make_the_publisher_skip_its_upload(db: Database, tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ def _bucket(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tu
     shas = {what: _sha(what.encode()) for what in ("named", "orphan", "damaged", "fresh")}
     with db.engine.begin() as conn:
         enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default")])
-        conn.execute(sa.update(tasks).values(result={"sha256": shas["named"]}))
+        conn.execute(sa.update(tasks).values(output_path="outputs/t1.png", result={"sha256": shas["named"]}))
     old = max(_put(s3, s3.key(shas[what]), what.encode()) for what in ("named", "orphan"))
     old = max(old, _put(s3, s3.key(shas["damaged"]), b"planted: not what the key says"))
     old = max(old, _put(s3, f"{tmp_path.name}/blobs/zz/notes.txt", b"not a blob"))
@@ -144,9 +144,9 @@ def test_an_old_orphan_a_publish_reuses_is_not_swept_under_it(
     a gc that listed it as old just before does not delete it, and the next gc sees it fresh."""
     server_clock = s3_module.server_time
     s3, shas = _bucket(sqlite_db, tmp_path, monkeypatch)
-    before = {blob.sha256: blob for blob in s3.listed(1.0)}
-    assert before[shas["orphan"]].old
+    before = {blob.sha256: blob for blob in s3.listed()}
+    assert before[shas["orphan"]].age_s > 1.0
     assert s3.has(shas["orphan"])  # what a publish asks before uploading
     assert not s3.remove(before[shas["orphan"]]) and shas["orphan"] in _keys(s3)
     monkeypatch.setattr(s3_module, "server_time", server_clock)
-    assert not {blob.sha256: blob for blob in S3Store(s3.url, tmp_path / "c").listed(3600)}[shas["orphan"]].old
+    assert {blob.sha256: blob for blob in S3Store(s3.url, tmp_path / "c").listed()}[shas["orphan"]].age_s < 3600

@@ -5,7 +5,9 @@ a live worker serves that lane, it waits on.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from pipeline_kit.db import Database
 from pipeline_kit.engine import Status, TaskSpec
 from pipeline_kit.engine.queries import tasks_by_id
 from pipeline_kit.worker import runtime
+from pipeline_kit.worker.gateway import EngineGateway
 from pipeline_kit.worker.runtime import Worker, WorkerConfig
 
 
@@ -80,3 +83,25 @@ def test_status_names_a_lane_the_running_fleet_leaves_out(held_frame: Database) 
     ]
     engine.register_worker(held_frame, "pc2", lanes=["llm"], lease_s=120)
     assert engine.overview(held_frame).unserved == []
+
+
+def test_each_idle_look_counts_the_open_work_once(
+    held_frame: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each pass that claims nothing reads the open work once, the look for stranded lanes
+    included (it counted it a second time), and stops as before."""
+    monkeypatch.setattr(runtime, "STRANDED_AFTER_S", 0.2)
+    monkeypatch.setattr(runtime, "IDLE_CHECK_S", 0.0)
+    calls: Counter[str] = Counter()
+    for name in ("claim", "open_work", "unserved_lanes"):
+        real = getattr(EngineGateway, name)
+
+        def counted(self: EngineGateway, *args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            calls[_name] += 1
+            return _real(self, *args, **kw)
+
+        monkeypatch.setattr(EngineGateway, name, counted)
+    summary = _worker(held_frame, tmp_path, max_minutes=0.2).run()
+    assert summary.stopped_by == "what is left waits on lanes no worker serves"
+    assert calls["unserved_lanes"] >= 1  # the stranded lanes were looked for
+    assert calls["open_work"] == calls["claim"], calls  # every claim came back empty

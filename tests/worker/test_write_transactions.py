@@ -1,10 +1,11 @@
 """How many write transactions a worker takes on SQLite, where each one holds the whole file's
 write lock and every other worker, screen and status query on the PC queues behind it.
 
-Invariant: a batch of quick tasks on a folder store costs two write transactions, its claim and
-its completions sent together (no renewal before a publish: a folder store stages the output
-under the lease's mark and gives it its name once the completion was accepted); reads (its
-inputs, whether another task owns its output name, the store setting, a lane) take no write lock.
+Invariant: a batch of quick tasks on a folder or S3 store costs two write transactions, its
+claim and its completions sent together (no renewal before a publish: a folder store stages the
+output under the lease's mark and gives it its name once the completion was accepted; a blob
+is named by the completion); reads (its inputs, whether another task owns its output name, the
+store setting, a lane) take no write lock.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -96,32 +99,84 @@ def test_a_batch_of_quick_tasks_on_a_folder_store_writes_twice(tmp_path: Path) -
     assert begun["DEFERRED"] >= TASKS  # each task's read of its inputs took no write lock
 
 
-def test_a_blob_store_task_takes_no_renewal_before_its_publish(tmp_path: Path) -> None:
-    """A blob is never replaced and a completion is fenced, so no renewal is needed: a task
-    names its blob on its attempt (one transaction) and finds it stored or stores it (two here);
-    the completions of a batch go together, in one transaction."""
+@pytest.mark.parametrize("where", ["s3", "database"])
+def test_a_batch_on_a_blob_store_writes_twice_and_each_blob_once(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A blob is never replaced and a completion is fenced, so a task names nothing before its
+    upload (its completion names its blobs on its attempt; `store gc` spares what a running
+    attempt may have stored by its age): on S3 a batch writes its claim and its completions; in
+    the database store each blob is one more write, its chunks or, found stored, its stamp."""
     from pipeline_kit.store import set_url
 
     db, begun = _counted(tmp_path / "p.db")
     try:
-        set_url(db, "database")
+        if where == "s3":
+            request.getfixturevalue("s3_store_env")
+            set_url(db, f"s3://films/{tmp_path.name}")
+        else:
+            set_url(db, "database")
         begun.clear()
         beats = _drain(db, tmp_path)
     finally:
         db.dispose()
-    batches = math.ceil(TASKS / BATCH)
-    assert begun["IMMEDIATE"] <= 2 * batches + 3 * TASKS + PER_RUN + 2 * beats, (begun, beats)
+    blobs = 0 if where == "s3" else TASKS
+    assert begun["IMMEDIATE"] <= 2 * math.ceil(TASKS / BATCH) + blobs + PER_RUN + 2 * beats, (begun, beats)
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_batchs_completions_are_one_transaction_on_postgresql(db_url: str, db: Database, tmp_path: Path) -> None:
-    """PostgreSQL stamps each row with the transaction that last wrote it (`xmin`): after a folder
-    store's quick tasks are drained, their rows name one completing transaction per batch."""
+# The transaction that last wrote each row, as the server stamps it: PostgreSQL's `xmin`; on
+# MariaDB, InnoDB's transaction id through a transaction-precise ROW START column, added for the
+# test (system versioning) and taken away after it.
+_LAST_WRITER = {"postgresql": "xmin::text", "mysql": "pk_trx"}
+_VERSIONED = ("tasks", "attempts")
+
+
+@contextmanager
+def _stamped(db: Database) -> Iterator[None]:
+    """While inside, each row of tasks and attempts names the transaction that last wrote it."""
+    if db.dialect != "mysql":  # PostgreSQL stamps every row (xmin)
+        yield
+        return
     with db.engine.begin() as conn:
-        enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
-    _drain(db, tmp_path, store=str(tmp_path))
-    with db.engine.connect() as conn:
-        writers = conn.execute(sa.text("SELECT count(DISTINCT xmin::text) FROM tasks")).scalar_one()
-        attempts = conn.execute(sa.text("SELECT count(DISTINCT xmin::text) FROM attempts")).scalar_one()
-    assert writers <= math.ceil(TASKS / BATCH), writers
-    assert attempts <= math.ceil(TASKS / BATCH), attempts  # each attempt closed with its task
+        for table in _VERSIONED:
+            conn.exec_driver_sql(
+                f"ALTER TABLE {table} ADD COLUMN pk_trx BIGINT UNSIGNED GENERATED ALWAYS AS ROW START INVISIBLE, "
+                "ADD COLUMN pk_trx_end BIGINT UNSIGNED GENERATED ALWAYS AS ROW END INVISIBLE, "
+                "ADD PERIOD FOR SYSTEM_TIME (pk_trx, pk_trx_end), ADD SYSTEM VERSIONING"
+            )
+    try:
+        yield
+    finally:
+        db.engine.dispose()  # no pooled connection holds the tables open
+        with db.engine.begin() as conn:  # the columns, then the versioning (and its history) go
+            conn.exec_driver_sql("SET SESSION system_versioning_alter_history = KEEP")
+            for table in _VERSIONED:
+                conn.exec_driver_sql(f"ALTER TABLE {table} DROP COLUMN pk_trx, DROP COLUMN pk_trx_end")
+                conn.exec_driver_sql(f"ALTER TABLE {table} DROP SYSTEM VERSIONING")
+
+
+@pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
+def test_a_batchs_completions_are_one_transaction_on_the_servers(db_url: str, db: Database, tmp_path: Path) -> None:
+    """The server stamps each row with the transaction that last wrote it: after a folder store's
+    quick tasks are drained, their rows name one completing transaction per batch. MariaDB keeps
+    every version a row had, so there each batch is counted whole: its claim and its completion."""
+    batches = math.ceil(TASKS / BATCH)
+    with _stamped(db):
+        with db.engine.begin() as conn:
+            enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
+        beats = _drain(db, tmp_path, store=str(tmp_path))
+        writer = _LAST_WRITER[db.dialect]
+        with db.engine.connect() as conn:
+            writers = conn.execute(sa.text(f"SELECT count(DISTINCT {writer}) FROM tasks")).scalar_one()
+            attempts = conn.execute(sa.text(f"SELECT count(DISTINCT {writer}) FROM attempts")).scalar_one()
+            if db.dialect == "mysql":  # every transaction that wrote a row, the enqueue included
+                ever = {
+                    table: conn.execute(
+                        sa.text(f"SELECT count(DISTINCT pk_trx) FROM {table} FOR SYSTEM_TIME ALL")
+                    ).scalar_one()
+                    for table in _VERSIONED
+                }
+                assert ever["tasks"] <= 1 + 2 * batches + beats, (ever, beats)  # a beat renews leases
+                assert ever["attempts"] <= 2 * batches, ever  # opened by the claim, closed by the completion
+    assert writers <= batches, writers
+    assert attempts <= batches, attempts  # each attempt closed with its task

@@ -90,11 +90,12 @@ SET status = CASE WHEN lane IN ('image') AND bookcode IN (SELECT bookcode FROM b
 WHERE task_id IN :ids AND lease_token = :token AND status = 'processing';
 
 -- name: close
--- The accepted tasks' attempts closed as completed (sent with the COMMIT).
+-- The accepted tasks' attempts closed as completed, naming the blobs their output is made of (sent
+-- with the COMMIT).
 UPDATE attempts
 SET outcome = 'completed', finished_at = UTC_TIMESTAMP(6), cost = COALESCE(CAST(:cost AS DOUBLE), cost),
     output_bytes = COALESCE(:bytes, output_bytes), model = COALESCE(:model, model),
-    settings = COALESCE(:settings, settings)
+    settings = COALESCE(:settings, settings), output_blobs = COALESCE(:blobs, output_blobs)
 WHERE task_id IN :ids AND lease_token = :token AND outcome IS NULL;
 
 -- name: held_ids
@@ -140,11 +141,10 @@ JOIN JSON_TABLE(:pairs, '$[*]' COLUMNS (
 
 -- name: note_attempt
 -- What a worker notes on its attempt: a call's cost (kept, with :keep_cost, if already booked),
--- the model, a remote job id, the blobs it is about to publish.
+-- the model, a remote job id.
 UPDATE attempts
 SET cost = CASE WHEN :keep_cost AND cost IS NOT NULL THEN cost ELSE COALESCE(:cost, cost) END,
-    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id),
-    output_blobs = COALESCE(:output_blobs, output_blobs)
+    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id)
 WHERE task_id = :task_id AND lease_token = :token;
 
 -- name: fail_task
@@ -334,13 +334,6 @@ VALUES (:provider, :worker_id, UTC_TIMESTAMP(6),
 INSERT IGNORE INTO llm_answers (`key`, model, answer, tokens_in, tokens_out, cost, created_at)
 VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, UTC_TIMESTAMP(6));
 
--- name: named_blob
--- Whether the caller holds the task and its running attempt named this blob before the upload.
-SELECT EXISTS (
-    SELECT 1 FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
-    WHERE t.task_id = :task_id AND t.lease_token = :token AND t.status = 'processing'
-      AND a.outcome IS NULL AND a.output_blobs LIKE CONCAT('%', :sha256, '%'));
-
 -- name: chunk
 INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data);
 
@@ -417,3 +410,37 @@ SELECT GET_LOCK(:name, :wait);
 
 -- name: init_unlock
 SELECT RELEASE_LOCK(:name);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What `store gc` keeps (engine/queries.py), read from the rows that can own outputs or marks
+-- only (a made task's row: `output_path` set, the index ix_tasks_output).
+
+-- name: named_checksums
+-- Every checksum something names, space-separated within a row: a made task's output and side
+-- files, and each task's latest completed attempt's (its output, even if the task row was
+-- rewritten since).
+SELECT JSON_VALUE(result, '$.sha256') AS names FROM tasks
+WHERE output_path IS NOT NULL AND JSON_TYPE(JSON_EXTRACT(result, '$.sha256')) = 'STRING'
+UNION
+SELECT s.sha256 FROM tasks,
+    JSON_TABLE(tasks.result, '$.sides.*' COLUMNS (sha256 TEXT PATH '$', value JSON PATH '$')) AS s
+WHERE tasks.output_path IS NOT NULL AND JSON_TYPE(JSON_EXTRACT(tasks.result, '$.sides')) = 'OBJECT'
+  AND JSON_TYPE(s.value) = 'STRING'
+UNION
+SELECT a.output_blobs FROM attempts a
+WHERE a.output_blobs IS NOT NULL AND a.outcome = 'completed'
+  AND a.attempt_no = (SELECT MAX(b.attempt_no) FROM attempts b
+                      WHERE b.task_id = a.task_id AND b.outcome = 'completed' AND b.output_blobs IS NOT NULL);
+
+-- name: recorded_marks
+-- Which of these staged marks a made task's completion records (its reveal may be unfinished).
+SELECT DISTINCT JSON_VALUE(result, '$.staged') AS mark FROM tasks
+WHERE output_path IS NOT NULL AND JSON_VALUE(result, '$.staged') IN :marks;
+
+-- name: running_for
+-- How long (seconds, by the database's clock) the oldest attempt still running has run: every
+-- blob stored or found stored since may be the output its completion will name (NULL: none runs).
+SELECT TIMESTAMPDIFF(MICROSECOND, MIN(a.claimed_at), UTC_TIMESTAMP(6)) / 1000000.0 AS age_s
+FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
+WHERE t.status = 'processing' AND a.outcome IS NULL;

@@ -97,8 +97,8 @@ ORDER BY attempt_no;
 
 -- name: finish
 -- In one statement: mark each task completed (awaiting_review in a reviewed lane of a book that
--- reviews), book its cost (every attempt's, this one's as now reported), close the attempt, and
--- count it off its dependents. Returns the accepted ids.
+-- reviews), book its cost (every attempt's, this one's as now reported), close the attempt (naming
+-- the blobs its output is made of), and count it off its dependents. Returns the accepted ids.
 WITH done AS (
     UPDATE tasks
     SET status = CASE WHEN lane IN ('image') AND bookcode IN (SELECT bookcode FROM books WHERE review)
@@ -116,7 +116,7 @@ WITH done AS (
     SET outcome = 'completed', finished_at = (clock_timestamp() AT TIME ZONE 'UTC'),
         cost = COALESCE(CAST(:cost AS DOUBLE PRECISION), attempts.cost),
         output_bytes = COALESCE(:bytes, attempts.output_bytes), model = COALESCE(:model, attempts.model),
-        settings = COALESCE(:settings, attempts.settings)
+        settings = COALESCE(:settings, attempts.settings), output_blobs = COALESCE(:blobs, attempts.output_blobs)
     FROM done
     WHERE attempts.task_id = done.task_id AND attempts.lease_token = :token AND attempts.outcome IS NULL
 ), counted AS (
@@ -153,11 +153,10 @@ SELECT task_id, status, lease_token = :token AS mine FROM tasks WHERE task_id = 
 
 -- name: note_attempt
 -- What a worker notes on its attempt: a call's cost (kept, with :keep_cost, if already booked),
--- the model, a remote job id, the blobs it is about to publish.
+-- the model, a remote job id.
 UPDATE attempts
 SET cost = CASE WHEN :keep_cost AND cost IS NOT NULL THEN cost ELSE COALESCE(:cost, cost) END,
-    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id),
-    output_blobs = COALESCE(:output_blobs, output_blobs)
+    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id)
 WHERE task_id = :task_id AND lease_token = :token;
 
 -- name: fail_task
@@ -348,13 +347,6 @@ INSERT INTO llm_answers (key, model, answer, tokens_in, tokens_out, cost, create
 VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, (clock_timestamp() AT TIME ZONE 'UTC'))
 ON CONFLICT DO NOTHING;
 
--- name: named_blob
--- Whether the caller holds the task and its running attempt named this blob before the upload.
-SELECT EXISTS (
-    SELECT 1 FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
-    WHERE t.task_id = :task_id AND t.lease_token = :token AND t.status = 'processing'
-      AND a.outcome IS NULL AND a.output_blobs LIKE CONCAT('%', CAST(:sha256 AS TEXT), '%'));
-
 -- name: chunk
 INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data);
 
@@ -429,3 +421,36 @@ SELECT 1 FROM (SELECT pg_advisory_lock(:lock_key)) AS held;
 
 -- name: init_unlock
 SELECT pg_advisory_unlock(:lock_key);
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What `store gc` keeps (engine/queries.py), read from the rows that can own outputs or marks
+-- only (a made task's row: `output_path` set, the index ix_tasks_output).
+
+-- name: named_checksums
+-- Every checksum something names, space-separated within a row: a made task's output and side
+-- files, and each task's latest completed attempt's (its output, even if the task row was
+-- rewritten since).
+SELECT result->>'sha256' AS names FROM tasks
+WHERE output_path IS NOT NULL AND json_typeof(result->'sha256') = 'string'
+UNION
+SELECT s.value #>> '{}' FROM tasks,
+    json_each(CASE WHEN json_typeof(tasks.result->'sides') = 'object' THEN tasks.result->'sides' END) AS s
+WHERE tasks.output_path IS NOT NULL AND json_typeof(s.value) = 'string'
+UNION
+SELECT a.output_blobs FROM attempts a
+WHERE a.output_blobs IS NOT NULL AND a.outcome = 'completed'
+  AND a.attempt_no = (SELECT MAX(b.attempt_no) FROM attempts b
+                      WHERE b.task_id = a.task_id AND b.outcome = 'completed' AND b.output_blobs IS NOT NULL);
+
+-- name: recorded_marks
+-- Which of these staged marks a made task's completion records (its reveal may be unfinished).
+SELECT DISTINCT result->>'staged' AS mark FROM tasks
+WHERE output_path IS NOT NULL AND result->>'staged' IN :marks;
+
+-- name: running_for
+-- How long (seconds, by the database's clock) the oldest attempt still running has run: every
+-- blob stored or found stored since may be the output its completion will name (NULL: none runs).
+SELECT EXTRACT(EPOCH FROM (clock_timestamp() AT TIME ZONE 'UTC') - MIN(a.claimed_at)) AS age_s
+FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
+WHERE t.status = 'processing' AND a.outcome IS NULL;

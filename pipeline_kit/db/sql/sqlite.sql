@@ -81,11 +81,12 @@ RETURNING task_id, status = 'completed' AND EXISTS (SELECT 1 FROM task_deps WHER
     AS waited_on;
 
 -- name: close
--- The accepted tasks' attempts closed as completed.
+-- The accepted tasks' attempts closed as completed, naming the blobs their output is made of.
 UPDATE attempts
 SET outcome = 'completed', finished_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
     cost = COALESCE(CAST(:cost AS REAL), cost), output_bytes = COALESCE(:bytes, output_bytes),
-    model = COALESCE(:model, model), settings = COALESCE(:settings, settings)
+    model = COALESCE(:model, model), settings = COALESCE(:settings, settings),
+    output_blobs = COALESCE(:blobs, output_blobs)
 WHERE task_id IN :ids AND lease_token = :token AND outcome IS NULL;
 
 -- name: count_off
@@ -110,11 +111,10 @@ WHERE task_id = :task_id AND lease_token = :token AND status = 'processing';
 
 -- name: note_attempt
 -- What a worker notes on its attempt: a call's cost (kept, with :keep_cost, if already booked),
--- the model, a remote job id, the blobs it is about to publish.
+-- the model, a remote job id.
 UPDATE attempts
 SET cost = CASE WHEN :keep_cost AND cost IS NOT NULL THEN cost ELSE COALESCE(:cost, cost) END,
-    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id),
-    output_blobs = COALESCE(:output_blobs, output_blobs)
+    model = COALESCE(:model, model), remote_job_id = COALESCE(:remote_job_id, remote_job_id)
 WHERE task_id = :task_id AND lease_token = :token;
 
 -- name: fail_task
@@ -291,3 +291,35 @@ VALUES (:sha256, :size, :chunks, strftime('%Y-%m-%d %H:%M:%f', 'now'));
 -- name: blob_seen
 -- A publish found the blob stored: stamped, so a sweep that saw it unnamed before leaves it.
 UPDATE store_blobs SET stored_at = strftime('%Y-%m-%d %H:%M:%f', 'now') WHERE sha256 = :sha256;
+
+
+-- ---------------------------------------------------------------------------------------------
+-- What `store gc` keeps (engine/queries.py), read from the rows that can own outputs or marks
+-- only (a made task's row: `output_path` set, the index ix_tasks_output).
+
+-- name: named_checksums
+-- Every checksum something names, space-separated within a row: a made task's output and side
+-- files, and each task's latest completed attempt's (its output, even if the task row was
+-- rewritten since).
+SELECT json_extract(result, '$.sha256') AS names FROM tasks
+WHERE output_path IS NOT NULL AND json_type(result, '$.sha256') = 'text'
+UNION
+SELECT s.value FROM tasks, json_each(tasks.result, '$.sides') AS s
+WHERE tasks.output_path IS NOT NULL AND json_type(tasks.result, '$.sides') = 'object' AND s.type = 'text'
+UNION
+SELECT a.output_blobs FROM attempts a
+WHERE a.output_blobs IS NOT NULL AND a.outcome = 'completed'
+  AND a.attempt_no = (SELECT MAX(b.attempt_no) FROM attempts b
+                      WHERE b.task_id = a.task_id AND b.outcome = 'completed' AND b.output_blobs IS NOT NULL);
+
+-- name: recorded_marks
+-- Which of these staged marks a made task's completion records (its reveal may be unfinished).
+SELECT DISTINCT json_extract(result, '$.staged') AS mark FROM tasks
+WHERE output_path IS NOT NULL AND json_extract(result, '$.staged') IN :marks;
+
+-- name: running_for
+-- How long (seconds, by the database's clock) the oldest attempt still running has run: every
+-- blob stored or found stored since may be the output its completion will name (NULL: none runs).
+SELECT (julianday('now') - julianday(MIN(a.claimed_at))) * 86400.0 AS age_s
+FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
+WHERE t.status = 'processing' AND a.outcome IS NULL;
