@@ -577,7 +577,7 @@ def _unnamed_looks(bible: Bible, texts: Sequence[str]) -> list[tuple[str, str]]:
             phrase = _EN_WHERE.sub("", text[start:end])  # a woman by the window: where she is, not her looks
             if bible.lang == "zh" and "的" in phrase:
                 out.append((name, _ZH_ONE.sub("", phrase)))
-            elif bible.lang != "zh" and len(phrase.split()) > 2:
+            elif bible.lang != "zh" and len(phrase.split()) > 2 and phrase.split()[0].lower() in ("a", "an"):
                 out.append((name, phrase[0].lower() + phrase[1:]))
     return out
 
@@ -591,7 +591,7 @@ def _given_sexes(bible: Bible, texts: Sequence[str]) -> dict[str, str]:
     for text in texts:
         for naming in namings(text, bible.lang):
             holder = bible.canonical.get(naming.name)
-            if holder and naming.sex:
+            if holder and naming.sex and not naming.called:  # "Miss Roylott, …" is said to his stepdaughter
                 told[holder].add(naming.sex)
         for start, end, name in bible.unnamed_spans(text):  # a woman by the window, then "They call me Bess"
             if sex := told_sex(text[start:end], bible.lang):

@@ -96,7 +96,9 @@ def en_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     # A name that speaks or laughs, or that someone is given, is a person even if rarely named, and
     # wherever else it stands (a letter from Tobias Venn).
     acting = {w for m in _EN_ACTS.finditer(joined) for w in (m.group(1) or m.group(2)).split()}
-    acting |= {w for text in texts for n in namings(text, "en") for w in n.name.split()}  # "They call me Bess"
+    acting |= {
+        w for text in texts for n in namings(text, "en") if not n.called for w in n.name.split()
+    }  # "Call me Bess"
     people.update(dict.fromkeys(acting, 0))
     before_place: Counter[str] = Counter()
     for m in _EN_AT_PLACE.finditer(joined):  # "at Stoke Moran" counts for Stoke Moran and for Stoke

@@ -94,6 +94,9 @@ _EN_MET = re.compile(
     r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while)\b|$)"
     r"|(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while|asleep|awake|alone|[a-z]+ing)\b|$))"
 )
+# Brought in beside what they are among others, then acting: "The eldest of the children, a freckled
+# boy in a torn jersey, climbed…" (not "She was his widow, a broad woman": _EN_APPOSED).
+_EN_SET_BESIDE = re.compile(rf"(?<=, )(?P<det>an?) {_EN_PERSON}(?=, {_EN_VERB}\b)")
 # Kin by whose they are, opening a clause and doing something (石头的娘躺在炕上; not 娘的病): the
 # kinship word is found first (the owner before 的 is read back from it: a scan is fast only so).
 _ZH_KIN_OF = re.compile(rf"的({'|'.join(sorted(ZH_KIN, key=len, reverse=True))})(?![的们])")
@@ -199,7 +202,8 @@ def someones(text: str, lang: str) -> list[tuple[int, Someone]]:
             continue  # her figure, his client: a possessive brings in kin and household only
         out.append((m.start(), _en_someone(m)))
     subjects = {o for o, _ in out}
-    out += [(m.start("det"), _en_someone(m)) for m in _EN_MET.finditer(text) if m.start("det") not in subjects]
+    met = [*_EN_MET.finditer(text), *_EN_SET_BESIDE.finditer(text)]
+    out += [(m.start("det"), _en_someone(m)) for m in met if m.start("det") not in subjects]
     for m in _EN_TITLED_ONCE.finditer(text):  # old Mr. Fong, met too seldom to be in the bible
         out.append((m.start(), Someone(m.group(2), m.group(), _EN_TITLE[m.group(1)])))
     return sorted(out, key=lambda found: found[0])

@@ -63,6 +63,11 @@ _ZH_ASKS = re.compile(r"甚|什么|谁|哪|啥|怎")
 ZH_COMMON = 50  # a word jieba met this often is no name given (老何 12, 狗蛋 3; 小名 76, 父王 152)
 
 
+# A name called to someone in a quotation ("Come down, Arthur!", "Kit, hold the lamp"): whom it is
+# said to, the unnamed person just brought in, where the narration has not named them before.
+_EN_CALLED = re.compile(rf"(?:^|[,;] ){_EN_NAME}(?=[!.,])")  # not "Crake?": asked about
+
+
 @dataclass(frozen=True)
 class Naming:
     """A name given at `at` (the end of the paragraph for a name said in speech: its speaker may be
@@ -74,6 +79,7 @@ class Naming:
     name: str
     sex: str | None = None
     noun: str | None = None
+    called: bool = False  # said to them: theirs only where the narration has not named them before
 
 
 @lru_cache(maxsize=256)
@@ -99,13 +105,18 @@ def _en_namings(text: str) -> list[Naming]:
             out.append(
                 Naming(_paragraph_end(text, q.end()), q.start() + 1 + answer.start("name"), answer.group("name"), rank)
             )
+    for q in _EN_QUOTE.finditer(text):  # "Come down, Arthur!" to the boy in the tree
+        said = q.group(1) if q.group(1) is not None else q.group(2)
+        for m in _EN_CALLED.finditer(said):
+            rank = _EN_RANKS.get(m.group("rank") or "")
+            out.append(Naming(q.start(), q.start() + 1 + m.start("name"), m.group("name"), rank, called=True))
     for m in _EN_GIVEN.finditer(plain):  # who introduced himself as …, a boy named …
         told = m.group("self") or m.group("own") or m.group("whose") or ""
         sex = {"himself": "male", "his": "male", "herself": "female", "her": "female"}.get(told)
         noun = m.group("noun")
         sex = sex or _EN_RANKS.get(m.group("rank") or "") or (PERSON_NOUNS["en"][noun] if noun else None)
         out.append(Naming(m.end(), m.start("name"), m.group("name"), sex, noun))
-    return list({n.start: n for n in out}.values())
+    return list({n.start: n for n in sorted(out, key=lambda n: n.called, reverse=True)}.values())
 
 
 def _zh_namings(text: str) -> list[Naming]:
@@ -179,11 +190,11 @@ def _named(
             continue
         if naming.at - offset > CONTEXT:
             return None
-        if naming.sex and person.gender not in (None, naming.sex):
-            continue
+        if naming.sex and person.gender != naming.sex and (naming.called or person.gender is not None):
+            continue  # a titled name called to someone: to one of the sex its title says (Miss Hunter: a young lady)
         if naming.noun and not person.words.endswith(naming.noun):
             continue
-        if any(offset < o < naming.start and n == name for o, _, n in spans):
+        if any((naming.called or offset < o) and o < naming.start and n == name for o, _, n in spans):
             return None
         return person
     return None
