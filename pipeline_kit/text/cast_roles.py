@@ -342,7 +342,8 @@ _ZH_NAME_BEFORE = re.compile(rf"({_ZH_RUN})(?:[，,]|是)(?:[他她我你]的)?$
 _ZH_KIN_END = re.compile("[，,。！？；、]")
 _EN_NAME = r"((?:Mr\.? |Mrs\.? |Miss )?[A-Z][\w’'-]+(?: [A-Z][\w’'-]+){0,2})"
 _EN_KIN_WORD = "|".join(_EN_KIN)
-_EN_KIN_PHRASE = re.compile(rf"\b(?:his|her|my|their|our|your) ({_EN_KIN_WORD})\b")  # found first: it is rare
+# found first: it is rare
+_EN_KIN_PHRASE = re.compile(rf"\b(?:[Hh]is|[Hh]er|[Mm]y|[Tt]heir|[Oo]ur|[Yy]our) ({_EN_KIN_WORD})\b")
 _EN_NAME_BEFORE = re.compile(rf"{_EN_NAME}, $")
 _EN_NAME_AFTER = re.compile(rf",? {_EN_NAME}")
 

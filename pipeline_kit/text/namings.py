@@ -183,8 +183,8 @@ def _named(
     naming: Naming, seen: list[tuple[int, Someone]], spans: list[tuple[int, int, str]], name: str
 ) -> Someone | None:
     """The unnamed person `naming` names: the last brought in or met again before it within
-    CONTEXT, of its sex and noun where it tells them; none when the named character was itself
-    named since (Nell, then "I'm Nell Ardent": her own name, no one else's)."""
+    CONTEXT, of its sex and noun where it tells them; none when the narration named that character
+    before (Nell, then "I'm Nell Ardent": her own name, no one else's)."""
     for offset, person in reversed(seen):
         if offset >= naming.at:
             continue
@@ -194,8 +194,8 @@ def _named(
             continue  # a titled name called to someone: to one of the sex its title says (Miss Hunter: a young lady)
         if naming.noun and not person.words.endswith(naming.noun):
             continue
-        if any((naming.called or offset < o) and o < naming.start and n == name for o, _, n in spans):
-            return None
+        if any(o < naming.start and n == name for o, _, n in spans):
+            return None  # named in the narration before: the naming is no news ("I'm Anna," said Anna)
         return person
     return None
 

@@ -79,7 +79,9 @@ def clause_subjects(
     objects = met_as_objects(joined, found - named)
     talking = speakers(joined, {run for run in found - named - objects if built_like_a_name(run)})
     apposed = after_a_person(joined, found - named - objects - talking, person)
-    return {run for run in named | objects if opens[run] >= MIN_OPENINGS} | talking | apposed
+    # a short story's full name (a surname and two characters) opening clause after clause: 吴桂兰
+    full = {r for r in found if len(joined) < SHORT_TEXT and len(r) == 3 and r[0] in SURNAMES and r[1] not in _NUMERALS}
+    return {run for run in named | objects | full if opens[run] >= MIN_OPENINGS} | talking | apposed
 
 
 def after_a_person(text: str, names: Iterable[str], person: Callable[[str], bool]) -> set[str]:
@@ -144,7 +146,7 @@ def speakers(text: str, names: Iterable[str]) -> set[str]:
     # The mark before a sentence (a line break: the text is read after one) or a quotation is
     # matched, not looked behind for: a pattern that opens with a mark is searched for mark by
     # mark, not tried at every character. No match can end on one (each ends with “ or 。，).
-    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[：:]“"  # 周大山哼了一声：“…
+    tag_before = rf"[。！？”\n\u3000 ]({body})[^。！？“”\n]{{0,30}}[：:，,]“"  # 周大山哼了一声：“…, 把信折好，“…
     tag_after = rf"”({body})[^。！？“”\n]{{0,6}}?[{SPEECH}]道?[。，]"  # “…”孙小梅问。
     return set(re.findall(tag_before, "\n" + text)) | set(re.findall(tag_after, text))
 

@@ -133,7 +133,7 @@ def test_a_name_said_in_the_narration_names_the_one_just_brought_in() -> None:
 
 
 def test_a_name_called_to_the_one_just_brought_in_is_theirs_unless_named_before_or_asked_about() -> None:
-    """"The youngest of the crew, a skinny lad in a blue cap, ran up the mast. 'Get down, Pip!'": Pip is
+    """ "The youngest of the crew, a skinny lad in a blue cap, ran up the mast. 'Get down, Pip!'": Pip is
     the lad. A name asked about ("Crane?") or called with a title of the other sex (Miss Orme, to a
     man) names nobody; and one the narration named before is its own holder, not the newcomer."""
     text = (
@@ -147,3 +147,16 @@ def test_a_name_called_to_the_one_just_brought_in_is_theirs_unless_named_before_
     assert pip.gender == "male" and "skinny lad in a blue cap" in pip.description
     assert "tall man" not in bible.by_name[bible.canonical["Orme"]].description
     assert "tall man" not in bible.by_name[bible.canonical["Crane"]].description
+
+
+def test_a_name_the_narration_gave_before_is_its_holder_s_own_not_the_newcomer_s() -> None:
+    """Rhoda is named before the girl at the door comes: "I'm Rhoda," said Rhoda is no news and
+    leaves the girl unnamed; "Who are you?" "Liz Parr." names her."""
+    text = (
+        "Rhoda Finch sat by the fire. A thin girl with a satchel came to the door. "
+        '"I\'m looking for Rhoda." \n\n"I\'m Rhoda," said Rhoda. "Who are you?"\n\n'
+        '"Liz Parr." The girl held out a parcel. Liz smiled.'
+    )
+    bible = build_bible([text], "en")
+    assert "satchel" not in bible.by_name[bible.canonical["Rhoda"]].description
+    assert "thin girl with a satchel" in bible.by_name[bible.canonical["Liz"]].description

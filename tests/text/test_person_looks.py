@@ -43,3 +43,18 @@ def test_chinese_looks_in_her_own_sentence_and_features_without_de() -> None:
     assert "五十多岁了" in zhang and "头发全白" in zhang and "站在门口" not in zhang
     chun = bible.by_name[bible.canonical["春兰"]]
     assert "圆脸" in chun.description and "大眼睛" in chun.description and chun.gender == "female"
+
+
+def test_kinship_before_a_name_at_a_sentence_start_tells_the_sex() -> None:
+    """ "His sister Maud…" opens a sentence as "his sister Maud" does inside one: Maud is a woman."""
+    text = "Ned Hale ran in. His sister Maud followed him. Maud laughed. Ned Hale sat. Maud sat."
+    bible = build_bible([text], "en")
+    assert bible.by_name[bible.canonical["Maud"]].gender == "female"
+
+
+def test_a_short_story_s_full_name_opening_clause_after_clause_is_a_person() -> None:
+    """钱秀梅 opens three clauses and never speaks after a colon nor is met as an object: in a short
+    story a surname and two characters opening clause after clause is a person (a novel needs more)."""
+    text = "钱秀梅坐在窗前缝衣裳。她的丈夫蹲在门口。\n钱秀梅放下针线，“饭好了。”\n外面下起了雨。钱秀梅站起来关窗。"
+    bible = build_bible([text], "zh")
+    assert "钱秀梅" in bible.by_name
