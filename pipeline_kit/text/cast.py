@@ -533,7 +533,9 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared, short)
         )
         out.append(replace(c, description=text, gender=gender))
-    return Bible(bible.lang, tuple(out), bible.places)
+    described = Bible(bible.lang, tuple(out), bible.places)
+    described._spans_read.update(bible._spans_read)  # the same names and mentions: the same spans
+    return described
 
 
 def _subordinate_pronoun(own: str) -> str | None:
