@@ -345,9 +345,10 @@ def cast_drafts(
     scene_wide = set(find_mentions(text, bible.lang).places)  # the rule splitter's: a scene's first place
     talk: dict[int, tuple[str, ...]] = {}  # scene -> the last TALKERS people its talk staged
     for d, place in zip(drafts, where):
+        location = d.location
         if bible.places:  # the bible's place of this very shot; a model splitter's own place stays
-            d = replace(d, location=place or (d.location if d.location not in scene_wide else None))
-        named = reading.shot(d)
+            location = place or (d.location if d.location not in scene_wide else None)
+        named = reading.shot(d)  # its span and scene: not its place
         staged = dict.fromkeys(named.people)
         inferred = tuple(n for n in named.inferred if n in staged)
         if d.dialogue and staged:
@@ -358,7 +359,7 @@ def cast_drafts(
         acted_on = [r for r in named.acted_on if isinstance(r, str) and r not in staged]  # looked at her
         staged.update(dict.fromkeys(acted_on))
         inferred = (*inferred, *acted_on)
-        out.append(replace(d, characters=tuple(staged), inferred=inferred))
+        out.append(replace(d, location=location, characters=tuple(staged), inferred=inferred))
     return out
 
 
@@ -565,7 +566,9 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
             or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared, short)
         )
         out.append(replace(c, description=text, gender=gender))
-    return Bible(bible.lang, tuple(out), bible.places)
+    described = Bible(bible.lang, tuple(out), bible.places)
+    described._spans_read.update(bible._spans_read)  # the same names and mentions: the same spans
+    return described
 
 
 def _unnamed_looks(bible: Bible, texts: Sequence[str]) -> list[tuple[str, str]]:

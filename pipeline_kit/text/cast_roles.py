@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
+from functools import lru_cache
 
 from pipeline_kit.text.zh_subjects import SURNAMES
 
@@ -290,6 +291,7 @@ def en_apposed_roles(texts: Sequence[str]) -> dict[str, set[str]]:
     return {f"the {noun}": found for noun, found in forms.items()}
 
 
+@lru_cache(maxsize=128)  # a book's chapters: the roles and the names set beside them both read them
 def _en_apposed(text: str) -> list[tuple[str, str, str]]:
     """(name, determiner, role) the text says are one person: "John Pike, the landlord,", "a
     landlord named John Pike" (then "the landlord"), "The stranger was Josiah Marsh"."""

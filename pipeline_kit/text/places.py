@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, _EN_TITLED, Mentions
 
@@ -211,10 +212,12 @@ class Place:
         return (self.name, *self.aliases)
 
 
+@lru_cache(maxsize=128)  # a book's chapters, as long as it has no more
 def settings(text: str, lang: str) -> list[tuple[int, str]]:
     """(offset, setting) of each unnamed place a preposition or a move puts someone in, and of the
     place that one is part of (in the kitchen of the farmhouse); a room keeps the word that says
-    which it is (lamp room), not one that says what it looks like."""
+    which it is (lamp room), not one that says what it looks like. Read once a chapter (the bible
+    and the split's shots ask alike; the answer is shared: never changed in place)."""
     if lang == "zh":
         return _zh_settings(text)
     found: list[tuple[int, str | None, str]] = []

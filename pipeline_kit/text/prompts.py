@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from string import Template
+from typing import Any
 
 from pipeline_kit.errors import BadInput
 from pipeline_kit.ornaments import without_ornaments
@@ -280,6 +281,10 @@ _ADDRESS_AFTER = {"en": re.compile(r"^\s*[,.!?]"), "zh": re.compile(r"^[，,！!
 _ECHO = re.compile(r"^\s*[?？]\s*[”」\"]?$")  # "Crake?": the name asked about, not called
 
 
+def _offset(found: tuple[int, Any]) -> int:
+    return found[0]
+
+
 def named_subjects(
     text: str, lang: str, who: Who, before: Sequence[Referent] = (), present: Sequence[str] = ()
 ) -> Named:
@@ -311,16 +316,19 @@ def named_subjects(
     for quote in [*quotes, None]:
         end = quote[0] if quote else len(text)
         for s in _SENTENCE[lang].finditer(text, at, end):
-            here = [(o - s.start(), r) for o, r in refs if s.start() <= o < s.end()]
-            sentence, meant = subjects(s.group(), lang, here, last, who.genders, written)
-            out += [text[at : s.start()], sentence]
-            plural = plural or plural_subject(s.group(), lang)
-            mentioned_here = [r for _, r in sorted([*here, *meant], key=lambda r: r[0])]
+            (start, stop), said = s.span(), s.group()
+            here = [(o - start, r) for o, r in refs if start <= o < stop]
+            sentence, meant = subjects(said, lang, here, last, who.genders, written)
+            out += [text[at:start], sentence]
+            plural = plural or plural_subject(said, lang)
+            both = [*here, *meant]
+            mentioned_here = [r for _, r in sorted(both, key=_offset)] if both else []
             resolved += [r for _, r in meant]
-            acted += objects(s.group(), lang, history, mentioned_here, who.genders)
+            acted += objects(said, lang, history, mentioned_here, who.genders)
             history += mentioned_here
-            note(last, [r for _, r in sorted([*here, *meant], key=lambda r: r[0], reverse=True)], who.genders)
-            at = s.end()
+            if both:
+                note(last, [r for _, r in sorted(both, key=_offset, reverse=True)], who.genders)
+            at = stop
         out.append(text[at:end])
         if quote:
             out.append(text[quote[0] : quote[1]])

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import shots, tasks
 from pipeline_kit.errors import BadInput
+from pipeline_kit.ornaments import without_ornaments
 from pipeline_kit.text import ingest_file, sample_book_path, split_book
 from pipeline_kit.text.graph import char_slug, seed_for, shot_specs
 from pipeline_kit.text.prompts import Templates, caption, shot_size
@@ -88,6 +89,17 @@ def test_scene_break_markers_stay_out_of_captions(marker: str) -> None:
     assert caption(f"{marker}\n\nThe crossing took half an hour.\n", "en") == "The crossing took half an hour."
     assert caption(f"{marker}\n次日清晨，玄德出城。", "zh") == "次日清晨，玄德出城。"
     assert caption("He counted: 3 * 4 * 5 lamps.", "en") == "He counted: 3 * 4 * 5 lamps."
+
+
+@pytest.mark.parametrize("line", ["* * *", "\u3000＊＊＊", "  ※", "§", "XII.", " ~ ~ ~ ", "◇"])
+def test_an_ornament_line_goes_wherever_it_stands(line: str) -> None:
+    """An ornament line is left out first, in the middle or last, however it is indented; a text
+    with none (dashes, a capital I, a numeral in words) comes back as it was, every line kept."""
+    assert without_ornaments(f"He waited.\n\n{line}\n\nShe came.\n") == "He waited.\n\n\nShe came.\n"
+    assert without_ornaments(f"{line}\nShe came.") == "She came."
+    assert without_ornaments(f"She came.\n\n{line}") == "She came.\n"
+    plain = "Line one\n  I. Adler was here.\n- a dash\n— and another\nIV is a number\n\n"
+    assert without_ornaments(plain) == plain
 
 
 def test_the_sample_books_scene_breaks_reach_no_task(sqlite_db: Database) -> None:
