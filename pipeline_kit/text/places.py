@@ -15,7 +15,9 @@ someone is in, at or goes to is a place once it is named once (in the boiler roo
 harbour). A move with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 
 A shot's place is where its people are (`shot_places`): the last place its narration puts a person
-in (Mara sat on the quay, 阿Ｋ站在码头上), not one only seen, spoken of, left or said of a thing
+in (Mara sat on the quay, 阿Ｋ站在码头上, showed them into a cold office, out into the snow, In the
+carriage the lamps were dim: a setting opening its sentence holds the people after it, 夜里趴在窗口:
+at home), not one only seen, spoken of, meant (想在镇上开诊所), left or said of a thing
 (eyes on the tower, the tower, which stood on its rock); else the place the scene's people are
 still in (however long they talk there); else a place the narration describes with nobody in it
 (boats knocked at the quay). A word for a kind of place is the place of that kind the scene named
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, _EN_TITLED, Mentions
+from pipeline_kit.text.shots import _TIMES
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
 HOLD = 12  # shots a place holds after the text last puts someone there, talk not counted
@@ -39,12 +42,29 @@ TAG_SIZE = {"en": 6, "zh": 8}  # words, characters
 QUOTE_BLANKS = 4  # the shortest quotation blanked out, its marks included: “Hi”
 # Words for a place someone can be in, at or on: rooms, buildings, works, ways, waters, land and
 # what people travel or camp in (a wagon, a tent); furniture (bed, chair, table) and things are not settings.
-_EN_SETTING_NOUNS = (
-    # rooms and parts of a house
+# Rooms and parts of a house: a room said with its article opening a sentence after someone went
+# somewhere is a room of that place (walked to the inn. The taproom was full: they are in it).
+_EN_ROOMS = (
     "room bedroom kitchen parlour parlor study library hall hallway corridor passage staircase stairs cellar attic "
     "garret landing nursery pantry scullery bathroom ballroom drawing-room sitting-room dining-room lamp-room "
     "sickroom dressing-room schoolroom classroom lobby foyer vestibule porch veranda verandah balcony terrace roof "
-    "rooftop loft hayloft doorway gateway gate threshold conservatory "
+    "rooftop loft hayloft doorway gateway gate threshold conservatory"
+).split()
+# Ways, and the towns they run through: a named place said before one of these is in it (the Plough
+# in the village, the bakery on Mill Hill).
+_EN_WAYS = (
+    "street road lane alley avenue boulevard highway crossroads junction causeway embankment tunnel bridge "
+    "trail track path footpath towpath ford pass village town"
+).split()
+# What people travel in: a vehicle that leaves a place takes its people with it (the train left the
+# station: they are still in the carriage).
+_EN_VEHICLES = (
+    "train carriage compartment cab coach omnibus bus tram cart wagon waggon caravan boat ship ferry deck "
+    "quarterdeck forecastle wheelhouse cockpit galley hold steamer yacht schooner barge raft canoe lifeboat dinghy "
+    "rowboat skiff punt"
+).split()
+# Every other place: dwellings, buildings, public places, forts, waters and land.
+_EN_OTHER_SETTINGS = (
     # dwellings and buildings
     "home house mansion manor lodge villa cottage cabin hut hovel shack tenement flat apartment bungalow farmhouse "
     "homestead vicarage rectory parsonage manse "
@@ -64,9 +84,6 @@ _EN_SETTING_NOUNS = (
     # forts, camps and ruins
     "castle palace tower fort fortress citadel barracks garrison camp campsite tent battlefield trench ruins ruin "
     "lighthouse "
-    # ways
-    "street road lane alley avenue boulevard highway crossroads junction causeway embankment tunnel bridge "
-    "trail track path footpath towpath ford pass "
     # waters and shores
     "well fountain pool pond stream brook creek canal weir dam waterfall falls river riverbank bank lake bay cove "
     "inlet estuary lagoon sea ocean coast shore beach sands dunes seafront promenade waterfront quay pier wharf "
@@ -75,12 +92,9 @@ _EN_SETTING_NOUNS = (
     "field meadow pasture paddock orchard vineyard garden kitchen-garden yard courtyard stable-yard inn-yard lawn "
     "shrubbery allotment plantation grove thicket clearing glade copse wood woods forest jungle moor heath marsh "
     "swamp bog fen desert oasis plain prairie steppe hill hillside mountain mountainside valley ridge ravine gorge "
-    "canyon gully gulch crag summit peak slope village town "
-    # what people travel in
-    "train carriage compartment cab coach omnibus bus tram cart wagon waggon caravan boat ship ferry deck "
-    "quarterdeck forecastle wheelhouse cockpit galley hold steamer yacht schooner barge raft canoe lifeboat dinghy "
-    "rowboat skiff punt"
+    "canyon gully gulch crag summit peak slope"
 ).split()
+_EN_SETTING_NOUNS = _EN_ROOMS + _EN_WAYS + _EN_VEHICLES + _EN_OTHER_SETTINGS
 # …and a word made with one of the words for a room, a house or a shop (the workroom, the taproom,
 # the pumphouse, the bookshop).
 _EN_SETTING_NOUN = (
@@ -105,6 +119,26 @@ _EN_SETTING = re.compile(
 # farmhouse is a place too).
 _EN_SETTING_OF = re.compile(
     r" of (?:the|a|an|his|her|their|our|my|its|this|that) (" + _EN_SETTING_NOUN + r")(?![\w’'-])"
+)
+# Going out into the weather is going outdoors: they hurried out into the snow (there they are).
+_EN_OUT_INTO = re.compile(r"out(?<!\wout) (?:into|in|onto) the (snow|rain|fog|mist|sunshine|sunlight|storm)\b")
+# A move someone makes to a place: walked down to, went into, walked up from the slipway to.
+_EN_WENT_TO = (
+    r"\b(?:walked|went|came|ran|hurried|rode|drove|strolled|wandered|stepped|returned|headed|crept|limped)"
+    r"(?: (?:down|up|over|back|round|across|along|out|on|off|in))?(?: from the [a-z]+)? (?:to|into)"
+)
+# A building named with its article and no word for a place (the Plough, the George), where someone
+# goes to it or stays in it: walked down to the Plough, drank at the George (not the King of
+# Bohemia, nor the Times someone reads).
+# Found from "the" and its name, the verb read back (a scan that starts at the verbs is slow).
+_EN_THE_NAME = re.compile(r"the ([A-Z][a-z]+)(?![\w’'-]|\s+[A-Z]|\s+of\b)")
+_EN_BUILDING_MOVE = re.compile(
+    rf"(?:{_EN_WENT_TO}|\b(?:sat|stood|drank|dined|ate|slept|stayed|lodged|waited|met|lived)(?: [a-z]+)? (?:in|at)) $"
+)
+# A room said with its article as a sentence's subject: the taproom was full (see `_EN_ROOMS`;
+# `_after_a_move` says it opens one; the literal comes first, so the scan skips to each "The").
+_EN_ROOM_OPENS = re.compile(
+    r"The(?<!\wThe) (" + "|".join(sorted([r"[a-z]+room", *_EN_ROOMS], key=len, reverse=True)) + r")(?![\w’'-])"
 )
 _ZH_SETTING_NOUNS = (
     "书房 厨房 卧房 客厅 大厅 花园 后院 院子 庭院 门口 码头 渡口 渡船 船头 船舱 船上 甲板 岸边 河边 江边 海边 湖边 "
@@ -135,6 +169,11 @@ _ZH_NOUN_CHAR = (
     r"走来去看见听说道问找拿做请拜归转返进出回叫让要想会能可])[\u4e00-\u9fff]"
 )
 _ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}[{_ZH_PLACE_ENDS}]子?"
+# At a new time of the evening or night, someone at a window or in bed with no place named is at
+# home: 夜里，小梅趴在窗口往外看 (a new scene, wherever the day's last one was).
+_ZH_HOME_THINGS = "窗口|窗前|窗边|窗下|窗台|床上|床边|床头|炕上|炕头|被窝里"
+_ZH_AT_HOME = re.compile(rf"[趴坐躺靠倚站睡][在到]({_ZH_HOME_THINGS})")
+_ZH_NIGHT_OPENS = re.compile("|".join(p for t, p in _TIMES["zh"] if t in ("evening", "night")))
 _ZH_FAMILY_WORDS = "大家|人家|自家|国家|专家|作家|行家|东家|冤家|亲家|老人家"  # 家 in words that name no family
 _ZH_OPEN_SETTING = re.compile(
     r"([来走跑奔赶爬跳搬逃冲飞游回坐站蹲躺住睡跪立趴靠停藏躲][在到进入]|(?<![现实好自所存不没])在|"
@@ -215,9 +254,11 @@ class Place:
 @lru_cache(maxsize=128)  # a book's chapters, as long as it has no more
 def settings(text: str, lang: str) -> list[tuple[int, str]]:
     """(offset, setting) of each unnamed place a preposition or a move puts someone in, and of the
-    place that one is part of (in the kitchen of the farmhouse); a room keeps the word that says
-    which it is (lamp room), not one that says what it looks like. Read once a chapter (the bible
-    and the split's shots ask alike; the answer is shared: never changed in place)."""
+    place that one is part of (in the kitchen of the farmhouse), the weather someone goes out into
+    (out into the snow) and a room opening the sentence after a move (walked down to the Plough. The
+    taproom was full); a room keeps the word that says which it is (lamp room), not one that says
+    what it looks like. Read once a chapter (the bible and the split's shots ask alike; the answer
+    is shared: never changed in place)."""
     if lang == "zh":
         return _zh_settings(text)
     found: list[tuple[int, str | None, str]] = []
@@ -225,12 +266,22 @@ def settings(text: str, lang: str) -> list[tuple[int, str]]:
         found.append((m.start(1 if m.group(1) else 2), m.group(1), m.group(2).lower()))
         if whole := _EN_SETTING_OF.match(text, m.end()):
             found.append((whole.start(1), None, whole.group(1).lower()))
+    found += [(m.start(1), None, m.group(1)) for m in _EN_OUT_INTO.finditer(text)]
+    found += [(m.start(1), None, m.group(1)) for m in _EN_ROOM_OPENS.finditer(text) if _after_a_move(text, m.start())]
     pairs = Counter(name for _, _, name in found if " " in name or "-" in name)
     out = []
     for offset, owner, name in found:
         name = name if pairs[name] >= 2 or _which_one(name) else re.split(r"[ -]", name)[-1]
         out.append((offset, f"{owner if owner[0].isupper() else owner.lower()} {name}" if owner else name))
-    return out
+    return sorted(out)
+
+
+def _after_a_move(text: str, offset: int) -> bool:
+    """Does a sentence start at `offset`, after one that moves someone to a place (walked down to
+    the Plough, went into the house)?"""
+    before = text[max(0, offset - 3) : offset].rstrip(" ")
+    opens = not before or before[-1] in '.!?"”\n'
+    return opens and bool(re.search(_EN_WENT_TO, text[_sentence(text, "en", max(0, offset - 2))[0] : offset]))
 
 
 def _zh_settings(text: str) -> list[tuple[int, str]]:
@@ -239,7 +290,8 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
     one-character noun needs a localiser (走到山上; 进城, 上山 are what someone does), except home
     (回到家。); a raised thing (台) is a place only when someone is on it (站在戏台上, 登上高台),
     not beside it (站在柜台后面, 在灶台前: furniture in the room); after a bare locative (在, 到)
-    the noun must end plainly, at a localiser or a clause's end (在盐场干活 might be 盐场干)."""
+    the noun must end plainly, at a localiser or a clause's end (在盐场干活 might be 盐场干); at a
+    window or in bed at a new time of the evening or night, with no place named, is home (家)."""
     found = [(start, m.end(1), text[start : m.start()] + m.group(1)) for m, start in _owned(text)]
     found += [(m.start(1), m.end(1), m.group(1)) for m in _ZH_SETTING.finditer(text)]
     taken = {k for start, end, _ in found for k in range(start, end)}
@@ -253,7 +305,22 @@ def _zh_settings(text: str) -> list[tuple[int, str]]:
         if not ends_plainly and (len(verb) == 1 or len(noun) == 1):
             continue
         found.append((m.start(2), m.end(2), noun + (localiser if localiser == "门口" else "")))
+    found += [(m.start(1), m.end(1), "家") for m in _ZH_AT_HOME.finditer(text) if _at_night_at_home(text, m.start())]
     return [(start, name) for start, _, name in sorted(found)]
+
+
+def _at_night_at_home(text: str, offset: int) -> bool:
+    """Does the sentence of the window or bed at `offset` open with a time of the evening or night
+    (夜里，小梅趴在窗口) and name no place before it (夜里，他躺在酒店的床上: the tavern's bed)?"""
+    start = _sentence(text, "zh", offset)[0]
+    while start < offset and text[start].isspace():
+        start += 1
+    before = text[start:offset]
+    return (
+        len(before) <= 16
+        and bool(_ZH_NIGHT_OPENS.match(before))
+        and not (_ZH_SETTING.search(before) or _ZH_OPEN_SETTING.search(before) or _ZH_OWNED_PLACE.search(before))
+    )
 
 
 def _owned(text: str) -> list[tuple[re.Match[str], int]]:
@@ -398,7 +465,8 @@ def _by_position(name: str, word: str, lang: str) -> bool:
 def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     """Names the grammar puts someone in, at, into or from, or a town a sentence is about, once
     being enough (来到柳树村, 从黑石岛来, 青石镇的药铺; to Port Ellery, at Gannet Point, in Dunmore,
-    came early to Wexley), none a person's name or a part of one, nor the end of a title (the
+    came early to Wexley), a building named with its article someone goes to or stays in (walked
+    down to the Plough), none a person's name or a part of one, nor the end of a title (the
     Study in Scarlet), nor a bare name someone looks at (looked at Otto Brandt), nor one ending in
     a surname the text gives someone (Miss Alder: a letter from Jonah Alder)."""
     if lang == "zh":
@@ -406,16 +474,25 @@ def _evidenced(text: str, lang: str, people: Collection[str]) -> set[str]:
     parts = {w for p in people for w in p.split()}
     surnames = {m.group(2) for m in _EN_TITLED.finditer(text)}  # Miss Alder: a bare Jonah Alder is her kin, no place
     owned = {m.group(4) for m in _EN_AT_NAMED.finditer(text) if m.group(4)}  # the owner says it: Kessler's Well
-    return owned | {
-        name
-        for m in _EN_AT_NAMED.finditer(text)
-        if (name := m.group(3) or ("" if _titled(m) or not _bare_name_there(text, m) else m.group(5)))
-        and name not in people
-        and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
-        and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
-        and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
-        and not (m.group(5) and name.split()[-1] in surnames)
+    buildings = {  # walked down to the Plough
+        m.group(1)
+        for m in _EN_THE_NAME.finditer(text)
+        if _EN_BUILDING_MOVE.search(text, max(0, m.start() - 48), m.start())
     }
+    return (
+        owned
+        | {b for b in buildings if b not in people and b not in parts and b.lower() not in _EN_STOP}
+        | {
+            name
+            for m in _EN_AT_NAMED.finditer(text)
+            if (name := m.group(3) or ("" if _titled(m) or not _bare_name_there(text, m) else m.group(5)))
+            and name not in people
+            and not any(w in parts or w.lower() in _EN_STOP for w in name.split())
+            and not _EN_TITLE_HEAD.search(text, max(0, m.start() - 24), m.start())
+            and not (m.group(5) and _EN_LOOKED.search(text, max(0, m.start() - 12), m.start()))
+            and not (m.group(5) and name.split()[-1] in surnames)
+        }
+    )
 
 
 def _titled(m: re.Match[str]) -> bool:
@@ -520,7 +597,18 @@ _EN_LEAD_KINDS = {
 
 
 _PUT, _DESCRIBED, _GONE = "put", "described", "gone"
-_EN_PERSON = re.compile(r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I)\b")
+_EN_PERSON = re.compile(  # …or a number of them: the three of them (not in front of us)
+    r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I|(?:all|both|each|some|two|three|four|five|six|several|most) of (?:them|us))\b"
+)
+# Someone a verb moves, its object: showed them into a cold office, led her up to the attic.
+_EN_MOVED = re.compile(
+    r"\b(?:him|her|them|us|me)\s+(?:(?:back|up|down|out|in|over|across|along|round|away)\s+)?"
+    r"(?:into|to|onto|inside|through|across)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?(?:[\w’'-]+\s+)?$",
+    re.I,
+)
+# A setting that opens its sentence is where the narration that follows stands: In the carriage the
+# lamps were dim (and the people of the next sentence are in it).
+_EN_FRONTED = re.compile(r"\s*(?:In|Inside|Within|On|Aboard|On board)\s+(?:the|a|an|his|her|their|our|my|its)\s+")
 _EN_OF = re.compile(r"\bof\s+(?:the\s+)?$", re.I)
 # The shop, our sitting-room with no preposition or move before it: the place is spoken of (she
 # unlocked the shop, the room was dark), nobody is put in it.
@@ -550,7 +638,8 @@ _CLAUSE_END = {
     "en": re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bDr)[.!?;:,—]|\n\n"),
     "zh": re.compile(r"[，。！？；：、]|\n\n"),
 }
-# Seen, heard or spoken of: Mara kept her eyes on the tower, looking out toward Gannet Point, 望见花果山;
+# Seen, heard, spoken of or only meant: Mara kept her eyes on the tower, looking out toward Gannet
+# Point, 望见花果山, 想在镇上开一家诊所;
 # in English the verb must govern the place's phrase: no other verb joined by and, but or then, nor
 # a move, stands between them (as he spoke the door opened and a lady entered the room: she is in it).
 _EN_NEW_VERB = re.compile(
@@ -563,7 +652,7 @@ _SEEN = {
         r"remember(?:s|ed)?|spoke|speaks?|talk(?:s|ed)?|wrote|writes?|told)\b",
         re.I,
     ),
-    "zh": re.compile(r"看见|看到|看着|望见|望着|瞧见|远远|想起|想着|梦见|说起|提起|听说|听见"),
+    "zh": re.compile(r"看见|看到|看着|望见|望着|瞧见|远远|想起|想着|梦见|说起|提起|听说|听见|想在|想去|打算|准备在"),
 }
 # Where someone comes out of or down from is where they no longer are: left the room, out of the inn,
 # 走出客栈, 径下灵山.
@@ -571,6 +660,12 @@ _LEFT_FROM = {
     "en": re.compile(r"\b(?:left|leaving|out of|from)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$", re.I),
     "zh": re.compile(r"(?:出|下|离开|离了)了?$"),
 }
+# A vehicle leaving a place: the train had left the station, the coach pulled out of the yard.
+_EN_VEHICLE_LEFT = re.compile(
+    r"\b(?:the|our|their|his|her|a) (?:" + "|".join(_EN_VEHICLES) + r")\s+(?:had\s+|has\s+)?"
+    r"(?:left|pulled out of|drew out of|steamed out of|sailed from|cleared)\s+(?:the|a|an)\s+$",
+    re.I,
+)
 # Where a thing goes is no place anything is yet: the trap rattled back on its way to Leatherhead.
 _TOWARD = {"en": re.compile(r"\b(?:to|towards?|for)\s+(?:the\s+)?$", re.I), "zh": re.compile(r"[往向]$")}
 # Leaving with no place named: ran off, went out, left. 走了。出去了。
@@ -584,7 +679,7 @@ _GONE_AWAY = {
 }
 # A Chinese move or stay with its place: 站在码头上, 来到清水镇 (someone does these, subject or not);
 # a bare 在/到/上 puts a person there when the clause names one (老陈正在船上).
-_ZH_PUTS = re.compile(r"(?:来|走|回|坐|站|立|躺|蹲|跪|住|跑|奔|跳|爬|睡|藏|进|到|入)[在到进入上至]了?$|(?:进|到|上)了$")
+_ZH_PUTS = re.compile(r"(?:[来走回坐站立躺蹲跪住跑奔跳爬睡藏进到入趴靠倚])[在到进入上至]了?$|(?:进|到|上)了$")
 _ZH_AT = re.compile(r"[在到进入上回至往于]$")
 
 
@@ -609,7 +704,7 @@ def _marks(
             and lo <= previous
             and bool(
                 _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
-                or _which_kind(previous_name)
+                or (_which_kind(previous_name) or previous_name[:1].isupper() and name in _EN_WAYS)
                 and _EN_ADDRESS.fullmatch(text, previous, offset)
             )
         )
@@ -620,8 +715,18 @@ def _marks(
             continue  # in my library-chair: a thing named after a place
         if lang == "zh" and len(name) == 1 and text[offset - 1 : offset] in _ZH_COUNTS:
             continue  # 一路丢开, 这一场, 两家: all the way, a bout, both sides, no place
+        if (
+            lang == "en"
+            and _EN_ROOM_OPENS.match(text, offset - 4)
+            and _after_a_move(text, offset - 4)
+            and _room_of_last(text, offset, marks)
+        ):
+            marks.append((offset, _PUT, name))  # walked down to the Plough. The taproom was full: in it
+            continue
         if lang == "en" and _only_the(text, offset) and name not in {m[2] for m in marks}:
             continue  # the roof was caved in: a place said with its article alone refers back, or is none
+        if lang == "en" and _EN_VEHICLE_LEFT.search(text, max(0, offset - 40), offset):
+            continue  # the train had left the station: its people are still aboard
         if _LEFT_FROM[lang].search(text, max(0, offset - 24), offset):
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):
@@ -637,6 +742,13 @@ def _marks(
         if clause not in put_clauses:  # 到后院去了: gone to a place named
             marks.append((m.start(), _GONE, ""))
     return sorted(marks)
+
+
+def _room_of_last(text: str, offset: int, marks: list[tuple[int, str, str]]) -> bool:
+    """Is the room opening the sentence at `offset` a room of the place the sentence before put
+    someone in (walked down to the Plough in the village. The taproom was full)?"""
+    start = _sentence(text, "en", max(0, offset - 6))[0]
+    return bool(marks) and marks[-1][1] == _PUT and marks[-1][0] >= start
 
 
 def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: Collection[int]) -> bool:
@@ -655,7 +767,13 @@ def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: C
     elif _EN_OF.search(text, max(0, offset - 12), offset) or _only_the(text, offset):
         return False
     start = _sentence(text, lang, offset)[0]
-    if text[hi : hi + 1] in ",，" and not text[start:lo].strip():
+    if lang == "en" and _EN_MOVED.search(text, max(lo, offset - 40), offset):
+        return True  # showed them into a cold office
+    if lang == "en" and _EN_FRONTED.fullmatch(text, start, offset):
+        hi = _sentence(text, lang, _sentence(text, lang, offset)[1])[
+            1
+        ]  # In the carriage the lamps were dim. Davey slept.
+    elif text[hi : hi + 1] in ",，" and not text[start:lo].strip():
         hi = _clause(text, lang, hi + 1)[1]
     elif lang == "en" and _EN_OWN_SUBJECT.match(text, lo):
         start = lo
