@@ -600,9 +600,11 @@ _PUT, _DESCRIBED, _GONE = "put", "described", "gone"
 _EN_PERSON = re.compile(  # …or a number of them: the three of them (not in front of us)
     r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I|(?:all|both|each|some|two|three|four|five|six|several|most) of (?:them|us))\b"
 )
-# Someone a verb moves, its object: showed them into a cold office, led her up to the attic.
+# Someone a verb moves, its object or a passive's subject: showed them into a cold office, led her
+# up to the attic, the passengers were shown into a low parlour.
 _EN_MOVED = re.compile(
-    r"\b(?:him|her|them|us|me)\s+(?:(?:back|up|down|out|in|over|across|along|round|away)\s+)?"
+    r"\b(?:him|her|them|us|me|(?:was|were|been) (?:shown|led|taken|ushered|brought|driven|helped))\s+"
+    r"(?:(?:back|up|down|out|in|over|across|along|round|away)\s+)?"
     r"(?:into|to|onto|inside|through|across)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?(?:[\w’'-]+\s+)?$",
     re.I,
 )

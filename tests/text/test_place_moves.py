@@ -19,10 +19,13 @@ _WHO = (
 
 def test_someone_shown_or_led_into_a_place_is_there_a_thing_carried_in_is_not() -> None:
     """ "showed her into a narrow study": the object of the move is in the study, though the one
-    who moves her is nobody the bible names; "took her trunk into the shed" moves a trunk, and
-    Nell stays in the yard."""
+    who moves her is nobody the bible names, and so are the subjects of a passive move (the guests
+    were ushered into the ballroom); "took her trunk into the shed" moves a trunk, and Nell stays
+    in the yard."""
     shown = ["Nell waited in the yard. Nell yawned.", "A footman showed her into a narrow study. A judge was writing."]
     assert places_of(shown, "en", book=_WHO) == ["yard", "study"]
+    passive = ["Nell waited in the yard. Nell yawned.", "The guests were ushered into the ballroom. Music played."]
+    assert places_of(passive, "en", book=_WHO) == ["yard", "ballroom"]
     carried = ["Nell waited in the yard. Nell yawned.", "A porter took her trunk into the shed. Nell sighed."]
     assert places_of(carried, "en", book=_WHO) == ["yard", "yard"]
 
