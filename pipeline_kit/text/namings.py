@@ -1,11 +1,13 @@
 """Where a text gives someone's name, and whom it names: "My name is Edmund Crake", "They call
-me Bess", "who introduced himself as Mr. Pollard", a boy named Davey, 她叫沈静秋, 大家都叫他七爷,
-那个光头男孩叫狗蛋.
+me Bess", "Davey," answering "What's your name?", "who introduced himself as Mr. Pollard", a boy
+named Davey, 她叫沈静秋, 大家都叫他七爷, 那个光头男孩叫狗蛋, and a name called to a newcomer ("Come
+down, Arthur!" to the boy in the tree).
 
 A name so given is a person's, whatever its shape and however seldom the text repeats it. The
 one it names is the unnamed person the text brought in last before it, of the sex the naming
 tells (her, a boy, 她), or of the noun it names (那个光头男孩): the stranger who knocked at the
 door is Edmund Crake from the first shot he is in, so he keeps one face, his looks and his he.
+A naming is news only: a name the narration gave before is its holder's own.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ _EN_GIVEN = re.compile(
 _EN_ASKS = re.compile(r"\bname\b|\bwho are you\b|\bcall you\b|\bcalled\?", re.I)
 _EN_QUOTE = re.compile(r"“([^”]*)”|\"([^\"]*)\"")
 _EN_ANSWER = re.compile(rf"^\s*{_EN_NAME}(?=[.!]|,?\s*$)")  # "Davey," / "Pen. Pen Marlow." (not "Miss Roylott, you…")
+# A name called to someone in a quotation ("Come down, Arthur!", "Kit, hold the lamp"): whom it is
+# said to, the unnamed person just brought in, where the narration has not named them before.
+_EN_CALLED = re.compile(rf"(?:^|[,;] ){_EN_NAME}(?=[!.,])")  # not "Crake?": asked about
 _ZH_NAME = rf"(?P<name>[{_HAN}]{{2,3}}?)(?=[，。！？；、”」])"
 _ZH_CALL = re.compile("叫")
 _ZH_NOUNS = "|".join(sorted(PERSON_NOUNS["zh"], key=len, reverse=True))
@@ -61,11 +66,6 @@ _ZH_GIVEN = re.compile(
 _ZH_SEX = {"他": "male", "她": "female"}
 _ZH_ASKS = re.compile(r"甚|什么|谁|哪|啥|怎")
 ZH_COMMON = 50  # a word jieba met this often is no name given (老何 12, 狗蛋 3; 小名 76, 父王 152)
-
-
-# A name called to someone in a quotation ("Come down, Arthur!", "Kit, hold the lamp"): whom it is
-# said to, the unnamed person just brought in, where the narration has not named them before.
-_EN_CALLED = re.compile(rf"(?:^|[,;] ){_EN_NAME}(?=[!.,])")  # not "Crake?": asked about
 
 
 @dataclass(frozen=True)
