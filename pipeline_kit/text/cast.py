@@ -20,7 +20,7 @@ from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import EN_SPEECH, kin_genders, role_gender, told_sex
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
-from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, mentioned, object_genders
+from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, mentioned, object_genders, referred_back
 from pipeline_kit.text.namings import named_unnamed, namings
 from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
@@ -384,7 +384,7 @@ class ChapterCast:
         spans = bible.spans(text)
         named = [(o, n) for o, _, n in spans if plain[o] != " "]
         brought = brought_in(plain, bible.lang, [(o, e) for o, e, _ in spans if plain[o] != " "])
-        again = mentioned(plain, bible.lang, [p for _, p in brought])
+        again = mentioned(plain, bible.lang, [p for _, p in brought]) + referred_back(plain, bible.lang, brought)
         scenes: dict[int, int] = {}
         for d in drafts:
             scenes.setdefault(d.scene, d.span_start)

@@ -241,6 +241,25 @@ def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int,
     return sorted(dict(out).items())
 
 
+# Words that refer back to the one brought in last, whatever they were (那人笑着伸出手 after 一个穿
+# 中山装的中年人; "looked up at the visitor" after the stranger at the door).
+_BACK = {
+    "zh": re.compile(r"(?:^|(?<=[，。！？；：”」\s]))(?:那人|这人|此人|来人|[这那]个陌生人)"),
+    "en": re.compile(r"\b[Tt]he (?:stranger|newcomer|visitor)\b"),
+}
+
+
+def referred_back(text: str, lang: str, brought: Sequence[tuple[int, Someone]]) -> list[tuple[int, Someone]]:
+    """(offset, person) where `text` refers back to someone unnamed by a word for anyone new (那人,
+    the stranger): the one `brought` in last before it (offset -1: before the text)."""
+    out = []
+    for m in _BACK[lang].finditer(text):
+        before = [p for o, p in brought if o < m.start()]
+        if before and not any(o == m.start() for o, _ in brought):
+            out.append((m.start(), before[-1]))
+    return out
+
+
 def gender_of(referent: Referent, genders: Mapping[str, str | None]) -> str | None:
     return referent.gender if isinstance(referent, Someone) else genders.get(referent)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline_kit.text.cast_roles import PERSON_NOUNS
-from pipeline_kit.text.moments import CONTEXT, Someone, mentioned, someones
+from pipeline_kit.text.moments import CONTEXT, Someone, mentioned, referred_back, someones
 from pipeline_kit.text.prompts import brought_in, narration_only
 from pipeline_kit.text.zh_dictionary import frequencies
 from pipeline_kit.text.zh_subjects import name_shaped
@@ -158,7 +158,7 @@ def named_unnamed(
     plain = narration_only(text)
     spans = [s for s in spans if plain[s[0]] != " "]  # named in the narration (a name said is no one there)
     brought = brought_in(plain, lang, [(o, e) for o, e, _ in spans])
-    again = mentioned(plain, lang, [p for _, p in brought])
+    again = mentioned(plain, lang, [p for _, p in brought]) + referred_back(plain, lang, brought)
     seen = sorted(dict([*again, *brought]).items())  # by offset: one brought in is not met again there
     whose: dict[Someone, str] = {}
     for naming in given:

@@ -27,6 +27,7 @@ from pipeline_kit.text.moments import (
     note,
     objects,
     plural_subject,
+    referred_back,
     someones,
     staged,
     subjects,
@@ -307,7 +308,8 @@ def named_subjects(
     earlier = [r for r in before if isinstance(r, Someone)]
     brought = brought_in(plain, lang, [(o, o + len(w)) for o, w, _ in narrated], earlier)
     known = earlier + [p for _, p in brought]
-    refs = sorted([(o, n) for o, _, n in narrated] + brought + mentioned(plain, lang, known), key=lambda r: r[0])
+    back = referred_back(plain, lang, [(-1, p) for p in earlier] + brought)  # 那人, the stranger
+    refs = sorted([(o, n) for o, _, n in narrated] + brought + mentioned(plain, lang, known) + back, key=lambda r: r[0])
     written = {w for _, w, _ in narrated} | {p.words for _, p in refs if isinstance(p, Someone)}
     last: dict[str | None, Referent] = {}
     note(last, before, who.genders)

@@ -338,3 +338,13 @@ def test_the_one_an_object_pronoun_means_is_in_the_picture(
     assert acted_on in last[1]
     alone = _shots("Tobias rowed out. When he saw the beam above him, he waved.", "en", EN_CAST)[-1]
     assert alone[1] == ("Tobias",)
+
+
+def test_a_word_for_anyone_new_refers_back_to_the_one_just_brought_in() -> None:
+    """那人 / "the stranger" after someone unnamed came in is that person, in the picture: 一个戴草帽的
+    汉子走到船边。\\n\\n那人放下担子 stages the man in the straw hat; so does "Mara looked at the stranger"
+    after a man in a grey coat stood at the gate."""
+    zh = _shots("一个戴草帽的汉子走到船边，秀兰看了他一眼。\n\n那人放下担子，擦了擦汗。", "zh", ZH_CAST)
+    assert "戴草帽的汉子" in zh[1][2]["Characters"], zh[1]
+    en = _shots("A man in a grey coat stood at the gate.\n\nMara looked at the stranger and frowned.", "en", EN_CAST)
+    assert "a man in a grey coat" in en[1][2]["Characters"], en[1]
