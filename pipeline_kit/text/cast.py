@@ -20,13 +20,13 @@ from pipeline_kit.text.cast_address import addressed_genders
 from pipeline_kit.text.cast_names import people
 from pipeline_kit.text.cast_roles import EN_SPEECH, kin_genders, role_gender, told_sex
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
-from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, mentioned, object_genders, referred_back
+from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, object_genders
 from pipeline_kit.text.namings import named_unnamed, namings
 from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
 from pipeline_kit.text.zh_subjects import SPEECH
-from pipeline_kit.text.prompts import Named, brought_in, named_subjects, narration_only
+from pipeline_kit.text.prompts import Named, named_subjects, narration_only, unnamed_in
 from pipeline_kit.text.shots import ShotDraft
 
 # A character is named this often in the book: twice in a short story, five times in a novel.
@@ -273,18 +273,20 @@ def build_bible(
         for c in fixed
     ]
     cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))), places)
-    described = _describe(_with_narrator(cast, texts, least), texts)
-    return described if lang == "zh" else _titled_surnames_joined(described, texts)
+    titles = Counter(  # (name as titled, the sex its title says): Mrs. Crane; read once for every use
+        (m.group(2), _EN_TITLE[m.group(1)]) for t in ([] if lang == "zh" else texts) for m in _EN_TITLED.finditer(t)
+    )
+    described = _describe(_with_narrator(cast, texts, least), texts, titles)
+    return described if lang == "zh" else _titled_surnames_joined(described, titles)
 
 
-def _titled_surnames_joined(bible: Bible, texts: Sequence[str]) -> Bible:
+def _titled_surnames_joined(bible: Bible, titled: Counter[tuple[str, str | None]]) -> Bible:
     """A surname the text titles (Miss Marsh) is the one character whose full name ends in it (Ellen
     Marsh), when its titles say that character's sex; Mr. Brand is not Lucy Brand, his
     niece, and a surname two full names end in (Arthur and Alexander Holder) joins neither."""
     titles: dict[str, set[str | None]] = defaultdict(set)
-    for text in texts:
-        for m in _EN_TITLED.finditer(text):
-            titles[m.group(2)].add(_EN_TITLE[m.group(1)])
+    for word, sex in titled:
+        titles[word].add(sex)
     by_surname: dict[str, list[Character]] = defaultdict(list)
     for c in bible.characters:
         for surname in {n.split()[-1] for n in c.names if " " in n}:
@@ -383,12 +385,11 @@ class ChapterCast:
         plain = narration_only(text)
         spans = bible.spans(text)
         named = [(o, n) for o, _, n in spans if plain[o] != " "]
-        brought = brought_in(plain, bible.lang, [(o, e) for o, e, _ in spans if plain[o] != " "])
-        again = mentioned(plain, bible.lang, [p for _, p in brought]) + referred_back(plain, bible.lang, brought)
+        unnamed = unnamed_in(plain, bible.lang, [(o, e) for o, e, _ in spans if plain[o] != " "])
         scenes: dict[int, int] = {}
         for d in drafts:
             scenes.setdefault(d.scene, d.span_start)
-        return cls(text, plain, bible, sorted([*named, *brought, *again], key=lambda r: r[0]), spans, scenes)
+        return cls(text, plain, bible, sorted([*named, *unnamed], key=lambda r: r[0]), spans, scenes)
 
     @cached_property
     def _ref_offsets(self) -> list[int]:
@@ -476,7 +477,7 @@ def _first_pronoun(text: str, lang: str, subject: bool = False) -> str | None:
     return "female" if she >= 0 and (he < 0 or she < he) else "male"
 
 
-def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
+def _describe(bible: Bible, texts: Sequence[str], titles: Counter[tuple[str, str | None]]) -> Bible:
     """Fill descriptions (unless locked) with the looks phrases about each character, and genders
     from its role word, the kinship words set beside it or said to it (`cast_address`), its looks,
     else the pronouns that follow its mentions before anyone else is named."""
@@ -536,17 +537,12 @@ def _describe(bible: Bible, texts: Sequence[str]) -> Bible:
     for name, phrase in _unnamed_looks(bible, texts):  # the fat old gentleman with white whiskers: Pollard's
         if phrase not in phrases.setdefault(name, []):
             phrases[name].insert(0, phrase)
-    titled = Counter(
-        (m.group(2), _EN_TITLE[m.group(1)])
-        for t in ([] if zh else texts)
-        for m in _EN_TITLED.finditer(t)
-        if _EN_TITLE[m.group(1)]
-    )
+    titled: Counter[tuple[str, str]] = Counter({(w, sex): n for (w, sex), n in titles.items() if sex})
     shared = {alias for alias, holders in bible.holders.items() if len(holders) > 1}
     me = FIRST_PERSON.get(bible.lang)
     kin = kin_genders(texts, bible.lang, {a: n for a, n in bible.canonical.items() if a != me})
     addressed = addressed_genders(texts, bible.lang, spans)  # “爹，…” answered by 老陈道
-    given = _given_sexes(bible, texts)  # 她叫沈静秋; "I'm Sam," of the young soldier
+    given = _given_sexes(bible, texts, titled)  # 她叫沈静秋; "I'm Sam," of the young soldier
     out = []
     for c in bible.characters:
         if c.locked or c.dropped:
@@ -585,12 +581,15 @@ def _unnamed_looks(bible: Bible, texts: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _given_sexes(bible: Bible, texts: Sequence[str]) -> dict[str, str]:
+def _given_sexes(bible: Bible, texts: Sequence[str], titles: Counter[tuple[str, str]]) -> dict[str, str]:
     """Name -> the sex its namings tell (她叫沈静秋, a boy named Davey), where they agree with each
-    other and with the titles before the name (a man named Crane, then Mrs. Crane: a family's
-    surname tells nothing)."""
+    other and with the `titles` before the name ((name as titled, sex); a man named Crane, then
+    Mrs. Crane: a family's surname tells nothing)."""
     told: dict[str, set[str]] = defaultdict(set)
     titled: dict[str, set[str]] = defaultdict(set)
+    for word, sex in titles:
+        if holder := bible.canonical.get(word):
+            titled[holder].add(sex)
     for text in texts:
         for naming in namings(text, bible.lang):
             holder = bible.canonical.get(naming.name)
@@ -599,10 +598,6 @@ def _given_sexes(bible: Bible, texts: Sequence[str]) -> dict[str, str]:
         for start, end, name in bible.unnamed_spans(text):  # a woman by the window, then "They call me Bess"
             if sex := told_sex(text[start:end], bible.lang):
                 told[name].add(sex)
-        for m in [] if bible.lang == "zh" else _EN_TITLED.finditer(text):
-            holder = bible.canonical.get(m.group(2))
-            if holder and _EN_TITLE[m.group(1)]:
-                titled[holder].add(_EN_TITLE[m.group(1)])
     return {name: next(iter(sexes)) for name, sexes in told.items() if len(sexes) == 1 and titled[name] <= sexes}
 
 

@@ -107,7 +107,8 @@ _ZH_SOMEONE = re.compile(
 )
 _ZH_SEXES = {"男": "male", "女": "female"}  # 一个年轻的女先生: the word before the noun tells
 # A pronoun whose verb gives the name (她叫沈静秋, he was called Tom): the name follows; no other.
-_NAMED_THEN = {"en": re.compile(r" (?:was|is) (?:called|named) "), "zh": re.compile(r"(?:的名字|名字)?(?:名叫|叫做?)")}
+ZH_CALLED = r"(?:的名字|名字)?(?:名叫|叫做?)"  # (她)叫沈静秋, (他的名字)叫…: the verb a name is given with
+_NAMED_THEN = {"en": re.compile(r" (?:was|is) (?:called|named) "), "zh": re.compile(ZH_CALLED)}
 _GENDER = {"he": "male", "she": "female", "him": "male", "her": "female", "他": "male", "她": "female"}
 ZH_ACTS_ON = "把给让叫对向跟和同被替看见打问请拜教令扯拿救随将与望着了"  # 他/她 after one is acted on
 # A pronoun a verb or preposition acts on: him; her before no noun of hers (at her for a while, gave

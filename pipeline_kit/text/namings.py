@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline_kit.text.cast_roles import PERSON_NOUNS
-from pipeline_kit.text.moments import CONTEXT, Someone, mentioned, referred_back, someones
-from pipeline_kit.text.prompts import brought_in, narration_only
+from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, someones
+from pipeline_kit.text.prompts import narration_only, unnamed_in
 from pipeline_kit.text.zh_dictionary import frequencies
 from pipeline_kit.text.zh_subjects import name_shaped
 
@@ -57,11 +57,11 @@ _ZH_CALL = re.compile("叫")
 _ZH_NOUNS = "|".join(sorted(PERSON_NOUNS["zh"], key=len, reverse=True))
 _ZH_GIVEN = re.compile(
     # 她叫沈静秋 / 我叫石头 / 他名叫…: the pronoun is called
-    rf"(?P<who>[他她我])(?:的名字|名字)?(?:名叫|叫做|叫){_ZH_NAME}"
+    rf"(?P<who>[他她我]){ZH_CALLED}{_ZH_NAME}"
     # 大家都叫他七爷 / 叫我老何: called so by others
     rf"|叫(?P<obj>[他她我])做?{_ZH_NAME.replace('name', 'name2')}"
     # 那个光头男孩叫狗蛋 / 这个女人名叫…: an unnamed person called so
-    rf"|(?P<noun>{_ZH_NOUNS})(?:名叫|叫做|叫){_ZH_NAME.replace('name', 'name3')}"
+    rf"|(?P<noun>{_ZH_NOUNS}){ZH_CALLED}{_ZH_NAME.replace('name', 'name3')}"
 )
 _ZH_SEX = {"他": "male", "她": "female"}
 _ZH_ASKS = re.compile(r"甚|什么|谁|哪|啥|怎")
@@ -157,9 +157,8 @@ def named_unnamed(
         return []
     plain = narration_only(text)
     spans = [s for s in spans if plain[s[0]] != " "]  # named in the narration (a name said is no one there)
-    brought = brought_in(plain, lang, [(o, e) for o, e, _ in spans])
-    again = mentioned(plain, lang, [p for _, p in brought]) + referred_back(plain, lang, brought)
-    seen = sorted(dict([*again, *brought]).items())  # by offset: one brought in is not met again there
+    found = unnamed_in(plain, lang, [(o, e) for o, e, _ in spans])
+    seen = sorted(dict(reversed(found)).items())  # by offset: one brought in there is not met again there
     whose: dict[Someone, str] = {}
     for naming in given:
         name = _holder(naming.name, canonical)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline_kit.text.names import _EN_PLACE_PHRASE, _EN_STOP, _EN_TITLED, Mentions
-from pipeline_kit.text.shots import _TIMES
+from pipeline_kit.text.shots import TIMES
 
 MIN_PLACE_MENTIONS = 2  # a place is named (or a setting used) this often in the book
 HOLD = 12  # shots a place holds after the text last puts someone there, talk not counted
@@ -173,7 +173,7 @@ _ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}[{_ZH_PLACE_ENDS}]子?"
 # home: 夜里，小梅趴在窗口往外看 (a new scene, wherever the day's last one was).
 _ZH_HOME_THINGS = "窗口|窗前|窗边|窗下|窗台|床上|床边|床头|炕上|炕头|被窝里"
 _ZH_AT_HOME = re.compile(rf"[趴坐躺靠倚站睡][在到]({_ZH_HOME_THINGS})")
-_ZH_NIGHT_OPENS = re.compile("|".join(p for t, p in _TIMES["zh"] if t in ("evening", "night")))
+_ZH_NIGHT_OPENS = re.compile("|".join(p for t, p in TIMES["zh"] if t in ("evening", "night")))
 _ZH_FAMILY_WORDS = "大家|人家|自家|国家|专家|作家|行家|东家|冤家|亲家|老人家"  # 家 in words that name no family
 _ZH_OPEN_SETTING = re.compile(
     r"([来走跑奔赶爬跳搬逃冲飞游回坐站蹲躺住睡跪立趴靠停藏躲][在到进入]|(?<![现实好自所存不没])在|"

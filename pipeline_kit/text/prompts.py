@@ -353,6 +353,13 @@ def named_subjects(
 _OPENING = 80  # characters of the next sentence read to see it describe someone (<name> was a…)
 
 
+def unnamed_in(plain: str, lang: str, named: Sequence[tuple[int, int]]) -> list[tuple[int, Someone]]:
+    """(offset, person) of everyone the narration `plain` brings in unnamed (`brought_in`, first),
+    then meets again by what they are (the old man) or by a word for anyone new (那人, the stranger)."""
+    brought = brought_in(plain, lang, named)
+    return brought + mentioned(plain, lang, [p for _, p in brought]) + referred_back(plain, lang, brought)
+
+
 def brought_in(
     plain: str, lang: str, named: Sequence[tuple[int, int]], known: Sequence[Someone] = ()
 ) -> list[tuple[int, Someone]]:

@@ -40,7 +40,7 @@ _SCENE_MIN_SHOTS = 2
 
 # Times of day as narration says them. Evening runs from sunset until people go to bed (dusk, after
 # dark, by lamplight, 傍晚, 天黑, 晚上); night is the dark hours (midnight, 夜里, 半夜, 深夜, 三更).
-_TIMES = {
+TIMES = {
     "zh": [
         ("dawn", "黎明|天明|天亮|拂晓|五更|破晓|鸡叫|天[刚才快将]*蒙蒙亮|天[刚才快将]亮|东方发白"),
         ("morning", "清晨|早晨|次早|上午|平明|一早|早上|清早|早饭"),
@@ -58,7 +58,7 @@ _TIMES = {
         ("night", r"\b(?:night|midnight|small hours)\b"),
     ],
 }
-_TIME_RE = {lang: [(name, re.compile(p, re.I)) for name, p in pairs] for lang, pairs in _TIMES.items()}
+_TIME_RE = {lang: [(name, re.compile(p, re.I)) for name, p in pairs] for lang, pairs in TIMES.items()}
 # A time of another day or of every day (明天一早, 昨晚, every night, last night) is not the shot's.
 _OTHER_DAY = {
     "zh": re.compile(r"(?:明天|明日|明儿|昨天|昨日|昨儿|前天|后天|大后天|每天|天天|每日|每)$"),
@@ -66,7 +66,7 @@ _OTHER_DAY = {
 }
 # Any of them, as one flat alternation (its words' first characters let the search skip the rest):
 # most spans name no time of day, and one search says so.
-_ANY_TIME = {lang: re.compile("|".join(p for _, p in pairs), re.I) for lang, pairs in _TIMES.items()}
+_ANY_TIME = {lang: re.compile("|".join(p for _, p in pairs), re.I) for lang, pairs in TIMES.items()}
 _TIME_SHIFT = {
     "zh": re.compile(r"^\s*(?:次日|明日|翌日|第二日|第二天|却说|话表|且说|话说|当晚|是夜|天明|不一日|不觉)"),
     "en": re.compile(

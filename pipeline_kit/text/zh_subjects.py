@@ -82,8 +82,9 @@ def clause_subjects(
     # a short story's full name (a surname and two characters, no word: not 马有些) opening clause
     # after clause: 吴桂兰
     short = len(joined) < SHORT_TEXT
-    full = {r for r in found if short and len(r) == 3 and r[0] in SURNAMES and r[1] not in _NUMERALS}
-    full = {r for r in full if not common(r[1:])}
+    full = {
+        r for r in found if short and len(r) == 3 and r[0] in SURNAMES and r[1] not in _NUMERALS and not common(r[1:])
+    }
     return {run for run in named | objects | full if opens[run] >= MIN_OPENINGS} | talking | apposed
 
 
