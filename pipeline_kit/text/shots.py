@@ -64,6 +64,11 @@ _OTHER_DAY = {
     "zh": re.compile(r"(?:明天|明日|明儿|昨天|昨日|昨儿|前天|后天|大后天|每天|天天|每日|每)$"),
     "en": re.compile(r"\b(?:tomorrow|yesterday|every|each|last)\s+$", re.I),
 }
+# A time said as a deadline (天黑前回来, back before sunset, until morning) is not the shot's either.
+_DEADLINE = {
+    "zh": (re.compile(r"直到$"), re.compile(r"[以之]?前")),
+    "en": (re.compile(r"\b(?:before|until|till)\s+$", re.I), re.compile(r"(?!)")),
+}
 # Any of them, as one flat alternation (its words' first characters let the search skip the rest):
 # most spans name no time of day, and one search says so.
 _ANY_TIME = {lang: re.compile("|".join(p for _, p in pairs), re.I) for lang, pairs in TIMES.items()}
@@ -168,7 +173,7 @@ def describe(text: str, lang: str, grouped: list[tuple[list[Unit], bool]], menti
             when = None if seq == 1 or _TIME_PASSES[lang].search(_first_sentence(narration[start:end])) else when
         people, places = mentions.between(start, end)
         place = places[-1] if places else place
-        when = _time_of_day(narration[start:end], lang) or when or _time_of_day(text[start:end], lang)
+        when = _time_of_day(narration[start:end], lang) or when or _time_of_day(text[start:end], lang, talk=True)
         drafts.append(
             ShotDraft(
                 seq=seq,
@@ -210,9 +215,10 @@ def _scene_cue(text: str, unit: Unit, lang: str) -> bool:
     return bool(_TIME_SHIFT[lang].search(head) or _MOVE[lang].search(head[:60]))
 
 
-def _time_of_day(span: str, lang: str) -> str | None:
+def _time_of_day(span: str, lang: str, talk: bool = False) -> str | None:
     """The time of day the span names last (下午…傍晚: evening), None if it names none; a time of
-    another day or of every day (让她明天一早送去, every night) is none."""
+    another day or of every day (让她明天一早送去, every night) is none, and in `talk` a deadline
+    too (说天黑前回来, "be back before sunset"; the narration's "an hour before sunset" is then)."""
     if not _ANY_TIME[lang].search(span):
         return None
     found = [
@@ -220,6 +226,8 @@ def _time_of_day(span: str, lang: str) -> str | None:
         for name, pattern in _TIME_RE[lang]
         for m in pattern.finditer(span)
         if not _OTHER_DAY[lang].search(span, max(0, m.start() - 12), m.start())
+        and not (talk and _DEADLINE[lang][0].search(span, max(0, m.start() - 8), m.start()))
+        and not (talk and _DEADLINE[lang][1].match(span, m.end()))
     ]
     return max(found)[1] if found else None
 

@@ -123,6 +123,16 @@ def test_times_of_day_as_narration_says_them() -> None:
     assert found == said
 
 
+def test_a_time_said_as_a_deadline_is_not_the_shot_s() -> None:
+    """ "Be back before sunset", 说天黑前回来: talk of a deadline tells no time of day (the narration's
+    "an hour before sunset" does, above), and neither does "until morning" said."""
+    assert _time_of_day("“她说天黑前回来。”", "zh", talk=True) is None
+    assert _time_of_day("“天黑了，快进屋。”", "zh", talk=True) == "evening"
+    assert _time_of_day('"Be home before sunset," she said.', "en", talk=True) is None
+    assert _time_of_day('"We wait until morning," he said.', "en", talk=True) is None
+    assert _time_of_day('"It is past midnight," he said.', "en", talk=True) == "night"
+
+
 def test_the_time_of_day_is_the_last_one_the_shot_names() -> None:
     """A shot that runs from afternoon into evening ends in the evening (下午…傍晚; morning…noon)."""
     assert _time_of_day("下午，她坐在桥头歇脚。傍晚，她才赶回村口。", "zh") == "evening"
