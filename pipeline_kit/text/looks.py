@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 
-from pipeline_kit.text.cast_roles import EN_BARE, EN_ROLE_NOUNS, PERSON_NOUNS
+from pipeline_kit.text.cast_roles import EN_BARE, EN_ROLE_NOUNS, PERSON_NOUNS, ZH_KIN
 
 MAX_PHRASES = 6
 LOOK_MENTIONS = 80  # looks are sought among a character's first mentions (where a book describes)
@@ -97,7 +97,10 @@ _EN_IS_THEN_A = re.compile(
 _EN_BEFORE = re.compile(rf"\b(?:(?<!the )(?<!a )({_EN_BUILD})|(an? {_ADJ}(?:{_EN_PERSON})) (?:named|called))\s+$", re.I)
 # The next sentence, about the same person by a pronoun: "She wore a grey coat", "He was a stout man".
 _EN_NEXT = re.compile(r"^\s*(He|She)\b([^.;:!?”\"]*)")
-_ZH_NEXT = re.compile(r"^\s*([他她])(.*)")
+# 他/她 opening a clause about them; not 她们, nor 她娘 or 他的女儿 (someone of theirs)
+_ZH_THEIRS = "|".join(sorted({*ZH_KIN, *PERSON_NOUNS["zh"]}, key=len, reverse=True))
+_ZH_HE = rf"([他她])(?!们|的?(?:{_ZH_THEIRS}))"
+_ZH_NEXT = re.compile(rf"^\s*{_ZH_HE}(.*)")
 # A verb of what someone wears or carries, as a description says it (wore a shawl: in a shawl).
 _EN_LOOKS_FORM = {
     **dict.fromkeys(("wore", "wears", "was wearing", "is wearing"), "in"),
@@ -106,7 +109,7 @@ _EN_LOOKS_FORM = {
     "held": "holding",
 }
 _EN_AS_LOOKS = re.compile(rf"^({'|'.join(sorted(_EN_LOOKS_FORM, key=len, reverse=True))})\b")
-_ZH_THEN_HE = re.compile(r"[，,]([他她])(?!们)(.*)")
+_ZH_THEN_HE = re.compile(rf"[，,]{_ZH_HE}(.*)")
 PRONOUNS = {"en": {"male": "He", "female": "She"}, "zh": {"male": "他", "female": "她"}}
 _EN_HIS = re.compile(rf"\b(?:his|her) ({_ADJ}(?:{_EN_BODY}|{_EN_CLOTHES}) (?:was|were) [^.;:!?”\"]{{2,40}})", re.I)
 
@@ -142,7 +145,9 @@ _ZH_LOOKS_CLAUSE = re.compile(
     r"|[圆方长尖黑白红大小浓细高塌]{1,2}(?:脸|脸蛋|眼睛|眉毛|鼻子|嘴)"  # 圆脸，大眼睛
     r"|[^，。！？；：“”\n]{1,6}的(?:脸|脸膛|脸庞|面孔|面皮|头发|眼睛|眉毛|胡子|胡须|辫子|鼻子|皮肤|额头|个子)"
     r"|(?:穿|戴|披|套|系|扎|裹|围|蹬|趿|梳|留)着[^，。！？；：“”\n了]{1,14}"
-    r"|(?:腰里|腰间|腰上|背上|肩上|怀里|脖子上|胸前)?(?:背|挎|别|挂|搭|揣|拄|叼)着(?!手)[^，。！？；：“”\n了]{1,12}"
+    r"|(?:腰里|腰间|腰上|背上|肩上|肩膀上|头上|怀里|脖子上|胸前)?(?:背|挎|别|挂|搭|揣|拄|叼)着(?!手)[^，。！？；：“”\n了]{1,12}"
+    r"|满(?:脸|头|身|嘴)(?:大?胡子|胡须|皱纹|麻子|白发|黑发|灰|泥|血|汗)[^，。！？；：“”\n]{0,4}"  # 满脸胡子
+    r"|[一两几][条根把双对缕绺撮][^，。！？；：“”\n]{0,3}(?:辫子|胡子|胡须|眉毛|眼睛)[^，。！？；：“”\n]{0,8}"
     r")$"
 )
 # A clause whose verb is something done, after a word for the body it happens with: 手里接过一把伞,
@@ -173,6 +178,12 @@ _EN_TRAIL = re.compile(
 _ZH_IDENTITY = re.compile(
     r"(?:^|(?<=[。！？\n”]))\s*(?:他|她|这人|那人|此人|这个人|那个人)(?:原来|就|便|正|乃|也)*是[^。！？，“”\n]{0,8}$"
 )
+# Someone held, not worn: 背着一个女人, 抱着个孩子 (what one does with another person).
+_ZH_SOMEONE = re.compile(rf"[背抱扶搀拉领牵]着(?:一个|一位|个)?(?:{_ZH_THEIRS}|孩子)")
+# A word for who someone is, described before it: 一个穿蓝布褂子的(小姑娘) (not 一个叫…的, a naming).
+_ZH_DESCRIBED = re.compile(r"[一那这][个位]((?:(?![叫名姓])[^，。！？“”的\n]){2,12}的)$")
+# …whose words are looks: dress, hair, face, build, age (not 卖卦的先生, 要宫女的先锋: what they do)
+_ZH_LOOKS_WORD = re.compile(r"[穿戴披梳留拄扎衣褂袍衫裙帽鞋靴巾发髻辫须胡脸眉眼秃驼瘸胖瘦矮岁]|高个|年轻|白头|老不")
 # An unnamed person with looks: 一个穿长衫的胖子(骑着…), 一个戴草帽的瘦高个子(背着…).
 _ZH_UNNAMED = re.compile(
     r"[一那这]个((?:[^，。！？“”的]{1,10}的)?[^，。！？“”的]{1,4}?)(?=[\u4e00-\u9fff][着了]|[走来从坐站在跟进出朝向，。]|$)"
@@ -218,9 +229,15 @@ def looks_of(
             given = (
                 [before.group(1) or before.group(2)] if before and (before.group(1) or " " in text[start:stop]) else []
             )
+            described = _ZH_DESCRIBED.search(text, max(0, start - 16), start) if lang == "zh" else None
             given = [g.lower() for g in given] + identified(text, start, lang)
+            if described and not _ZH_LOOKS_WORD.search(described.group(1)):
+                described = None
+            if described and described.group(1)[:-1] not in out[name]:  # not 满脸胡子 again as 满脸胡子的汉子
+                given.append(_cut(described.group(1) + text[start:stop], lang))
             pronoun = _next_pronoun(sentences, k, lang, genders)
-            for phrase in given + _phrases(text[stop:end], lang, pronoun):
+            introduced = bool(described) or text.startswith("一", start)  # 一个汉子走进院子，满脸胡子
+            for phrase in given + _phrases(text[stop:end], lang, pronoun, introduced):
                 if phrase not in out[name] and len(out[name]) < MAX_PHRASES:
                     out[name].append(phrase)
     return out
@@ -320,19 +337,24 @@ def _en_trailing(rest: str) -> list[str]:
     return out
 
 
-def _phrases(after: str, lang: str, pronoun: str | None = "") -> list[str]:
+def _phrases(after: str, lang: str, pronoun: str | None = "", described: bool = False) -> list[str]:
     """Looks phrases in the text just after a name, up to the next person named, and in the next
-    sentence when `pronoun` opens it (None: either pronoun; "": none is the person's)."""
+    sentence when `pronoun` opens it (None: either pronoun; "": none is the person's);
+    `described`: the name came with looks before it, which the clauses after may go on with."""
     if lang == "zh":
         clause, *rest = re.split(r"[。！？\n]", after, maxsplit=2)
-        found = _zh_phrases(clause)
+        found = _zh_phrases(clause, described)
         then = _ZH_THEN_HE.search(clause)  # 周大山蹲在船头补网，他六十来岁，…: his, in his own sentence
         if then and pronoun in (None, then.group(1)):
             found += _zh_phrases(then.group(2))
         following = _ZH_NEXT.match(rest[0]) if rest else None
         if following and pronoun in (None, following.group(1)):
             found += _zh_phrases(following.group(2))
-        return [_cut(_ZH_THEN_ACTS.sub("", _ZH_THEN_DOES.sub("", p)), lang) for p in found if not _ZH_DOING.match(p)]
+        return [
+            _cut(_ZH_THEN_ACTS.sub("", _ZH_THEN_DOES.sub("", p)), lang)
+            for p in found
+            if not _ZH_DOING.match(p) and not _ZH_SOMEONE.search(p)
+        ]
     sentence, *rest = _EN_NAME_BREAK.split(after, maxsplit=1)
     found = _en_phrases(sentence, _EN_PATTERNS)
     following = _EN_NEXT.match(rest[0]) if rest else None
@@ -350,9 +372,10 @@ def _en_phrases(sentence: str, patterns: Sequence[re.Pattern[str]]) -> list[str]
     return [m.group(1) for m in found] + _en_trailing(sentence[max(m.end() for m in found) :])
 
 
-def _zh_phrases(clause: str) -> list[str]:
+def _zh_phrases(clause: str, described: bool = False) -> list[str]:
     """Looks in a Chinese clause right after its person: cues near its start (头戴…, 是个瘦高的年轻人),
-    then each comma clause that goes on describing (脸上有一道疤), and an age."""
+    then each comma clause that goes on describing (脸上有一道疤; after the first when the person
+    was `described` before: 一个穿蓝布褂子的小姑娘提着篮子走来，两条辫子…), and an age."""
     is_a = _ZH_IS_A.match(clause)
     cues = [
         m
@@ -366,7 +389,7 @@ def _zh_phrases(clause: str) -> list[str]:
     lead = 1 if not found and not parts[0] and len(parts) > 1 else 0  # 她叫沈静秋，二十出头: said of her
     if not found and _ZH_LOOKS_CLAUSE.match(parts[lead]):  # 五十来岁: the clause is looks
         found.append(parts[lead])
-    for part in parts[lead + 1 :] if found else ():  # not 年方十六 of another subject
+    for part in parts[lead + 1 :] if found or described else ():  # not 年方十六 of another subject
         more = _zh_looks_clause(part)
         if not more:
             break

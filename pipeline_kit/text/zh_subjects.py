@@ -17,6 +17,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
+from pipeline_kit.text.zh_dictionary import frequencies
+
 MIN_OPENINGS = 3  # a name opens this many clauses in the book (one fewer if it speaks in them)
 _OBJECT_AFTER = "了的与和对把被叫向见跟同给请问拜随着"
 # A quotation's tag after it in modern prose: “…”秀英说， “…”孩子小声问。 (the run, then the verb)
@@ -35,6 +37,8 @@ SURNAMES = frozenset(
     "沈姚卢姜崔钟谭陆汪范金石廖贾夏韦傅方邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
 )
 _NUMERALS = "一二两几"  # 戴一顶, 王两个: a verb and its count, never a given name's start
+_LOCATIVE = "上下里外边中内前后"  # 车上, 地里: where, not who
+GIVEN_COMMON = 1_000  # a word jieba met less often can be a given name (铁柱 19, 大山 635; 有些 15,584)
 _PET = "老小阿"  # 老栓, 小栓, 阿毛: a familiar name
 _PERSON_END = re.compile(
     r"(?:嫂子?|[太老]?爷|大?妈|[大老]?叔|[大老]?伯|婶子?|[奶太]奶|太太|老太|[大]?娘|婆婆?|姑娘|先生|老爷|相公|掌柜|少爷|小姐|哥|姐)$"
@@ -79,13 +83,19 @@ def clause_subjects(
     objects = met_as_objects(joined, found - named)
     talking = speakers(joined, {run for run in found - named - objects if built_like_a_name(run)})
     apposed = after_a_person(joined, found - named - objects - talking, person)
-    # a short story's full name (a surname and two characters, no word: not 马有些) opening clause
-    # after clause: 吴桂兰
+    # a short story's full name (a surname and a given name: not 马有些) opening clause after
+    # clause: 吴桂兰, 孙铁柱
     short = len(joined) < SHORT_TEXT
-    full = {
-        r for r in found if short and len(r) == 3 and r[0] in SURNAMES and r[1] not in _NUMERALS and not common(r[1:])
-    }
+    full = {r for r in found if short and len(r) == 3 and r[0] in SURNAMES and _given_name(r[1:], common)}
     return {run for run in named | objects | full if opens[run] >= MIN_OPENINGS} | talking | apposed
+
+
+def _given_name(given: str, common: Callable[[str], bool]) -> bool:
+    """Can `given` follow a surname as a given name? No word, or a word too rare to be a common
+    one (铁柱, 春生, 大山 are names jieba knows; 有些 and 车上 are not) and no place word (地里)."""
+    if given[0] in _NUMERALS or given[-1] in _LOCATIVE:
+        return False
+    return not common(given) or frequencies().get(given, 0) < GIVEN_COMMON
 
 
 def after_a_person(text: str, names: Iterable[str], person: Callable[[str], bool]) -> set[str]:

@@ -58,3 +58,31 @@ def test_a_short_story_s_full_name_opening_clause_after_clause_is_a_person() -> 
     text = "钱秀梅坐在窗前缝衣裳。她的丈夫蹲在门口。\n钱秀梅放下针线，“饭好了。”\n外面下起了雨。钱秀梅站起来关窗。"
     bible = build_bible([text], "zh")
     assert "钱秀梅" in bible.by_name
+
+
+def test_a_given_name_jieba_knows_as_a_rare_word_still_makes_a_full_name() -> None:
+    """杜春生 opens clause after clause in a short story: 春生 is in jieba's dictionary, but too rare
+    a word to be anything but a given name; 马车上 opening as often is a cart, not 马 车上."""
+    text = (
+        "杜春生挑着水从井边回来。马车上堆着柴火。\n杜春生放下水桶，擦了一把汗。马车上的骡子打了个响鼻。\n"
+        "天阴了。杜春生把柴火搬进屋。马车上空了。"
+    )
+    bible = build_bible([text], "zh")
+    assert "杜春生" in bible.by_name and "马车上" not in bible.holders
+
+
+def test_looks_are_the_person_s_own_not_their_kin_s_nor_the_one_they_carry() -> None:
+    """In 狗剩蹲着，他爹拄着一根拐棍…, the stick is 他爹's, not 狗剩's; a noun-named person described
+    before it (一个穿红袄的小丫头) has those looks, and the looks clauses after (两根小辫子…); 背着一个孩子
+    is what someone does, not their looks, though 满脸胡子 is."""
+    text = (
+        "一个穿红袄的小丫头跑进院子，两根小辫子翘着。小丫头喊：“狗剩哥！”小丫头笑了。小丫头跑了。\n"
+        "狗剩蹲在墙根，他爹拄着一根拐棍站在门口。狗剩站起来。狗剩说：“来了。”\n"
+        "一个汉子走进院子，满脸胡子，背着一个孩子。汉子说：“俺叫高大顺。”高大顺放下孩子。高大顺笑了。"
+    )
+    bible = build_bible([text], "zh")
+    assert "拐棍" not in bible.by_name["狗剩"].description
+    girl = bible.by_name["小丫头"].description
+    assert "穿红袄" in girl and "辫子" in girl, girl
+    man = bible.by_name["高大顺"].description
+    assert "满脸胡子" in man and "孩子" not in man, man
