@@ -93,6 +93,9 @@ class Bible:
     lang: str
     characters: tuple[Character, ...]
     places: tuple[Place, ...] = ()
+    # the book's chapter texts, in order, when built from them: a naming may name someone a
+    # chapter before brought in (stored bibles, read for an edit, read each text alone)
+    chapters: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @cached_property
     def holders(self) -> dict[str, tuple[str, ...]]:
@@ -161,6 +164,19 @@ class Bible:
         return {}
 
     def _spans(self, text: str) -> list[tuple[int, int, str]]:
+        return sorted(self._own(text) + self.unnamed_spans(text))
+
+    def _own(self, text: str) -> list[tuple[int, int, str]]:
+        """The mentions of characters by their own names (see `spans`), once per text."""
+        if text not in self._own_read:
+            self._own_read[text] = self._names_resolved(text)
+        return self._own_read[text]
+
+    @cached_property
+    def _own_read(self) -> dict[str, list[tuple[int, int, str]]]:
+        return {}
+
+    def _names_resolved(self, text: str) -> list[tuple[int, int, str]]:
         found = [(o, m) for o, m in self._matches(text) if m in self.holders]
         names: list[str] = []
         last: dict[str, int] = {}
@@ -180,19 +196,18 @@ class Bible:
         for k in pending:
             if not names[k]:
                 names[k] = max(self.holders[found[k][1]], key=lambda h: (self.by_name[h].mentions, h))
-        own = [(o, o + len(alias), name) for (o, alias), name in zip(found, names)]
-        return sorted(own + self.unnamed_spans(text, own))
+        return [(o, o + len(alias), name) for (o, alias), name in zip(found, names)]
 
-    def unnamed_spans(self, text: str, own: list[tuple[int, int, str]] | None = None) -> list[tuple[int, int, str]]:
-        """(start, end, canonical name) of the mentions of unnamed people the text then names (the
-        stranger, then "My name is Edmund Crake": his mentions before and after are Crake's);
-        `own`: the characters' own mentions, when read already."""
+    def unnamed_spans(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, canonical name) of the mentions of unnamed people the text or a later
+        chapter names (the stranger, then "My name is Edmund Crake": his mentions before and after
+        are Crake's); a chapter of the book is read with the others, once."""
         if not self.characters:
             return []
         if text not in self._unnamed_read:
-            if own is None:
-                own = [s for s in self.spans(text) if text[s[0] : s[1]] in self.holders]
-            self._unnamed_read[text] = named_unnamed(text, self.lang, own, self.canonical)
+            texts = self.chapters if text in self.chapters else (text,)
+            found = named_unnamed(texts, self.lang, [self._own(t) for t in texts], self.canonical)
+            self._unnamed_read.update(zip(texts, found))
         return self._unnamed_read[text]
 
     @cached_property
@@ -257,6 +272,7 @@ def build_bible(
         lang,
         tuple(Character(name, tuple(sorted(members - {name}))) for name, members in group.members.items()),
         places,
+        tuple(texts),
     )
     counts = Counter(name for text in texts for _, name in draft.mentions(text))
     joined = {c.name: set(c.names) for c in fixed}
@@ -272,7 +288,7 @@ def build_bible(
         replace(c, aliases=tuple(sorted(joined[c.name] - {c.name}))) if not c.locked and not c.dropped else c
         for c in fixed
     ]
-    cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))), places)
+    cast = Bible(lang, tuple(sorted(kept + found_chars, key=lambda c: (-c.mentions, c.name))), places, tuple(texts))
     titles = Counter(  # (name as titled, the sex its title says): Mrs. Crane; read once for every use
         (m.group(2), _EN_TITLE[m.group(1)]) for t in ([] if lang == "zh" else texts) for m in _EN_TITLED.finditer(t)
     )
@@ -307,7 +323,7 @@ def _titled_surnames_joined(bible: Bible, titled: Counter[tuple[str, str | None]
         aliases = tuple(sorted({*now.aliases, *taken.names} - {now.name}))
         merged[owner.name] = replace(now, aliases=aliases, mentions=now.mentions + taken.mentions)
     people = [merged.get(c.name, c) for c in bible.characters if c.name not in into]
-    return Bible(bible.lang, tuple(sorted(people, key=lambda c: (-c.mentions, c.name))), bible.places)
+    return Bible(bible.lang, tuple(sorted(people, key=lambda c: (-c.mentions, c.name))), bible.places, bible.chapters)
 
 
 def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:
@@ -326,7 +342,7 @@ def _with_narrator(bible: Bible, texts: Sequence[str], least: int) -> Bible:
     else:
         c = chars[at]
         chars[at] = replace(c, aliases=tuple(sorted({*c.aliases, pronoun})), mentions=c.mentions + said)
-    return Bible(bible.lang, tuple(sorted(chars, key=lambda c: (-c.mentions, c.name))), bible.places)
+    return Bible(bible.lang, tuple(sorted(chars, key=lambda c: (-c.mentions, c.name))), bible.places, bible.chapters)
 
 
 def cast_drafts(
@@ -562,8 +578,9 @@ def _describe(bible: Bible, texts: Sequence[str], titles: Counter[tuple[str, str
             or _gender(c, he[c.name], she[c.name], bible.lang, titled, shared, short)
         )
         out.append(replace(c, description=text, gender=gender))
-    described = Bible(bible.lang, tuple(out), bible.places)
+    described = Bible(bible.lang, tuple(out), bible.places, bible.chapters)
     described._spans_read.update(bible._spans_read)  # the same names and mentions: the same spans
+    described._unnamed_read.update(bible._unnamed_read)
     return described
 
 

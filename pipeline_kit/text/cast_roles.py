@@ -50,18 +50,21 @@ _ZH_NAMED = r"[^。！？!?]{0,24}?(?:名唤|名叫|唤做|叫做|称为|称做|
 _EN_MALE = frozenset(
     """boy lad gentleman fellow youth husband father son brother uncle nephew butler footman groom coachman
     cabman waiter landlord policeman constable sailor monk priest clergyman woodcutter fisherman farmer
-    huntsman shepherd boatman ferryman watchman shopman salesman""".split()
+    huntsman shepherd boatman ferryman watchman shopman salesman miller blacksmith ploughman horseman
+    squire parson vicar curate rector friar gamekeeper highwayman drover carter""".split()
 )
 _EN_FEMALE = frozenset(
     """woman lady girl lass wife mother daughter sister aunt niece maid housekeeper landlady governess
-    widow waitress hostess nun""".split()
+    widow waitress hostess nun milkmaid dairymaid seamstress laundress washerwoman midwife""".split()
 )
 _EN_ANY = frozenset(
     """inspector clerk sergeant officer detective doctor servant driver porter manager banker lawyer
     solicitor magistrate judge captain cook stranger visitor lodger tenant client guard warder jailer
     gaoler keeper gardener soldier colonel major agent secretary messenger child official guide traveller
     pilot host owner proprietor attendant coroner surgeon professor teacher student nurse innkeeper
-    stationmaster engineer vet""".split()
+    stationmaster engineer vet peddler pedlar hawker tinker baker butcher smith carpenter mason weaver
+    tailor cobbler shoemaker potter grocer shopkeeper merchant trader beggar thief robber poacher miner
+    labourer laborer fiddler piper musician""".split()
 )
 EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
 # Every noun for a person, with the sex it says (None: either): what an unnamed person is called
@@ -87,6 +90,7 @@ PERSON_NOUNS: dict[str, dict[str, str | None]] = {
 }
 # Age-sex nouns: "the man" alone is anyone (a role needs an adjective: the old man).
 EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad lass child youth person".split())
+ZH_BARE = frozenset("那人 男人 女人 汉子 妇人 女子 孩子 老人 年轻人 男子 小孩".split())  # anyone of an age or sex
 _EN_ADJ = "old|young|little|elderly|tall|short|stout|fat|thin|small|big|pale|strange|new|other"
 _EN_NOUN = "|".join(sorted(_EN_MALE | _EN_FEMALE | _EN_ANY | {"man"}))
 _EN_NOUN_CASED = "|".join(

@@ -69,7 +69,7 @@ _EN_NOT_AFTER_ARTICLE = "".join(f"(?<! {w})" for w in "a an the his her their it
 # A character of the phrase describing someone: up to a clause's end or its relative (…, who, which).
 _EN_PHRASE_CHAR = r"(?:(?!\b(?:who|whom|whose|which|that)\b)[^,.;:!?“”\"])"
 # The words after a person's noun that go on describing them: in a red coat, by the window, of ten.
-_EN_WITH = r"(?:in|with|wearing|carrying|on|by|at|near|beside|behind|from|of)"
+_EN_WITH = r"(?:in|with|wearing|carrying|on|by|at|near|beside|behind|from|of|[a-z]{2,}ing)"  # …, mending nets
 _EN_PERSON = (
     rf"(?P<adjs>(?:(?!(?:an?|the|his|her|their|its|of|and|or)\b)[a-z][\w-]* ){{0,3}}?)(?P<noun>{_NOUNS['en']})"
     rf"(?P<rest>(?: {_EN_WITH} {_EN_PHRASE_CHAR}{{1,40}}?{_EN_NOT_AFTER_ARTICLE})?)"
@@ -88,7 +88,10 @@ _EN_PREDICATE = re.compile(r"\b(?:was|were|is|are|be|been|as|like|than|of)\s+$",
 _EN_APPOSED = re.compile(r"\b(?:was|were|is|are)\b[^.;:!?“”\"]*,\s+$")
 _EN_MET = re.compile(
     r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were)"
-    r"|(?:[Tt]here )?(?:stood|sat|lay|came|walked|rode|ran|waited))"  # Behind the desk sat a fat old gentleman
+    r"|(?:[Tt]here )?(?:stood|sat|lay|came|walked|rode|ran|waited)"  # Behind the desk sat a fat old gentleman
+    # Among the passengers who came down the gangway was a tall girl (no subject before the was)
+    r"|(?<![\w,] )(?:Among|Amongst|In|On|At|Beside|Behind|Near|Under|Inside|Outside|Across|Beyond|Before)"
+    r" (?:(?!\b(?:he|she|it|they|I|we|you|this|that)\b)[^.;:!?“”\"]){3,80}? (?:was|were))"
     rf" (?P<det>an?) (?P<adjs>(?:[a-z][\w-]* ){{0,3}}?)"
     rf"(?P<noun>{_NOUNS['en']})(?:(?P<rest> {_EN_WITH} {_EN_PHRASE_CHAR}{{1,40}}?)"
     r"(?=[,.;:!?“”\"]|\s(?:and|but|who|which|that|as|when|while)\b|$)"
@@ -222,18 +225,21 @@ def _en_someone(m: re.Match[str]) -> Someone:
     return Someone(name, phrase, PERSON_NOUNS["en"][noun])
 
 
+_ZH_THAT = r"[^，。！？；：“”「」\s]{0,3}?[那这][个位]?(?:[^，。！？；：“”「」\s]{1,8}?的)?"  # 那, 那个…的
+
+
 def mentioned(text: str, lang: str, known: Iterable[Someone]) -> list[tuple[int, Someone]]:
     """(offset, person) where `text` names someone brought in before by what they are: the old
     man (English, anywhere; the noun alone, the woman, where one person brought in is one),
-    老妇人 opening a clause (Chinese: 秀兰是个圆脸的姑娘 is no mention)."""
+    老妇人 opening a clause or pointed at, 那汉子 (Chinese: 秀兰是个圆脸的姑娘 is no mention)."""
     out = []
     people = list(dict.fromkeys(known))
     for person in people:
-        if lang == "zh":
-            pattern = rf"(?:^|(?<=[，。！？；：”」\s])){re.escape(person.name)}"
+        if lang == "zh":  # 老妇人 opening a clause, or pointed at: 那汉子, 白天那个满脸胡子的汉子
+            pattern = rf"(?:^|(?<=[，。！？；：”」\s]))(?:{_ZH_THAT})?(?P<at>{re.escape(person.name)})"
         else:
-            pattern = rf"\b[Tt]he {re.escape(person.words)}\b"
-        out += [(m.start(), person) for m in re.finditer(pattern, text)]
+            pattern = rf"\b(?P<at>[Tt]he) {re.escape(person.words)}\b"
+        out += [(m.start("at"), person) for m in re.finditer(pattern, text)]
     heads = Counter(p.words.split()[-1] for p in people) if lang == "en" else Counter()
     alone = {p.words.split()[-1]: p for p in people if heads[p.words.split()[-1]] == 1 and " " in p.words}
     if alone:  # a tall woman in a blue cloak … the woman said

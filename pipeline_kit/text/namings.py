@@ -13,17 +13,18 @@ A naming is news only: a name the narration gave before is its holder's own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pipeline_kit.text.cast_roles import PERSON_NOUNS
-from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, someones
+from pipeline_kit.text.cast_roles import EN_BARE, PERSON_NOUNS, ZH_BARE
+from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, mentioned, someones
 from pipeline_kit.text.prompts import narration_only, unnamed_in
 from pipeline_kit.text.zh_dictionary import frequencies
-from pipeline_kit.text.zh_subjects import name_shaped
+from pipeline_kit.text.zh_subjects import SHORT_TEXT, name_shaped
 
 _HAN = r"\u4e00-\u9fff"
-_CAP = r"[A-Z][a-z’']+"
+_CAP = r"(?!I[’']\w)[A-Z][a-z’']+"  # not I'm
 # Ranks and titles before a name given: Private Sam Okafor is Sam Okafor; a title's sex is told.
 _EN_RANKS = {
     **dict.fromkeys(
@@ -41,7 +42,8 @@ _EN_SELF = re.compile(
 )
 # In the narration: who introduced himself as Mr. Pollard, gave her name as …, a boy named Davey.
 _EN_GIVEN = re.compile(
-    rf"\b(?:introduced (?P<self>himself|herself) as|gave (?P<own>his|her) name as|(?P<whose>his|her) name was"
+    rf"\b(?:introduced (?P<self>himself|herself) as|gave (?P<own>his|her) name as"
+    rf"|(?P<whose>[Hh]is|[Hh]er) name,?(?: it (?:turned out|seemed|proved|appeared),)? was"
     rf"|(?:an?|the) (?:[a-z]+ ){{0,2}}(?P<noun>{'|'.join(sorted(PERSON_NOUNS['en'], key=len, reverse=True))})"
     rf",? (?:named|called)) {_EN_NAME}{_EN_NAME_END}"
 )
@@ -56,14 +58,15 @@ _ZH_NAME = rf"(?P<name>[{_HAN}]{{2,3}}?)(?=[，。！？；、”」])"
 _ZH_CALL = re.compile("叫")
 _ZH_NOUNS = "|".join(sorted(PERSON_NOUNS["zh"], key=len, reverse=True))
 _ZH_GIVEN = re.compile(
-    # 她叫沈静秋 / 我叫石头 / 他名叫…: the pronoun is called
-    rf"(?P<who>[他她我]){ZH_CALLED}{_ZH_NAME}"
+    # 她叫沈静秋 / 我叫石头 / 他名叫… / 我姓孙，叫孙铁柱 / 俺叫…: the pronoun is called
+    rf"(?P<who>[他她我俺])(?:姓[{_HAN}]{{1,2}}，?)?{ZH_CALLED}{_ZH_NAME}"
     # 大家都叫他七爷 / 叫我老何: called so by others
-    rf"|叫(?P<obj>[他她我])做?{_ZH_NAME.replace('name', 'name2')}"
+    rf"|叫(?P<obj>[他她我俺])做?{_ZH_NAME.replace('name', 'name2')}"
     # 那个光头男孩叫狗蛋 / 这个女人名叫…: an unnamed person called so
     rf"|(?P<noun>{_ZH_NOUNS}){ZH_CALLED}{_ZH_NAME.replace('name', 'name3')}"
 )
 _ZH_SEX = {"他": "male", "她": "female"}
+_ZH_SELF = "我俺"  # I, as a speaker says it
 _ZH_ASKS = re.compile(r"甚|什么|谁|哪|啥|怎")
 ZH_COMMON = 50  # a word jieba met this often is no name given (老何 12, 狗蛋 3; 小名 76, 父王 152)
 
@@ -111,7 +114,7 @@ def _en_namings(text: str) -> list[Naming]:
             rank = _EN_RANKS.get(m.group("rank") or "")
             out.append(Naming(q.start(), q.start() + 1 + m.start("name"), m.group("name"), rank, called=True))
     for m in _EN_GIVEN.finditer(plain):  # who introduced himself as …, a boy named …
-        told = m.group("self") or m.group("own") or m.group("whose") or ""
+        told = (m.group("self") or m.group("own") or m.group("whose") or "").lower()
         sex = {"himself": "male", "his": "male", "herself": "female", "her": "female"}.get(told)
         noun = m.group("noun")
         sex = sex or _EN_RANKS.get(m.group("rank") or "") or (PERSON_NOUNS["en"][noun] if noun else None)
@@ -123,7 +126,7 @@ def _zh_namings(text: str) -> list[Naming]:
     out = []
     found = {}  # each naming holds a 叫: read a few characters around each, not the whole text
     for at in (m.start() for m in _ZH_CALL.finditer(text)):
-        for m in _ZH_GIVEN.finditer(text, max(0, at - 4), at + 8):
+        for m in _ZH_GIVEN.finditer(text, max(0, at - 6), at + 8):
             if m.start() <= at < m.end():
                 found.setdefault(m.start(), m)
     for m in found.values():
@@ -133,7 +136,7 @@ def _zh_namings(text: str) -> list[Naming]:
             continue  # 叫甚名字 asks; 待我叫开门, 他叫父王: 叫 shouts or addresses, the word is no name
         who = m.group("who") or m.group("obj")
         noun = m.group("noun")
-        said = who == "我"  # in speech: the speaker, tagged before or after in the paragraph
+        said = bool(who) and who in _ZH_SELF  # in speech: the speaker, tagged before or after in the paragraph
         at = _paragraph_end(text, m.end()) if said else m.end()
         sex = _ZH_SEX.get(who or "") or (PERSON_NOUNS["zh"][noun] if noun else None)
         out.append(Naming(at, m.start(key), name, sex, noun))
@@ -145,32 +148,100 @@ def _paragraph_end(text: str, at: int) -> int:
     return len(text) if end < 0 else end
 
 
+LOOKBACK = 2  # chapters: someone left unnamed this few chapters back may be named now
+
+
 def named_unnamed(
-    text: str, lang: str, spans: list[tuple[int, int, str]], canonical: dict[str, str]
-) -> list[tuple[int, int, str]]:
-    """(start, end, canonical name) of each mention of an unnamed person whom a naming in `text`
-    names (the stranger, then "My name is Edmund Crake"): the character of that name, from the
-    person's first mention on. `spans`: the characters' own mentions; `canonical`: each name and
-    alias of a character -> its canonical name (a name the bible lacks names nobody)."""
-    given = [n for n in namings(text, lang) if _holder(n.name, canonical)]
-    if not given:
-        return []
-    plain = narration_only(text)
-    spans = [s for s in spans if plain[s[0]] != " "]  # named in the narration (a name said is no one there)
-    found = unnamed_in(plain, lang, [(o, e) for o, e, _ in spans])
-    seen = sorted(dict(reversed(found)).items())  # by offset: one brought in there is not met again there
-    whose: dict[Someone, str] = {}
-    for naming in given:
-        name = _holder(naming.name, canonical)
-        person = _named(naming, seen, spans, name)
-        if person is not None and person not in whose:
-            whose[person] = name
-    raw = dict(someones(plain, lang))  # as each was written where it was brought in (a boy of about ten)
-    return [
-        (offset, offset + len(raw[offset].described if offset in raw else _written(plain, offset, person, lang)), name)
-        for offset, person in seen
-        if (name := whose.get(person))
-    ]
+    texts: Sequence[str], lang: str, owns: Sequence[list[tuple[int, int, str]]], canonical: dict[str, str]
+) -> list[list[tuple[int, int, str]]]:
+    """Per chapter of `texts` (a book's, in order): (start, end, canonical name) of each mention of
+    an unnamed person whom a naming names, in that chapter or up to LOOKBACK chapters on (the
+    stranger, then "My name is Edmund Crake"; 一个挑着担子的汉子, then a chapter on 那个满脸胡子的
+    汉子 says 我姓孙，叫孙铁柱): the character of that name, from the person's first mention on.
+    `owns`: each chapter's mentions of characters; `canonical`: each name and alias of a character
+    -> its canonical name (a name the bible lacks names nobody)."""
+    read: dict[int, _Chapter] = {}
+    told: dict[int, set[str]] = {}  # each chapter's characters named in its narration
+
+    def chapter(k: int, carried: Sequence[tuple[int, Someone]] = ()) -> _Chapter:
+        if carried or k not in read:
+            read[k] = _Chapter.read(k, texts[k], lang, owns[k], carried)
+        return read[k]
+
+    def told_before(k: int) -> Callable[[str], bool]:
+        def named_in(j: int) -> set[str]:
+            if j not in told:
+                plain = read[j].plain if j in read else narration_only(texts[j])
+                told[j] = {n for o, _, n in owns[j] if plain[o] != " "}
+            return told[j]
+
+        return lambda name: any(name in named_in(j) for j in range(k))
+
+    whose: dict[tuple[int, Someone], str] = {}  # (chapter brought in, person) -> the name given
+    short = sum(map(len, texts)) < SHORT_TEXT  # a story in chapters: "the girl" is the one before
+    for k, text in enumerate(texts):
+        given = [n for n in namings(text, lang) if _holder(n.name, canonical)]
+        if not given:
+            continue
+        found, unfound = _whose(given, chapter(k), canonical, told_before(k))
+        if unfound and k > 0:  # someone named here may have come in a chapter before
+            carried = [
+                (j, p)
+                for j in range(max(0, k - LOOKBACK), k)
+                for _, home, p in chapter(j).seen
+                if home == j and (short or not _bare(p, lang))
+            ]
+            left = list(dict.fromkeys(c for c in carried if c not in whose))
+            if left:
+                found, _ = _whose(given, chapter(k, left), canonical, told_before(k))
+        found |= {
+            (j, p): name
+            for (home, person), name in found.items()
+            if home == k and _definite(person) and (short or not _bare(person, lang))
+            for j in range(max(0, k - LOOKBACK), k)  # "the fisherman" came in: the one of a chapter before
+            for _, h, p in chapter(j).seen
+            if h == j and p.name == person.name and (j, p) not in whose
+        }
+        for person, name in found.items():
+            whose.setdefault(person, name)
+    return [read[k].spans_of(whose, lang) if k in read else [] for k in range(len(texts))]
+
+
+@dataclass
+class _Chapter:
+    """A chapter's narration as the namings read it: its characters' mentions there and the
+    unnamed people it brings in, meets again or carries from chapters before, by offset."""
+
+    plain: str
+    spans: list[tuple[int, int, str]]
+    seen: list[tuple[int, int, Someone]]  # (offset, chapter brought in, person)
+
+    @classmethod
+    def read(
+        cls, k: int, text: str, lang: str, own: list[tuple[int, int, str]], carried: Sequence[tuple[int, Someone]] = ()
+    ) -> _Chapter:
+        """Chapter `k`'s reading; `carried`: (chapter, person) of the people left unnamed before."""
+        plain = narration_only(text)
+        spans = [s for s in own if plain[s[0]] != " "]  # named in the narration (a name said is no one there)
+        found = [(o, k, p) for o, p in unnamed_in(plain, lang, [(o, e) for o, e, _ in spans])]
+        # one of a chapter before, met again by what they are before anyone of that name comes in here
+        first = {p.name: o for o, _, p in sorted(found, key=lambda f: f[0], reverse=True)}
+        for j, person in carried:
+            again = mentioned(plain, lang, [person])
+            found += [(o, j, person) for o, _ in again if o < first.get(person.name, len(plain))]
+        by_offset: dict[int, tuple[int, Someone]] = {}
+        for o, home, p in found:  # one brought in there is not met again there
+            by_offset.setdefault(o, (home, p))
+        return cls(plain, spans, [(o, home, p) for o, (home, p) in sorted(by_offset.items())])
+
+    def spans_of(self, whose: dict[tuple[int, Someone], str], lang: str) -> list[tuple[int, int, str]]:
+        raw = dict(someones(self.plain, lang))  # as each was written where it was brought in (a boy of about ten)
+        out = []
+        for offset, home, person in self.seen:
+            if name := whose.get((home, person)):
+                written = raw[offset].described if offset in raw else _written(self.plain, offset, person, lang)
+                out.append((offset, offset + len(written), name))
+        return out
 
 
 def _holder(name: str, canonical: dict[str, str]) -> str | None:
@@ -178,13 +249,34 @@ def _holder(name: str, canonical: dict[str, str]) -> str | None:
     return canonical.get(name) or next((canonical[w] for w in reversed(name.split()) if w in canonical), None)
 
 
+def _whose(
+    given: Sequence[Naming], chapter: _Chapter, canonical: dict[str, str], told_before: Callable[[str], bool]
+) -> tuple[dict[tuple[int, Someone], str], bool]:
+    """(chapter brought in, person) -> the name each naming of `given` gives them in `chapter`,
+    and whether a naming that is news found no one. A name the narration of a chapter before gave
+    is its holder's own, no news."""
+    out: dict[tuple[int, Someone], str] = {}
+    unfound = False
+    for naming in given:
+        name = _holder(naming.name, canonical)
+        if name is None or told_before(name):
+            continue
+        person = _named(naming, chapter.seen, chapter.spans, name)
+        if person is None:
+            unfound = True
+        elif person not in out:
+            out[person] = name
+    return out, unfound
+
+
 def _named(
-    naming: Naming, seen: list[tuple[int, Someone]], spans: list[tuple[int, int, str]], name: str
-) -> Someone | None:
-    """The unnamed person `naming` names: the last brought in or met again before it within
-    CONTEXT, of its sex and noun where it tells them; none when the narration named that character
-    before (Nell, then "I'm Nell Ardent": her own name, no one else's)."""
-    for offset, person in reversed(seen):
+    naming: Naming, seen: list[tuple[int, int, Someone]], spans: list[tuple[int, int, str]], name: str
+) -> tuple[int, Someone] | None:
+    """(chapter brought in, person) of the unnamed person `naming` names: the last brought in or met
+    again before it within CONTEXT, of its sex and noun where it tells them; none when the
+    narration named that character before (Nell, then "I'm Nell Ardent": her own name, no one
+    else's)."""
+    for offset, home, person in reversed(seen):
         if offset >= naming.at:
             continue
         if naming.at - offset > CONTEXT:
@@ -195,8 +287,20 @@ def _named(
             continue
         if any(o < naming.start and n == name for o, _, n in spans):
             return None  # named in the narration before: the naming is no news ("I'm Anna," said Anna)
-        return person
+        return home, person
     return None
+
+
+def _definite(person: Someone) -> bool:
+    """Was `person` brought in as someone known already (the fisherman, 那个汉子), not as new (a
+    fisherman, 一个汉子)?"""
+    return not person.described.startswith(("一", "a ", "an ", "A ", "An "))
+
+
+def _bare(person: Someone, lang: str) -> bool:
+    """Is `person` no more than a man or a woman (the man, the young lady, 那人)? In a book of many
+    chapters, one such is seldom the one of a chapter before."""
+    return person.words.split()[-1] in EN_BARE if lang == "en" else person.name in ZH_BARE
 
 
 def _written(plain: str, offset: int, person: Someone, lang: str) -> str:

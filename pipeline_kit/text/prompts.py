@@ -357,7 +357,9 @@ def unnamed_in(plain: str, lang: str, named: Sequence[tuple[int, int]]) -> list[
     """(offset, person) of everyone the narration `plain` brings in unnamed (`brought_in`, first),
     then meets again by what they are (the old man) or by a word for anyone new (那人, the stranger)."""
     brought = brought_in(plain, lang, named)
-    return brought + mentioned(plain, lang, [p for _, p in brought]) + referred_back(plain, lang, brought)
+    own = {o for o, _ in named}  # 那妇人 where 妇人 is a character: hers
+    again = [(o, p) for o, p in mentioned(plain, lang, [p for _, p in brought]) if o not in own]
+    return brought + again + referred_back(plain, lang, brought)
 
 
 def brought_in(

@@ -1,0 +1,100 @@
+"""Someone brought in unnamed in one chapter and named in a later one is that character from the
+first chapter on: the peddler of chapter one is Joss Harrow, whose name chapter two gives, and his
+chapter-one shots stage him with his chapter-one looks. In a book of many chapters, "the man" of
+one chapter is not taken for the man of another.
+
+Made-up texts, written for these tests after the trial stories the rules came from.
+"""
+
+from __future__ import annotations
+
+from pipeline_kit.text.cast import build_bible
+from pipeline_kit.text.namings import namings
+
+EN_CHAPTERS = [
+    "The market was nearly over when a peddler with a tin box on his back came up the lane. "
+    "He set the box down by the pump.\n\n"
+    '"Needles, thread, ribbons," the peddler called. Maud Ellery came out of the dairy to look.\n\n'
+    "Maud bought a yard of green ribbon and went back inside.",
+    "Next morning Maud found the peddler asleep in the hay barn. She shook his shoulder.\n\n"
+    '"Who are you, that sleeps in other folk\'s barns?"\n\n'
+    "The peddler sat up and rubbed his eyes. His name, it turned out, was Joss Harrow, and he had "
+    "walked from Dunmere in the rain.\n\n"
+    "Maud gave him bread and told him to be gone by noon.",
+]
+
+ZH_CHAPTERS = [
+    "赶集的日子，镇口来了一个背着竹篓的老汉，头戴一顶破毡帽。他在石桥边放下竹篓，卖起了山货。\n\n"
+    "刘秀芝挎着篮子走过来，问：“这蘑菇怎么卖？”\n\n"
+    "老汉伸出两根手指头。刘秀芝买了两斤，回家去了。",
+    "过了几天，刘秀芝又在桥边碰见那个背竹篓的老汉。\n\n"
+    "“大爷，你是哪个村的？”\n\n"
+    "“俺是后山的，俺姓覃，叫覃满仓。”老汉说。\n\n"
+    "覃满仓把竹篓里最大的一朵蘑菇塞给她，摆摆手，不要钱。",
+]
+
+
+def test_the_peddler_of_chapter_one_is_the_name_chapter_two_gives_him() -> None:
+    """ "His name, it turned out, was Joss Harrow" names the peddler met again in chapter two, who
+    came up the lane in chapter one: his chapter-one mentions are Joss's, and so are his looks."""
+    bible = build_bible(EN_CHAPTERS, "en")
+    joss = bible.canonical.get("Joss Harrow") or bible.canonical.get("Joss")
+    assert joss is not None, [c.name for c in bible.characters]
+    first = [name for _, name in bible.mentions(EN_CHAPTERS[0])]
+    assert first.count(joss) >= 2, bible.spans(EN_CHAPTERS[0])
+    person = bible.by_name[joss]
+    assert person.gender == "male" and "tin box" in person.description
+
+
+def test_a_chinese_stranger_named_a_chapter_later_is_that_character_from_the_first() -> None:
+    """俺姓覃，叫覃满仓 names the old man with the basket, pointed at again (那个背竹篓的老汉): the
+    chapter-one 老汉 is 覃满仓, a man with his felt hat."""
+    assert [n.name for n in namings(ZH_CHAPTERS[1], "zh")] == ["覃满仓"]
+    bible = build_bible(ZH_CHAPTERS, "zh")
+    assert "覃满仓" in bible.by_name, [c.name for c in bible.characters]
+    first = [name for _, name in bible.mentions(ZH_CHAPTERS[0])]
+    assert first.count("覃满仓") >= 2, bible.spans(ZH_CHAPTERS[0])
+    person = bible.by_name["覃满仓"]
+    assert person.gender == "male" and "毡帽" in person.description, person
+
+
+def test_in_a_long_book_the_man_of_one_chapter_is_not_the_man_named_in_another() -> None:
+    """In a short story's chapters, "the man" who comes back and gives his name is chapter one's man
+    with a limp; a long book's chapters meet many a man, and there the same words name nobody of
+    chapter one."""
+    filler = "The rain went on. The street was empty and the lamps were lit early. " * 300
+    one = "A man with a limp crossed the square. The man stopped at the well and drank.\n\n"
+    back = (
+        'The man came back at dusk.\n\n"Who are you?" asked Ada.\n\n"My name is Silas Crane," said the man.\n\n'
+        "Silas sat down on the step. Silas rubbed his knee. Ada brought Silas a cup of milk.\n\n"
+    )
+    short = build_bible([one, back], "en")
+    silas = short.canonical.get("Silas Crane") or short.canonical.get("Silas")
+    assert [name for _, name in short.mentions(one)] == [silas, silas]
+    long_book = build_bible([one + filler, filler, back + filler], "en")
+    assert "Silas" in long_book.canonical
+    assert long_book.unnamed_spans(one + filler) == []
+
+
+def test_a_name_the_narration_of_an_earlier_chapter_gave_is_no_news() -> None:
+    """Ada, named in the narration of chapter one, says "I'm Ada" in chapter two: the girl just
+    brought in there is someone else, and keeps no name."""
+    one = "Ada ran down to the harbour. Ada waved at the boats.\n\nAda went home at dusk."
+    two = 'A girl in a red shawl stood on the quay. "I\'m Ada," said Ada. The girl laughed.'
+    bible = build_bible([one, two], "en")
+    assert [n for _, _, n in bible.unnamed_spans(two)] == []
+
+
+def test_someone_fronted_by_where_they_are_is_brought_in_and_i_m_names_no_one() -> None:
+    """ "Among the crowd on the platform was a small boy in a cap" brings the boy in (the "was" has
+    no subject before it), so "I'm Pip" names him; "I'm" itself is no name called to anyone."""
+    text = (
+        "Among the crowd on the platform was a small boy in a cap. Mrs. Orme looked down at him.\n\n"
+        '"I\'m Pip," said the boy. "I\'m to meet my aunt."\n\n'
+        "Mrs. Orme took his hand. Pip held on tight. Pip did not cry."
+    )
+    assert all("I" not in n.name.split()[0] for n in namings(text, "en")), namings(text, "en")
+    bible = build_bible([text], "en")
+    pip = bible.by_name[bible.canonical["Pip"]]
+    assert pip.gender == "male" and "small boy in a cap" in pip.description
+    assert text.index("a small boy") in {o for o, name in bible.mentions(text) if name == pip.name}
