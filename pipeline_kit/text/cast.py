@@ -22,7 +22,7 @@ from pipeline_kit.text.cast_roles import EN_SPEECH, kin_genders, role_gender, to
 from pipeline_kit.text.looks import Sentences, identity_pronoun, looks_of, possessor
 from pipeline_kit.text.moments import CONTEXT, ZH_ACTS_ON, Referent, Who, object_genders
 from pipeline_kit.text.namings import named_unnamed, namings
-from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, find_mentions
+from pipeline_kit.text.names import _EN_PLACE_WORDS, _EN_TITLE, _EN_TITLED, Mentions, book_mentions, find_mentions
 from pipeline_kit.text.narration import FIRST_PERSON, NARRATOR, narrator_name, narrator_offsets
 from pipeline_kit.text.places import Place, find_places, settings, shot_places
 from pipeline_kit.text.zh_subjects import SPEECH
@@ -260,9 +260,9 @@ def build_bible(
     """The bible of a book's chapters, people and places; `fixed` and `fixed_places` (locked or
     dropped) entries are kept as they are.
 
-    `mentions` are the chapters' `find_mentions` results when the caller has them already.
+    `mentions` are the chapters' `book_mentions` when the caller has them already.
     """
-    found = mentions if mentions is not None else [find_mentions(t, lang) for t in texts]
+    found = mentions if mentions is not None else book_mentions(texts, lang)
     fixed = list(fixed)
     group = people(texts, lang, found)
     claimed = {alias: c.name for c in fixed for alias in c.names if alias not in group.shared}

@@ -51,11 +51,12 @@ _EN_MALE = frozenset(
     """boy lad gentleman fellow youth husband father son brother uncle nephew butler footman groom coachman
     cabman waiter landlord policeman constable sailor monk priest clergyman woodcutter fisherman farmer
     huntsman shepherd boatman ferryman watchman shopman salesman miller blacksmith ploughman horseman
-    squire parson vicar curate rector friar gamekeeper highwayman drover carter""".split()
+    squire parson vicar curate rector friar gamekeeper highwayman drover carter carrier""".split()
 )
 _EN_FEMALE = frozenset(
     """woman lady girl lass wife mother daughter sister aunt niece maid housekeeper landlady governess
-    widow waitress hostess nun milkmaid dairymaid seamstress laundress washerwoman midwife""".split()
+    widow waitress hostess nun milkmaid dairymaid seamstress laundress washerwoman midwife postmistress
+    schoolmistress""".split()
 )
 _EN_ANY = frozenset(
     """inspector clerk sergeant officer detective doctor servant driver porter manager banker lawyer
@@ -64,7 +65,7 @@ _EN_ANY = frozenset(
     pilot host owner proprietor attendant coroner surgeon professor teacher student nurse innkeeper
     stationmaster engineer vet peddler pedlar hawker tinker baker butcher smith carpenter mason weaver
     tailor cobbler shoemaker potter grocer shopkeeper merchant trader beggar thief robber poacher miner
-    labourer laborer fiddler piper musician""".split()
+    labourer laborer fiddler piper musician surveyor postman schoolmaster""".split()
 )
 EN_ROLE_NOUNS = _EN_MALE | _EN_FEMALE | _EN_ANY  # words for a person by occupation, kin, age or sex
 # Every noun for a person, with the sex it says (None: either): what an unnamed person is called
@@ -226,7 +227,7 @@ def zh_surnamed(texts: Sequence[str], roles: Collection[str]) -> list[tuple[str,
 
 def zh_kin_named(text: str) -> list[str]:
     """The runs right after a kinship word (儿子小海才六岁 gives 小海才: the name is a prefix that
-    recurs), where a story names its people."""
+    recurs; 罗三娘的儿子虎子 gives 虎子凑), where a story names its people."""
     return _ZH_AFTER_KIN.findall(text)
 
 
@@ -341,7 +342,8 @@ _EN_KIN = {
 EN_KIN_NOUNS = frozenset(_EN_KIN) | {"grandson", "granddaughter", "maid", "servant", "nurse", "master", "mistress"}
 _ZH_KIN_BODY = "|".join(sorted(ZH_KIN, key=len, reverse=True))
 _ZH_KIN_WORD = re.compile(_ZH_KIN_BODY)  # found first: rarer than the names around it
-_ZH_AFTER_KIN = re.compile(rf"(?:{_ZH_KIN_BODY})([\u4e00-\u9fff]{{2,3}})")
+# read at every character (a lookahead): 娘 of 罗三娘 must not swallow the 儿子 of 罗三娘的儿子虎子
+_ZH_AFTER_KIN = re.compile(rf"(?=(?:{_ZH_KIN_BODY})(?!的)([\u4e00-\u9fff]{{2,3}}))")
 _ZH_RUN = "[\u4e00-\u9fffA-Za-zＡ-Ｚａ-ｚ]{1,4}"
 _ZH_NAME_AFTER = re.compile(_ZH_RUN)  # 女儿秀兰
 _ZH_NAME_BEFORE = re.compile(rf"({_ZH_RUN})(?:[，,]|是)(?:[他她我你]的)?$")  # 老陈，她的父亲 / 秀兰是他的女儿

@@ -186,8 +186,10 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
     placelike = {n for n in subjects if n.endswith(_ZH_PLACE_END) and built_like_a_name(n)}
     people_said = speakers(joined, placelike) | after_a_person(joined, placelike, person_noun)  # 周大山哼了一声：“
     given = {n for n in given_names(joined, names, _no_given_name, zh_kin_named(joined)) if _zh_name_ok(n)}
-    if len(joined) < SHORT_TEXT:  # 她叫沈静秋 (a novel's 叫 mostly shouts or asks: 叫他开门)
-        given |= {n.name for text in texts for n in namings(text, "zh") if _zh_name_ok(n.name)}
+    told: set[str] = set()  # names given (她叫沈静秋, 我姓许，单名一个澄字): a person's, however seldom met
+    if len(joined) < SHORT_TEXT:  # (a novel's 叫 mostly shouts or asks: 叫他开门)
+        told = {n.name for text in texts for n in namings(text, "zh") if _zh_name_ok(n.name)}
+        given |= told
     names |= given  # 桂芬喊道, “阿福，…”, 儿子小海: named where a story names people, whatever their ending
     names |= {n for n in zh_surnamed_roles(joined) if _zh_name_ok(n)}  # 林技术员 (技术员 never alone)
     named = _appellations(joined, names)
@@ -254,7 +256,7 @@ def zh_groups(texts: Sequence[str], found: Sequence[Mentions]) -> NameGroups:
         n for n in names if not n.endswith(_ZH_PLACE_END) or n in formal or n in heard or n in given or n in people_said
     }
     counts, pairs = _zh_counts(joined, names)
-    names = {n for n in names if counts[n] >= least or n in sets.parent}  # rare aliases stay
+    names = {n for n in names if counts[n] >= least or n in sets.parent or n in told}  # rare aliases stay
     partners = Counter(a for (a, _), n in pairs.items() if n >= 2)  # 龙王敖广, 龙王敖顺: a shared title
     titles = Counter(b for (_, b), n in pairs.items() if n >= 2)  # 文殊菩萨, 普贤菩萨: a shared title
     tails = {full[k:] for full in names for k in range(1, len(full) - 1)}  # 娘娘 of 王母娘娘: a title, no name

@@ -77,7 +77,8 @@ _EN_PERSON = (
 # Brought in as a clause's subject (An old man in a blue coat stood…, The squire rode…, Her father
 # sat…), or as what someone finds or sees (Under the tree she found a girl asleep).
 _EN_SOMEONE = re.compile(
-    rf"\b(?P<det>[Aa]n?|[Tt]he|[Hh]is|[Hh]er|[Tt]heir|[A-Z][\w-]*[’']s) {_EN_PERSON}(?= {_EN_VERB}\b)"
+    rf"\b(?P<det>[Aa]n?|[Tt]he|[Hh]is|[Hh]er|[Tt]heir|[A-Z][\w-]*[’']s) {_EN_PERSON}"
+    rf"(?= (?:[a-z]+ly |only |just |still |then |also |never )?{_EN_VERB}\b)"  # The surveyor only lifted
 )
 _EN_OWNER = re.compile(r"(?:his|her|their|\w+[’']s)$")  # a possessive brings in kin and household only
 _EN_DETERMINERS = frozenset("a an the his her their".split())

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress, count
@@ -122,6 +122,28 @@ def find_mentions(text: str, lang: str) -> Mentions:
     return _build(raw)
 
 
+def book_mentions(texts: Sequence[str], lang: str) -> list[Mentions]:
+    """Each chapter's mentions (`find_mentions`), and in English the people a chapter names too
+    seldom for it alone, who are names over the whole book: Mr. Tolley, named once in each of two
+    chapters, is someone as much as one named twice in one. (Chinese names are the dictionary's.)"""
+    found = [find_mentions(t, lang) for t in texts]
+    if lang == "zh" or len(texts) < 2:
+        return found
+    known = {n for m in found for n in m.names}
+    starts = [0]
+    for t in texts[:-1]:
+        starts.append(starts[-1] + len(t) + len(_CHAPTER_GAP))
+    more: list[list[tuple[int, str, bool]]] = [[] for _ in texts]
+    for offset, name, is_place in _en_raw(_CHAPTER_GAP.join(texts)):
+        if not is_place and name not in known:
+            k = bisect.bisect_right(starts, offset) - 1
+            more[k].append((offset - starts[k], name, False))
+    return [_build([*zip(m.offsets, m.names, m.is_place), *extra]) if extra else m for m, extra in zip(found, more)]
+
+
+_CHAPTER_GAP = "\n\n"  # between chapters read as one text: a sentence ends there
+
+
 def _build(raw: list[tuple[int, str, bool]]) -> Mentions:
     raw.sort()
     people = tuple(dict.fromkeys(n for _, n, p in raw if not p))
@@ -210,9 +232,9 @@ def _en_raw(text: str) -> list[tuple[int, str, bool]]:
     for k, (off, word) in enumerate(words):
         total[word] += 1
         before = text[max(0, off - 20) : off].rstrip(" _\n\t")
-        if before and before[-1] not in _INITIAL_BEFORE:
-            inner[word] += 1
         prev = before.split()[-1].rstrip(".").lower() if before.split() else ""
+        if before and (before[-1] not in _INITIAL_BEFORE or prev in _EN_TITLES):  # Mr. Tolley: no sentence ends
+            inner[word] += 1
         after = text[off + len(word) : off + len(word) + 14].lstrip(",’” ").split()
         nxt = after[0].lower().strip(".,;!?") if after else ""
         raw2 = before.split()[-2] if len(before.split()) >= 2 else ""

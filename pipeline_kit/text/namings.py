@@ -51,11 +51,16 @@ _EN_GIVEN = re.compile(
 _EN_ASKS = re.compile(r"\bname\b|\bwho are you\b|\bcall you\b|\bcalled\?", re.I)
 _EN_QUOTE = re.compile(r"“([^”]*)”|\"([^\"]*)\"")
 _EN_ANSWER = re.compile(rf"^\s*{_EN_NAME}(?=[.!]|,?\s*$)")  # "Davey," / "Pen. Pen Marlow." (not "Miss Roylott, you…")
+# Owning a name just read out or called for: "That's me," "It is I."
+_EN_ME = re.compile(
+    r"\s*(?:(?:Yes|Aye|Why),? )?"
+    r"(?:[Tt]hat[’']s me|[Tt]hat is me|[Tt]hat[’']s my name|[Ii]t[’']s me|[Ii]t is I|[Hh]ere)\b"
+)
 # A name called to someone in a quotation ("Come down, Arthur!", "Kit, hold the lamp"): whom it is
 # said to, the unnamed person just brought in, where the narration has not named them before.
 _EN_CALLED = re.compile(rf"(?:^|[,;] ){_EN_NAME}(?=[!.,])")  # not "Crake?": asked about
 _ZH_NAME = rf"(?P<name>[{_HAN}]{{2,3}}?)(?=[，。！？；、”」])"
-_ZH_CALL = re.compile("叫")
+_ZH_CALL = re.compile("[叫姓]")
 _ZH_NOUNS = "|".join(sorted(PERSON_NOUNS["zh"], key=len, reverse=True))
 _ZH_GIVEN = re.compile(
     # 她叫沈静秋 / 我叫石头 / 他名叫… / 我姓孙，叫孙铁柱 / 俺叫…: the pronoun is called
@@ -64,9 +69,12 @@ _ZH_GIVEN = re.compile(
     rf"|叫(?P<obj>[他她我俺])做?{_ZH_NAME.replace('name', 'name2')}"
     # 那个光头男孩叫狗蛋 / 这个女人名叫…: an unnamed person called so
     rf"|(?P<noun>{_ZH_NOUNS}){ZH_CALLED}{_ZH_NAME.replace('name', 'name3')}"
+    # 我姓许，单名一个澄字 / 在下姓陆名青: a surname and a given name, said apart
+    rf"|(?P<me>我|俺|在下|小人|小生|晚生)姓(?P<surname>[{_HAN}]{{1,2}}?)[，,]?(?:单名一个|单名|名叫|名)"
+    rf"(?P<given>[{_HAN}]{{1,2}}?)(?=字|[，。！？；、”」])"
 )
 _ZH_SEX = {"他": "male", "她": "female"}
-_ZH_SELF = "我俺"  # I, as a speaker says it
+_ZH_SELF = ("我", "俺", "在下", "小人", "小生", "晚生")  # I, as a speaker says it
 _ZH_ASKS = re.compile(r"甚|什么|谁|哪|啥|怎")
 ZH_COMMON = 50  # a word jieba met this often is no name given (老何 12, 狗蛋 3; 小名 76, 父王 152)
 
@@ -108,6 +116,15 @@ def _en_namings(text: str) -> list[Naming]:
             out.append(
                 Naming(_paragraph_end(text, q.end()), q.start() + 1 + answer.start("name"), answer.group("name"), rank)
             )
+    for q in _EN_QUOTE.finditer(text):  # "Mr. Owen Lark." read out, then "That's me," he said
+        said = q.group(1) if q.group(1) is not None else q.group(2)
+        name = _EN_ANSWER.match(said)
+        reply = _EN_QUOTE.search(text, q.end(), q.end() + CONTEXT // 2) if name else None
+        if name and reply and _EN_ME.match(reply.group(1) if reply.group(1) is not None else reply.group(2)):
+            rank = _EN_RANKS.get(name.group("rank") or "")
+            out.append(
+                Naming(_paragraph_end(text, reply.end()), q.start() + 1 + name.start("name"), name.group("name"), rank)
+            )
     for q in _EN_QUOTE.finditer(text):  # "Come down, Arthur!" to the boy in the tree
         said = q.group(1) if q.group(1) is not None else q.group(2)
         for m in _EN_CALLED.finditer(said):
@@ -124,17 +141,17 @@ def _en_namings(text: str) -> list[Naming]:
 
 def _zh_namings(text: str) -> list[Naming]:
     out = []
-    found = {}  # each naming holds a 叫: read a few characters around each, not the whole text
+    found = {}  # each naming holds a 叫 or a 姓: read a few characters around each, not the whole text
     for at in (m.start() for m in _ZH_CALL.finditer(text)):
-        for m in _ZH_GIVEN.finditer(text, max(0, at - 6), at + 8):
+        for m in _ZH_GIVEN.finditer(text, max(0, at - 6), at + 12):
             if m.start() <= at < m.end():
                 found.setdefault(m.start(), m)
     for m in found.values():
-        key = next(k for k in ("name", "name2", "name3") if m.group(k))
-        name = m.group(key)
+        key = next(k for k in ("name", "name2", "name3", "surname") if m.group(k))
+        name = m.group(key) + (m.group("given") if key == "surname" else "")
         if not name_shaped(name) or _ZH_ASKS.search(name) or frequencies().get(name, 0) >= ZH_COMMON:
             continue  # 叫甚名字 asks; 待我叫开门, 他叫父王: 叫 shouts or addresses, the word is no name
-        who = m.group("who") or m.group("obj")
+        who = m.group("who") or m.group("obj") or m.group("me")
         noun = m.group("noun")
         said = bool(who) and who in _ZH_SELF  # in speech: the speaker, tagged before or after in the paragraph
         at = _paragraph_end(text, m.end()) if said else m.end()

@@ -25,7 +25,7 @@ from pipeline_kit.db.sqltime import db_now
 from pipeline_kit.text.cast import Bible, ChapterCast, build_bible, cast_drafts
 from pipeline_kit.text.castdb import load_characters, refresh_appearances, save_bible
 from pipeline_kit.text.direct import Direction, DirectorSettings, book_director
-from pipeline_kit.text.names import find_mentions
+from pipeline_kit.text.names import book_mentions
 from pipeline_kit.text.placesdb import load_places, save_places
 from pipeline_kit.text.refold import follow_bible
 from pipeline_kit.text.prompts import Templates
@@ -144,7 +144,7 @@ def book_bible(db: Database, book: Book, texts: list[str]) -> Bible:
     with db.reading() as conn:
         fixed = [c for c in load_characters(conn, book.bookcode) if c.locked or c.dropped]
         fixed_places = [p for p in load_places(conn, book.bookcode) if p.locked or p.dropped]
-    found = [find_mentions(t, book.lang) for t in texts]
+    found = book_mentions(texts, book.lang)
     bible = build_bible(texts, book.lang, fixed, mentions=found, fixed_places=fixed_places)
     with db.engine.begin() as conn:
         save_bible(conn, book.bookcode, bible)

@@ -98,3 +98,31 @@ def test_someone_fronted_by_where_they_are_is_brought_in_and_i_m_names_no_one() 
     pip = bible.by_name[bible.canonical["Pip"]]
     assert pip.gender == "male" and "small boy in a cap" in pip.description
     assert text.index("a small boy") in {o for o, name in bible.mentions(text) if name == pip.name}
+
+
+def test_a_name_read_out_and_owned_names_the_one_who_owns_it() -> None:
+    """ "Mr. Silas Vane," read off a parcel, then "That's me," said by the newcomer: he is Silas Vane
+    from his first mention (the carrier only looked up), a man by the Mr."""
+    text = (
+        "The coach stopped at the inn. The carrier only looked up from his ledger.\n\n"
+        'The landlady read the label aloud: "Mr. Silas Vane."\n\n'
+        '"That\'s me," said the carrier. Silas Vane took the parcel. Silas Vane paid.'
+    )
+    assert [n.name for n in namings(text, "en")] == ["Silas Vane"]
+    bible = build_bible([text], "en")
+    silas = bible.by_name[bible.canonical["Silas Vane"]]
+    assert silas.gender == "male"
+    assert text.index("The carrier") in {o for o, name in bible.mentions(text) if name == silas.name}
+
+
+def test_a_surname_and_a_given_name_said_apart_name_a_person_met_once() -> None:
+    """我姓许，单名一个澄字 and 在下姓陆名青 give 许澄 and 陆青; in a short story such a name is a person
+    even when the narration names him once (the young man brought in before is he)."""
+    assert [n.name for n in namings("“我姓许，单名一个澄字。”", "zh")] == ["许澄"]
+    assert [n.name for n in namings("“在下姓陆名青，路过宝地。”", "zh")] == ["陆青"]
+    one = "傍晚，一个穿青布长衫的书生走进茶馆，要了一壶茶。\n\n掌柜的给他倒茶。书生低头喝茶，不说话。"
+    two = "第二天，书生又来了。\n\n“在下姓陆名青，路过宝地。”书生说。\n\n陆青喝完茶，起身走了。"
+    bible = build_bible([one, two], "zh")
+    assert "陆青" in bible.by_name, [c.name for c in bible.characters]
+    assert "青布长衫" in bible.by_name["陆青"].description
+    assert "陆青" in {name for _, name in bible.mentions(one)}

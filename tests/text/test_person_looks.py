@@ -86,3 +86,15 @@ def test_looks_are_the_person_s_own_not_their_kin_s_nor_the_one_they_carry() -> 
     assert "穿红袄" in girl and "辫子" in girl, girl
     man = bible.by_name["高大顺"].description
     assert "满脸胡子" in man and "孩子" not in man, man
+
+
+def test_a_name_once_in_each_of_two_chapters_is_someone() -> None:
+    """Mr. Pell, named once in each of two chapters (never twice in one), is a character, as is the
+    given name after a kinship word inside another's name (罗二娘的儿子狗娃: 娘 of 罗二娘 is no kin)."""
+    chapters = [
+        "The mill stood by the weir. Old Mr. Pell, who owned it, was asleep in his chair.\n\nThe wheel turned.",
+        "In the morning the flood came. Mr. Pell ran out in his nightshirt, shouting for help.",
+    ]
+    assert "Pell" in build_bible(chapters, "en").canonical
+    text = "罗二娘的儿子狗娃跑过来。狗娃摔了一跤。\n罗二娘喊：“狗娃！”狗娃爬起来又跑。"
+    assert "狗娃" in build_bible([text], "zh").by_name
