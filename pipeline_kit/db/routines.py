@@ -3,9 +3,10 @@
 A worker account (security.py) holds SELECT on what it reads and no INSERT, UPDATE or DELETE on
 any table; every write a worker makes is one of these routines, each taking the lease token and
 touching only that lease's task and attempt (a reclaim only expired leases; a blob only one the
-caller's held attempt named). Every statement in a routine is a named one of the database's SQL
-file (db/sql/), the same text the owner's plain path runs, rendered with :name as the routine's
-p_name parameter (`body`); what is here is the procedural code around them.
+completion it just made under its lease names, in that completion's transaction). Every
+statement in a routine is a named one of the database's SQL file (db/sql/), the same text the
+owner's plain path runs, rendered with :name as the routine's p_name parameter (`body`); what
+is here is the procedural code around them.
 
 PostgreSQL: PL/pgSQL functions (plans cached per session), `SET search_path` pinned, EXECUTE
 taken from PUBLIC and given to the worker role only; the internal helper is never granted.
@@ -425,19 +426,19 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_put_chunk",
             _p("task_id text", "token text", "sha256 text", "seq integer", "data bytea"),
             "void",
-            f"{s.refuse_unless('held')}\n{s('chunk')};",
+            f"{s.refuse_unless('named_blob')}\n{s('chunk')};",
         ),
         Routine(
             "pk_put_blob",
             _p("task_id text", "token text", "sha256 text", "size bigint", "chunks integer"),
             "void",
-            f"{s.refuse_unless('held')}\n{_verify(s)}\n{s('blob')};",
+            f"{s.refuse_unless('named_blob')}\n{_verify(s)}\n{s('blob')};",
         ),
         Routine(
             "pk_blob_seen",
             _p("task_id text", "token text", "sha256 text"),
             "boolean",
-            f"{s.refuse_unless('held')}\n{s('blob_seen')};\n{s.ret(found)}",
+            f"{s.refuse_unless('named_blob')}\n{s('blob_seen')};\n{s.ret(found)}",
         ),
     ]
 

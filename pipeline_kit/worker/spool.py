@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline_kit import engine
+from pipeline_kit.db.blobs import Upload
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack, Completion
 
@@ -46,7 +47,7 @@ class Spool:
         acks: dict[str, Ack] = {}
         for path in self.pending():
             data = json.loads(path.read_text())
-            completion = Completion(**data)
+            completion = Completion(**{**data, "uploads": [Upload(**u) for u in data.get("uploads", ())]})
             acks[completion.task_id] = ack = engine.complete(db, completion, worker_id=worker_id)
             path.unlink()
             answered(completion, ack)
