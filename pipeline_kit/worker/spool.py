@@ -3,7 +3,8 @@
 One JSON file per finished task under data/spool/WORKER/. A spooled completion is submitted
 with its original lease token, so if the lease was lost meanwhile the engine fences it and the
 entry is dropped: nothing is accepted twice. Its output (staged in a folder store) is revealed
-or dropped once the engine answered.
+or dropped once the engine answered; the database store's blobs go in with the completion, read
+from this PC's cache where the publish left them.
 """
 
 from __future__ import annotations
