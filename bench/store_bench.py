@@ -17,6 +17,16 @@ saved by deduplication.
 Per run the kinds take turns (folder, PostgreSQL, MariaDB, S3, then the next run) so a noisy
 machine slows all alike; each figure is the median over the runs, and the ratio to the folder
 store is taken from the same runs. Results: reports/bench/store.json and reports/bench/store.md.
+
+    python bench/store_bench.py --completion [--runs R] [--clips C]
+
+A worker's clip in the database store is kept by its completion's transaction (db/blobs.py),
+which holds the task's row and its dependents' rows (on SQLite, the whole file) while the chunks
+go in. Per database (SQLite, PostgreSQL, MariaDB), C tasks, each with a dependent, complete with
+a 20 MB clip two ways: `within`, the clip kept by the completion (what a worker does), and
+`apart`, the clip stored first in a transaction of its own and the completion after it (the
+way before): the milliseconds the completion's transaction holds its rows, and the whole
+publish and completion, medians over the clips and runs. Results: reports/bench/store_completion.json.
 """
 
 from __future__ import annotations
@@ -45,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 from pipeline_kit.bench.config import build_config  # noqa: E402
 from pipeline_kit.bench.scratch import scratch_url  # noqa: E402
 from pipeline_kit.db import create  # noqa: E402
+from pipeline_kit.db.blobs import Upload  # noqa: E402
 from pipeline_kit.db.migrate import init  # noqa: E402
 from pipeline_kit.store import Store  # noqa: E402
 from pipeline_kit.store.database import DatabaseStore  # noqa: E402
@@ -126,6 +137,95 @@ def one_run(kind: str, payloads: dict[str, list[Path]], tmp: Path) -> dict[str, 
     return rates
 
 
+def completion_run(kind: str, clips: dict[str, list[Path]], tmp: Path) -> dict[str, dict[str, list[float]]]:
+    """Complete one task per clip, each with a dependent, with the clip kept `within` the
+    completion's transaction or stored `apart` before it (each way its own clips, so none is
+    found stored): each completion's and each whole publish-and-complete's milliseconds."""
+    from pipeline_kit import engine
+
+    out: dict[str, dict[str, list[float]]] = {}
+    with scratch_url(kind, build_config()) as url:
+        db = create(url)
+        try:
+            init(db)
+            engine.seed_default_lanes(db)
+            store = DatabaseStore(db, tmp / "cache")
+            for way in ("within", "apart"):
+                held, whole = [], []
+                for i, clip in enumerate(clips[way]):
+                    task = f"{way}-{i}"
+                    with db.engine.begin() as conn:
+                        engine.enqueue(
+                            conn,
+                            [
+                                engine.TaskSpec(task_id=task, kind="noop", lane="default"),
+                                engine.TaskSpec(
+                                    task_id=f"{task}-next", kind="noop", lane="assembly", depends_on=(task,)
+                                ),
+                            ],
+                        )
+                    (lease,) = engine.claim(db, "bench", ["default"], limit=1)
+                    t0 = time.perf_counter()
+                    stored = store.publish(
+                        f"outputs/{task}.mp4", clip, {}, lease=(task, lease.token) if way == "within" else None
+                    )
+                    uploads = [
+                        Upload(u.sha256, u.size, str(clip)) for u in stored.uploads
+                    ]  # the clip is where it was made
+                    t1 = time.perf_counter()
+                    result = {"sha256": stored.sha256, "bytes": stored.size}
+                    completion = engine.Completion(task_id=task, token=lease.token, result=result, uploads=uploads)
+                    assert engine.complete(db, completion) is engine.Ack.ACCEPTED
+                    t2 = time.perf_counter()
+                    held.append((t2 - t1) * 1000)
+                    whole.append((t2 - t0) * 1000)
+                out[way] = {"held_ms": held, "whole_ms": whole}
+        finally:
+            db.dispose()
+    return out
+
+
+def completion_bench(runs: int, clips: int) -> int:
+    """`--completion`: how long a completion holds its rows with a 20 MB clip kept within it."""
+    kinds = ("sqlite", "postgresql", "mariadb")
+    with tempfile.TemporaryDirectory(prefix="pk_store_bench_") as scratch:
+        tmp = Path(scratch)
+        files = make_payloads(tmp / "payloads", 0, 2 * clips * runs)["clip"]
+        measured: dict[str, dict[str, dict[str, list[float]]]] = {k: {} for k in kinds}
+        for n in range(runs):
+            for kind in kinds:  # the kinds take turns, each run on its own distinct clips
+                mine = files[2 * n * clips : 2 * (n + 1) * clips]
+                got = completion_run(kind, {"within": mine[:clips], "apart": mine[clips:]}, tmp / f"run-{n}-{kind}")
+                for way, figures in got.items():
+                    for name, values in figures.items():
+                        measured[kind].setdefault(way, {}).setdefault(name, []).extend(values)
+                medians = {way: {k: statistics.median(v) for k, v in f.items()} for way, f in got.items()}
+                said = "; ".join(
+                    f"{w} held {m['held_ms']:.0f} ms, whole {m['whole_ms']:.0f} ms" for w, m in medians.items()
+                )
+                print(f"run {n + 1}/{runs} {kind}: {said}", flush=True)
+    lines = [
+        f"A completion with a 20 MB clip, medians of {clips * runs} clips, {datetime.now():%Y-%m-%d %H:%M}, "
+        f"{platform.node()} ({os.cpu_count()} cores).",
+        "",
+        "| database | completion holds its rows, clip within | whole, within | completion, clip apart | whole, apart |",
+        "|---|---|---|---|---|",
+    ]
+    for kind in kinds:
+        m = {way: {k: statistics.median(v) for k, v in f.items()} for way, f in measured[kind].items()}
+        lines.append(
+            f"| {kind} | {m['within']['held_ms']:,.0f} ms | {m['within']['whole_ms']:,.0f} ms | "
+            f"{m['apart']['held_ms']:,.0f} ms | {m['apart']['whole_ms']:,.0f} ms |"
+        )
+    out = ROOT / "reports" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "store_completion.json").write_text(
+        json.dumps({"at": datetime.now().isoformat(timespec="seconds"), "runs": measured}, indent=2)
+    )
+    print("\n".join(lines))
+    return 0
+
+
 def summarise(
     runs: list[dict[str, dict[str, dict[str, float]]]], payloads: dict[str, list[Path]], kinds: list[str]
 ) -> list[dict[str, object]]:
@@ -173,7 +273,10 @@ def main() -> int:
     ap.add_argument("--frames", type=int, default=30)
     ap.add_argument("--clips", type=int, default=5)
     ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--completion", action="store_true", help="a 20 MB clip kept within its completion, or apart")
     args = ap.parse_args()
+    if args.completion:
+        return completion_bench(args.runs, args.clips)
     kinds = [k for k in args.kinds.split(",") if k]
     if not kinds or set(kinds) - set(KINDS) or min(args.runs, args.frames, args.clips) < 1:
         print(f"--kinds takes {','.join(KINDS)}; --runs, --frames and --clips at least 1", file=sys.stderr)

@@ -3,9 +3,10 @@
 A worker account (security.py) holds SELECT on what it reads and no INSERT, UPDATE or DELETE on
 any table; every write a worker makes is one of these routines, each taking the lease token and
 touching only that lease's task and attempt (a reclaim only expired leases; a blob only one the
-caller's held attempt named). Every statement in a routine is a named one of the database's SQL
-file (db/sql/), the same text the owner's plain path runs, rendered with :name as the routine's
-p_name parameter (`body`); what is here is the procedural code around them.
+completion it just made under its lease names, in that completion's transaction). Every
+statement in a routine is a named one of the database's SQL file (db/sql/), the same text the
+owner's plain path runs, rendered with :name as the routine's p_name parameter (`body`); what
+is here is the procedural code around them.
 
 PostgreSQL: PL/pgSQL functions (plans cached per session), `SET search_path` pinned, EXECUTE
 taken from PUBLIC and given to the worker role only; the internal helper is never granted.
@@ -425,19 +426,19 @@ def _routines(dialect: str) -> list[Routine]:
             "pk_put_chunk",
             _p("task_id text", "token text", "sha256 text", "seq integer", "data bytea"),
             "void",
-            f"{s.refuse_unless('held')}\n{s('chunk')};",
+            f"{s.refuse_unless('named_blob')}\n{s('chunk')};",
         ),
         Routine(
             "pk_put_blob",
             _p("task_id text", "token text", "sha256 text", "size bigint", "chunks integer"),
             "void",
-            f"{s.refuse_unless('held')}\n{_verify(s)}\n{s('blob')};",
+            f"{s.refuse_unless('named_blob')}\n{_verify(s)}\n{s('blob')};",
         ),
         Routine(
             "pk_blob_seen",
             _p("task_id text", "token text", "sha256 text"),
             "boolean",
-            f"{s.refuse_unless('held')}\n{s('blob_seen')};\n{s.ret(found)}",
+            f"{s.refuse_unless('named_blob')}\n{s('blob_seen')};\n{s.ret(found)}",
         ),
     ]
 
@@ -507,16 +508,35 @@ def _create(dialect: str, name: str, params: tuple[tuple[str, str], ...], return
 
 def create_statements(dialect: str) -> list[str]:
     """CREATE OR REPLACE of every routine (run by the tables' owner: they run as it), with
-    EXECUTE taken from everyone (PostgreSQL gives it to PUBLIC by default)."""
+    EXECUTE taken from everyone (PostgreSQL gives it to PUBLIC by default); on PostgreSQL the
+    overloads an older version left (earlier parameters) are dropped first."""
     out = []
     if dialect == "mysql":  # a procedure keeps the sql_mode it was made in: QUOTE's escapes must hold
         out.append("SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+    if dialect == "postgresql":
+        out.append(_drop_overloads((_BLOCK, *routines(dialect))))
     out.append(_create(dialect, "pk_block", _BLOCK.params, "void", _block(_SPELL[dialect])))
     for r in routines(dialect):
         out.append(_create(dialect, r.name, r.params, r.returns, r.body))
     if dialect == "postgresql":
         out += [f"REVOKE ALL ON FUNCTION {signature(r)} FROM PUBLIC" for r in (_BLOCK, *routines(dialect))]
     return out
+
+
+def _drop_overloads(current: Sequence[Routine]) -> str:
+    """PostgreSQL: drop every function of a routine's name whose parameters are not the current
+    ones. A function is named by its parameter types, so CREATE OR REPLACE of a routine whose
+    parameters changed adds an overload beside the old one, which a worker could still call
+    (pk_finish naming no blobs: `store gc` would not spare them); MariaDB replaces by name."""
+    names = ", ".join(f"'{r.name}'" for r in current)
+    keep = ", ".join(f"'public.{signature(r)}'" for r in current)
+    return (
+        "DO $$ DECLARE f regprocedure; BEGIN\n"
+        "FOR f IN SELECT p.oid FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        f"WHERE n.nspname = 'public' AND p.proname IN ({names}) AND p.oid <> ALL (ARRAY("
+        f"SELECT to_regprocedure(s)::oid FROM unnest(ARRAY[{keep}]) AS s WHERE to_regprocedure(s) IS NOT NULL))\n"
+        "LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP;\nEND $$"
+    )
 
 
 def signature(r: Routine) -> str:

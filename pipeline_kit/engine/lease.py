@@ -13,10 +13,11 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from pipeline_kit.db import dialects, routines
+from pipeline_kit.db import blobs, dialects, routines
+from pipeline_kit.db.blobs import Upload
 from pipeline_kit.db.connect import Database, json_text
 
-from pipeline_kit.db.driver import run_named, transaction, within
+from pipeline_kit.db.driver import Tx, run_named, transaction, within
 from pipeline_kit.db.finishes import Finish, finish
 from pipeline_kit.db.schema import task_deps, tasks
 from pipeline_kit.engine.dependents import block_dependents
@@ -38,6 +39,7 @@ class Completion:
     output_bytes: int | None = None
     model: str | None = None
     settings: Mapping[str, Any] | None = None
+    uploads: Sequence[Upload] = ()  # the database store's blobs of the output, kept once it is accepted (db/blobs.py)
 
 
 def heartbeat(
@@ -170,12 +172,13 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
     routine = routines.enabled(db)
     one = dialects.of(db.dialect).finish_one_statement and len(groups) == 1  # MariaDB: a CALL needs its transaction
     try:
-        with transaction(db, single=one) as tx:
+        with transaction(db, single=one and not any(c.uploads for c in items)) as tx:
             for how, ids in groups.items():
                 done = finish(tx, ids, how, routine=routine)
                 if done is None:
                     raise _Unsure
                 accepted.update(done)
+            _keep_uploads(tx, [by_id[t] for t in accepted], routine=routine)
     except _Unsure:  # MariaDB: some were not accepted, and it cannot say which without locking them
         return _complete_locked(db, by_id, groups, worker_id)
     if len(accepted) == len(by_id):  # the common case: nothing to read again
@@ -186,6 +189,11 @@ def complete_many(db: Database, items: Sequence[Completion], *, worker_id: str |
         current = _lease_states(conn, {t: by_id[t].token for t in rest}) if routine else _current_tokens(conn, rest)
         acks.update(_refuse(conn, [by_id[t] for t in rest], current, worker_id))
     return {t: acks[t] for t in by_id}
+
+
+def _keep_uploads(tx: Tx, accepted: Sequence[Completion], *, routine: bool = False) -> None:
+    """The database store's blobs of the accepted completions, in their transaction."""
+    blobs.keep_all(tx, (((c.task_id, c.token), u) for c in accepted for u in c.uploads), routine=routine)
 
 
 class _Unsure(Exception):
@@ -216,6 +224,7 @@ def _complete_locked(
                 mine = [t for t in ids if t in held]
                 if mine and finish(tx, mine, how) is None:
                     raise RuntimeError("a locked, held task was not accepted")
+            _keep_uploads(tx, [by_id[t] for t in held])
         acks = {t: Ack.ACCEPTED for t in held}
         acks.update(_refuse(conn, [c for t, c in by_id.items() if t not in held], current, worker_id))
     return {t: acks[t] for t in by_id}

@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 
 import sqlalchemy as sa
 
+from pipeline_kit.db.blobs import Upload
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.migrate import BESIDE_DATABASE, default_store_root
 from pipeline_kit.db.schema import STORE_KEY, meta
@@ -44,6 +45,7 @@ class Stored:
     sides: dict[str, str] = field(default_factory=dict)  # ".srt" -> sha256
     staged: str | None = None  # a folder store: the lease's mark its files wait under until `conclude`
     stale: tuple[str, ...] = ()  # marks of other leases' staged files seen beside them (stale once ours is accepted)
+    uploads: tuple[Upload, ...] = ()  # the database store: blobs the completion keeps in its transaction
 
     @classmethod
     def recorded(cls, output_path: str, result: Mapping[str, Any]) -> Stored:

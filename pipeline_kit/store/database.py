@@ -1,34 +1,34 @@
 """The store in the database itself: PCs that share only the database URL share their outputs.
 
-Blobs go in CHUNK-sized rows (well below MariaDB's 16 MiB max_allowed_packet even escaped, and
-small enough for PostgreSQL's vacuum), all chunks and then the blob row in one transaction: a
-blob row means a whole blob, a killed writer leaves nothing. Two writers of one blob race on the
-primary key; the loser finds it stored and is done. A blob found stored is trusted only once it
-hashes to its checksum (a row planted ahead of a deterministic output is replaced, not reused).
-`store gc` (store/gc.py) lists the blobs aged by stored_at, which a blob found already stored is
-stamped again with, and deletes one only if its stamp is still the one listed: a publish that
-reuses an old orphan is never swept under it.
+Blobs go in CHUNK-sized rows (db/blobs.py), all chunks and then the blob row in one transaction:
+a blob row means a whole blob, a killed writer leaves nothing. A worker's publish writes
+nothing: it checks what is stored and says which blobs its completion keeps, and the
+completion's transaction keeps them once it is accepted (stamped if stored, else stored), so an
+output costs no write transaction of its own and a fenced completion stores nothing. A blob
+found stored is trusted only once it hashes to its checksum (a row planted ahead of a
+deterministic output is replaced, not reused). `store gc` (store/gc.py) lists the blobs aged by
+stored_at, which a blob found already stored is stamped again with, and deletes one only if its
+stamp is still the one listed: a completion that reuses an old orphan is never swept under it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
 
 import sqlalchemy as sa
 
-from pipeline_kit.db import routines
+from pipeline_kit.db import blobs
+from pipeline_kit.db.blobs import Upload
 from pipeline_kit.db.connect import Database
-from pipeline_kit.db.driver import run_named
+from pipeline_kit.db.driver import within
 from pipeline_kit.db.schema import store_blobs, store_chunks
 from pipeline_kit.db.sqltime import db_now
-from pipeline_kit.errors import GenerationError, LeaseLost
-from pipeline_kit.store import DATABASE_URL, Holder
+from pipeline_kit.errors import GenerationError
+from pipeline_kit.store import DATABASE_URL, Holder, Stored, side_name
 from pipeline_kit.store.blobs import BlobStore
+from pipeline_kit.store.cache import file_digest
 from pipeline_kit.store.gc import Listed
-
-CHUNK = 1 << 20  # 1 MiB
 
 
 class DatabaseStore(BlobStore):
@@ -44,20 +44,33 @@ class DatabaseStore(BlobStore):
     def check(self) -> None:
         """The database answers (it was opened): nothing more to check."""
 
+    def publish(
+        self, name: str, main: Path, sides: Mapping[str, Path], *, lease: Holder = None, first: bool = False
+    ) -> Stored:
+        """A worker's (`lease`): what its completion keeps, read from where `settle` moves the
+        files (this PC's cache); the owner's (store move): kept now, in one transaction."""
+        files = {**dict(sorted(sides.items())), "": main}
+        digests = {suffix: file_digest(path) for suffix, path in files.items()}
+        for _, sha in digests.values():  # a damaged blob goes, so the completion stores it again
+            if self.has(sha, lease) and not self.intact(sha):
+                self.drop_damaged(sha)
+        size, sha = digests.pop("")
+        side_shas = {suffix: digest[1] for suffix, digest in digests.items()}
+        target = self._local(name, sha, side_shas)
+        kept = {**{s: side_name(target, s) for s in side_shas}, "": target} if lease else files
+        uploads = tuple(Upload(h, n, str(kept[s])) for s, (n, h) in {**digests, "": (size, sha)}.items())
+        if lease is None:
+            with self.db.engine.begin() as conn, within(conn, self.db.dialect) as tx:
+                blobs.keep_all(tx, ((None, u) for u in uploads))
+            uploads = ()
+        return Stored(output_path=name, size=size, sha256=sha, sides=side_shas, uploads=uploads)
+
     def has(self, sha256: str, lease: Holder = None) -> bool:
-        """A read: a write lock only once the blob is kept (`keep`) or stored (`put`)."""
+        """A read: a write lock only once the blob is kept."""
         with self.db.reading() as conn:
             return (
                 conn.execute(sa.select(store_blobs.c.sha256).where(store_blobs.c.sha256 == sha256)).first() is not None
             )
-
-    def keep(self, sha256: str, lease: Holder = None) -> bool:
-        if routines.enabled(self.db):  # a worker account: only while it holds a task
-            task_id, token = lease or (None, None)
-            with _held(lease), self.db.engine.begin() as conn:
-                return bool(routines.call(conn, "pk_blob_seen", task_id=task_id, token=token, sha256=sha256)[0][0])
-        with self.db.engine.begin() as conn:  # the routine's statement, from the same file
-            return run_named(conn, "blob_seen", sha256=sha256) > 0
 
     def drop_damaged(self, sha256: str) -> None:
         try:
@@ -73,26 +86,6 @@ class DatabaseStore(BlobStore):
                 error_kind="store_damaged",
                 retryable=False,
             ) from None
-
-    def put(self, sha256: str, size: int, source: Path, lease: Holder = None) -> None:
-        routine = routines.enabled(self.db)  # a worker account: the routine checks lease and checksum
-        held = dict(zip(("task_id", "token"), lease or (None, None)))
-        try:
-            with _held(lease), self.db.engine.begin() as conn, source.open("rb") as fh:
-                seq = 0
-                for seq, block in enumerate(iter(lambda: fh.read(CHUNK), b"")):
-                    if routine:
-                        routines.call(conn, "pk_put_chunk", **held, sha256=sha256, seq=seq, data=block)
-                    else:
-                        run_named(conn, "chunk", sha256=sha256, seq=seq, data=block)
-                chunks = seq + 1 if size else 0
-                if routine:
-                    routines.call(conn, "pk_put_blob", **held, sha256=sha256, size=size, chunks=chunks)
-                else:
-                    run_named(conn, "blob", sha256=sha256, size=size, chunks=chunks)
-        except sa.exc.IntegrityError:  # stored meanwhile by another writer
-            if not self.has(sha256, lease):
-                raise
 
     def get(self, sha256: str, target: Path) -> None:
         with self.db.reading() as conn:
@@ -130,15 +123,3 @@ class DatabaseStore(BlobStore):
                 return False
             conn.execute(sa.delete(store_chunks).where(store_chunks.c.sha256 == blob.sha256))
         return True
-
-
-@contextmanager
-def _held(lease: Holder) -> Iterator[None]:
-    """A worker account's routine refusing a blob write for a lease no longer held means the
-    task was taken over: LeaseLost (the worker drops its work as fenced), not a missing grant."""
-    try:
-        yield
-    except sa.exc.DBAPIError as exc:
-        if routines.refused_for_lease(exc):
-            raise LeaseLost(f"task {lease[0] if lease else '?'}: lease lost before its output was stored") from None
-        raise

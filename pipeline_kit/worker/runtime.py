@@ -429,17 +429,29 @@ class Worker:
             self.summary.counts.update(TaskEnd.of_spooled(a) for a in acks.values())
 
     def install_signal_handlers(self) -> None:
-        """SIGTERM/SIGINT: finish the current call, release the rest, exit cleanly."""
+        """SIGTERM/SIGINT: finish the current call, release the rest, exit cleanly.
 
-        def _stop(signum: int, _frame: Any) -> None:
-            sys.stderr.write(
-                f"{self.cfg.worker_id}: {signal.Signals(signum).name} received; finishing the "
-                "current task and releasing the rest\n"
-            )
-            self.stop_event.set()
+        The handler only writes the signal's number to a pipe; a thread reads it, says so and
+        sets the stop event. A handler runs in the main thread between any two bytecodes, also
+        while that thread holds the stop event's lock (entering or leaving a `stop.wait`, as an
+        outage's retry does), where setting the event itself would wait for that lock forever."""
+        heard, tell = os.pipe()
 
-        signal.signal(signal.SIGTERM, _stop)
-        signal.signal(signal.SIGINT, _stop)
+        def _stopping() -> None:
+            while number := os.read(heard, 1):
+                sys.stderr.write(
+                    f"{self.cfg.worker_id}: {signal.Signals(number[0]).name} received; finishing the "
+                    "current task and releasing the rest\n"
+                )
+                self.stop_event.set()
+
+        threading.Thread(target=_stopping, name=f"signals-{self.cfg.worker_id}", daemon=True).start()
+
+        def _heard(signum: int, _frame: Any) -> None:
+            os.write(tell, bytes([signum]))
+
+        signal.signal(signal.SIGTERM, _heard)
+        signal.signal(signal.SIGINT, _heard)
 
 
 def run_worker(

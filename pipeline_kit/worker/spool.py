@@ -3,7 +3,8 @@
 One JSON file per finished task under data/spool/WORKER/. A spooled completion is submitted
 with its original lease token, so if the lease was lost meanwhile the engine fences it and the
 entry is dropped: nothing is accepted twice. Its output (staged in a folder store) is revealed
-or dropped once the engine answered.
+or dropped once the engine answered; the database store's blobs go in with the completion, read
+from this PC's cache where the publish left them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline_kit import engine
+from pipeline_kit.db.blobs import Upload
 from pipeline_kit.db.connect import Database
 from pipeline_kit.engine import Ack, Completion
 
@@ -46,7 +48,7 @@ class Spool:
         acks: dict[str, Ack] = {}
         for path in self.pending():
             data = json.loads(path.read_text())
-            completion = Completion(**data)
+            completion = Completion(**{**data, "uploads": [Upload(**u) for u in data.get("uploads", ())]})
             acks[completion.task_id] = ack = engine.complete(db, completion, worker_id=worker_id)
             path.unlink()
             answered(completion, ack)

@@ -346,6 +346,7 @@ class TaskRun:
             output_bytes=stored.size if stored else None,
             model=out.model,
             settings=dict(out.settings) or None,
+            uploads=stored.uploads if stored else (),
         )
         ready = (paths, meta) if stored is not None and meta is not None else None
         return Made(lease=lease, completion=completion, stored=stored, paid=bool(out.cost), ready=ready)

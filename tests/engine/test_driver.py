@@ -86,8 +86,9 @@ def test_a_named_statement_inside_sqlalchemy_fails_as_sqlalchemy_would(db: Datab
     assert engine.heartbeat(db, "a", lease.token, lease_s=5.0) is engine.Ack.ACCEPTED
     with pytest.raises(sa.exc.IntegrityError):
         with db.engine.begin() as conn:
-            driver.run_named(conn, "blob", sha256="ab" * 32, size=0, chunks=0)
-            driver.run_named(conn, "blob", sha256="ab" * 32, size=0, chunks=0)
+            worker = dict(worker_id="w2", uid=None, host=None, version=None, lanes=None, backend=None, lease_s=5.0)
+            driver.run_named(conn, "worker_insert", **worker)
+            driver.run_named(conn, "worker_insert", **worker)  # its key taken
 
 
 def test_a_connection_dropped_while_idle_is_replaced_before_use(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:

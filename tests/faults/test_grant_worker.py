@@ -436,3 +436,81 @@ def test_the_owner_inits_an_empty_server_database(
             force = " WITH (FORCE)" if admin.dialect.name == "postgresql" else ""
             conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}{force}")
         admin.dispose()
+
+
+# Routines as an earlier version made them: pk_finish before it named the output's blobs, and
+# pk_note_attempt while it still took them.
+_OLD_OVERLOADS = (
+    (
+        "pk_finish",
+        "p_ids text[], p_token text, p_result json, p_path text, p_cost float8, p_bytes bigint, "
+        "p_model text, p_settings json",
+        "SETOF varchar",
+        "SELECT NULL::varchar WHERE FALSE",
+    ),
+    (
+        "pk_note_attempt",
+        "p_task_id text, p_token text, p_cost float8, p_model text, p_remote_job_id text, "
+        "p_output_blobs text, p_keep_cost boolean",
+        "void",
+        "SELECT",
+    ),
+)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_an_upgrade_leaves_only_the_current_routines(
+    db_url: str, db: Database, worker_url: str, cli_main: Callable[..., int], tmp_path: Path
+) -> None:
+    """PostgreSQL names a function by its parameters, so routines an older version made with
+    other ones stay beside the new ones (a worker could still call an old pk_finish that names no
+    blobs): grant-worker again leaves one function per routine, the current one, and the account
+    still works through them."""
+    from pipeline_kit.db import routines
+
+    role = make_url(worker_url).username
+    with db.engine.begin() as conn:
+        for name, params, returns, body in _OLD_OVERLOADS:
+            conn.exec_driver_sql(
+                f"CREATE FUNCTION {name}({params}) RETURNS {returns} LANGUAGE sql SECURITY DEFINER AS $$ {body} $$"
+            )
+            conn.exec_driver_sql(f"GRANT EXECUTE ON FUNCTION {name}({params}) TO {role}")
+    assert cli_main(["--db", db_url, "grant-worker", role, "--password-env", "PK_TEST_PW"]) == 0
+    with db.engine.connect() as conn:
+        found = (
+            conn.exec_driver_sql(
+                "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = 'public' AND p.proname LIKE 'pk\\_%%'"
+            )
+            .scalars()
+            .all()
+        )
+        current = (
+            conn.execute(
+                sa.text("SELECT s FROM unnest(CAST(:s AS text[])) AS s WHERE to_regprocedure(s) IS NULL"),
+                {"s": [routines.signature(r) for r in routines.routines("postgresql")]},
+            )
+            .scalars()
+            .all()
+        )
+    assert sorted(found) == sorted({"pk_block", *(r.name for r in routines.routines("postgresql"))}), found
+    assert current == []  # each one left is the current one
+    worker = create(worker_url)
+    try:
+        with db.engine.begin() as conn:
+            engine.enqueue(conn, [TaskSpec(task_id=f"up-{i}", kind="noop", lane="default") for i in range(3)])
+        summary = run_worker(
+            worker,
+            WorkerConfig(
+                worker_id="pc-up",
+                lanes=("default",),
+                backend="noop",
+                until_empty=True,
+                progress=False,
+                outputs=tmp_path / "out",
+                spool=tmp_path / "spool",
+            ),
+        )
+    finally:
+        worker.dispose()
+    assert summary.counts["completed"] == 3, summary.line()

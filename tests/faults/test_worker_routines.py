@@ -13,6 +13,7 @@ refused); and a worker under the account still makes a small book from start to 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,9 @@ from pipeline_kit import engine, security
 from pipeline_kit.db import create, routines
 from pipeline_kit.db.connect import Database
 from pipeline_kit.db.schema import store_blobs, tasks, workers
+from pipeline_kit.db.blobs import Upload
 from pipeline_kit.engine import Completion, TaskSpec
-from pipeline_kit.errors import LeaseLost
+from pipeline_kit.store import Stored
 from pipeline_kit.store.database import DatabaseStore
 from pipeline_kit.text.ingest import ingest_text
 from pipeline_kit.text.split import split_book
@@ -84,7 +86,7 @@ def _fill(db: Database, owner_tmp: Path) -> dict[str, engine.Lease]:
     blob = owner_tmp / "blob.bin"
     blob.write_bytes(b"a frame")
     sha = hashlib.sha256(b"a frame").hexdigest()
-    DatabaseStore(db, owner_tmp / "cache").put(sha, blob.stat().st_size, blob)
+    assert DatabaseStore(db, owner_tmp / "cache").publish("outputs/planted.bin", blob, {}).sha256 == sha
     return {"done": done, "run": run}
 
 
@@ -166,31 +168,51 @@ def test_routines_do_nothing_for_a_lease_the_caller_does_not_hold(
 
 
 @SERVERS
-def test_a_publish_is_accepted_only_for_a_held_task_and_its_checksum(
-    db: Database, worker_url: str, tmp_path: Path
-) -> None:
-    """A worker account stores a blob for a task it holds, whole and verified; the same blob for a
-    task it does not hold is refused, and so are chunks that do not hash to the checksum."""
+def test_a_blob_is_stored_only_by_the_completion_that_names_it(db: Database, worker_url: str, tmp_path: Path) -> None:
+    """A worker account's publish writes nothing; its blob is stored by the accepted completion
+    that names it, whole and verified. A completion for a task it does not hold stores nothing,
+    chunks that do not hash to the checksum are refused with the whole completion, and a blob
+    routine called outside such a completion, even for a held task, is refused."""
     with db.engine.begin() as conn:
         engine.enqueue(conn, [TaskSpec(task_id=t, kind="noop", lane="default") for t in ("mine", "theirs")])
     worker = create(worker_url)
+
+    def blob_rows() -> int:
+        with db.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(store_blobs)).scalar_one())
+
+    def completion(lease: engine.Lease, stored: Stored) -> Completion:
+        result = {"sha256": stored.sha256, "bytes": stored.size}
+        return Completion(task_id=lease.task_id, token=lease.token, output_path=stored.output_path, result=result)
+
     try:
         (mine,) = engine.claim(worker, "pc2", ["default"], limit=1, lease_s=600)
         (theirs,) = engine.claim(db, "pc-other", ["default"], limit=1, lease_s=600)
         frame, wrong = tmp_path / "frame.png", tmp_path / "wrong.png"
-        frame.write_bytes(b"frame bytes" * 1000)
+        frame.write_bytes(b"frame bytes" * 300_000)  # several chunks
         wrong.write_bytes(b"other bytes")
-        sha = hashlib.sha256(frame.read_bytes()).hexdigest()
         store = DatabaseStore(worker, tmp_path / "cache")
-        with pytest.raises(LeaseLost):  # refused by the routine: the worker drops it as fenced
-            store.publish("outputs/x.png", frame, {}, lease=(theirs.task_id, mine.token))
-        with pytest.raises(sa.exc.DBAPIError):  # held, but its bytes are not the checksum's
-            store.put(sha, wrong.stat().st_size, wrong, (mine.task_id, mine.token))
-        with db.engine.connect() as conn:
-            assert conn.execute(sa.select(sa.func.count()).select_from(store_blobs)).scalar() == 0
         stored = store.publish("outputs/x.png", frame, {}, lease=(mine.task_id, mine.token))
-        assert stored.sha256 == sha and DatabaseStore(db, tmp_path / "check").intact(sha)
-        assert store.publish("outputs/x.png", frame, {}, lease=(mine.task_id, mine.token)).sha256 == sha  # again
+        assert blob_rows() == 0 and [u.sha256 for u in stored.uploads] == [stored.sha256]
+        late = replace(
+            completion(theirs, stored), token=mine.token, uploads=[Upload(stored.sha256, stored.size, str(frame))]
+        )
+        assert engine.complete(worker, late) is engine.Ack.FENCED and blob_rows() == 0
+        with worker.engine.begin() as conn, pytest.raises(sa.exc.DBAPIError) as refused:
+            routines.call(
+                conn, "pk_put_chunk", task_id="mine", token=mine.token, sha256=stored.sha256, seq=0, data=b"x"
+            )
+        assert security.permission_denied(refused.value)
+        forged = replace(completion(mine, stored), uploads=[Upload(stored.sha256, stored.size, str(wrong))])
+        with pytest.raises(sa.exc.DBAPIError):  # held and named, but its bytes are not the checksum's
+            engine.complete(worker, forged)
+        with db.engine.connect() as conn:
+            status = conn.execute(sa.select(tasks.c.status).where(tasks.c.task_id == "mine")).scalar_one()
+        assert blob_rows() == 0 and status == "processing"
+        done = replace(completion(mine, stored), uploads=[Upload(stored.sha256, stored.size, str(frame))])
+        assert engine.complete(worker, done) is engine.Ack.ACCEPTED
+        assert blob_rows() == 1 and DatabaseStore(db, tmp_path / "check").intact(stored.sha256)
+        assert engine.complete(worker, done) is engine.Ack.DUPLICATE and blob_rows() == 1  # again
     finally:
         worker.dispose()
 

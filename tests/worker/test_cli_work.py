@@ -265,6 +265,39 @@ def test_sigterm_during_an_outage_stops_the_worker(db_url: str, db: Database, tm
     assert "stopped: signal, while the database was unreachable" in out and "Traceback" not in err, line + err
 
 
+# A worker that installed its signal handlers gets SIGTERM while its main thread holds the stop
+# event's lock, as it does for a moment entering and leaving every `stop.wait` of an outage's
+# retry (threading.Event keeps that lock in `_cond`).
+_SIGNAL_UNDER_THE_LOCK = """
+import os, signal, sys
+from pipeline_kit.db import create
+from pipeline_kit.worker.runtime import Worker, WorkerConfig
+
+worker = Worker(create(sys.argv[1]), WorkerConfig(worker_id="w1", backend="noop", progress=False))
+worker.install_signal_handlers()
+with worker.stop_event._cond:
+    os.kill(os.getpid(), signal.SIGTERM)  # its Python handler runs at the next bytecode, in here
+    sum(range(1000))
+print("stopping" if worker.stop_event.wait(10) else "running")
+"""
+
+
+def test_a_signal_while_the_worker_holds_its_stop_events_lock_stops_it(sqlite_db: Database) -> None:
+    """A signal handler runs in the main thread between any two bytecodes, also while that thread
+    holds the stop event's lock: the worker still hears SIGTERM and stops, where a handler setting
+    the event itself waited for that lock forever (the race that once hung
+    test_sigterm_during_an_outage_stops_the_worker)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_UNDER_THE_LOCK, str(sqlite_db.engine.url)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.stdout.strip() == "stopping", done.stderr
+    assert "w1: SIGTERM received" in done.stderr
+
+
 def _claimed(db: Database) -> bool:
     with db.engine.connect() as conn:
         return bool(

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
 from pipeline_kit import engine
@@ -117,6 +118,32 @@ def test_spool_submits_later_and_drops_what_was_fenced(sqlite_db: Database, tmp_
         engine.reset_tasks(conn, ["b"], reason="edited while the worker was offline")
     assert spool.flush(sqlite_db, "w") == {"a": Ack.ACCEPTED, "b": Ack.FENCED}
     assert spool.pending() == []
+
+
+def test_a_spooled_completion_keeps_its_blob_when_submitted(sqlite_db: Database, tmp_path: Path) -> None:
+    """The database store's blob travels with its completion: spooled while the database was
+    away, it is stored when the completion is accepted, and not for a fenced one."""
+    from pipeline_kit.db.schema import store_blobs
+    from pipeline_kit.store.database import DatabaseStore
+
+    with sqlite_db.engine.begin() as conn:
+        engine.enqueue(conn, [TaskSpec(task_id=t, kind="noop", lane="default") for t in ("kept", "late")])
+    spool, store = Spool(tmp_path, "w"), DatabaseStore(sqlite_db, tmp_path / "cache")
+    shas = {}
+    for lease in engine.claim(sqlite_db, "w", ["default"], limit=2):
+        made = tmp_path / f"{lease.task_id}.wav"
+        made.write_bytes(f"the voice of {lease.task_id}".encode() * 100)
+        stored = store.publish(f"outputs/{made.name}", made, {}, lease=(lease.task_id, lease.token))
+        store.settle(stored, made, {})  # the file moves into the cache, where the completion reads it
+        shas[lease.task_id] = stored.sha256
+        result = {"sha256": stored.sha256, "bytes": stored.size}
+        spool.put(Completion(task_id=lease.task_id, token=lease.token, result=result, uploads=list(stored.uploads)))
+    with sqlite_db.engine.begin() as conn:
+        engine.reset_tasks(conn, ["late"], reason="edited while the worker was offline")
+    assert spool.flush(sqlite_db, "w") == {"kept": Ack.ACCEPTED, "late": Ack.FENCED}
+    with sqlite_db.engine.connect() as conn:
+        assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == {shas["kept"]}
+    assert DatabaseStore(sqlite_db, tmp_path / "elsewhere").intact(shas["kept"])
 
 
 def test_spooling_a_completion_again_after_a_restart_keeps_one_entry(tmp_path: Path) -> None:

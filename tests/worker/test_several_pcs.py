@@ -95,9 +95,10 @@ def test_three_pcs_sharing_only_the_url_make_the_film(db_url: str, db: Database,
 
 
 def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: Database, tmp_path: Path) -> None:
-    """A worker killed after its output went into the store but before its completion: the task
-    is finished by another PC, its row names that PC's output, export gives exactly that output,
-    and the killed worker's blob, named by no task, is never served and is swept."""
+    """A worker killed after publishing its output but before its completion: the database store
+    keeps a worker's blobs in its completion's transaction, so the killed worker left none; the
+    task is finished by another PC, its row names that PC's output, export gives exactly that
+    output, and a sweep finds nothing to take (the one blob is named)."""
     _database_store(db)
     with db.engine.begin() as conn:
         conn.execute(sa.insert(books).values(bookcode="bk", title="Bk", lang="en", review=False))
@@ -108,26 +109,20 @@ def test_a_kill_between_blob_and_completion_leaves_one_output(db_url: str, db: D
     )
     killed.communicate(timeout=120)
     assert killed.returncode == -9
-    assert count(db, sa.select(sa.func.count()).select_from(store_blobs)) == 1  # A's blob, unnamed
+    assert count(db, sa.select(sa.func.count()).select_from(store_blobs)) == 0  # nothing without its completion
     finish([pc(db_url, "B", tmp_path / "b", *args, "--backend", "sleep:0")])
     with db.engine.connect() as conn:
         row = conn.execute(sa.select(tasks).where(tasks.c.task_id == "t1")).mappings().one()
         blobs = set(conn.execute(sa.select(store_blobs.c.sha256)).scalars())
     assert row["status"] == "completed" and row["worker_id"] == "B"
-    assert len(blobs) == 2 and row["result"]["sha256"] in blobs
+    assert blobs == {row["result"]["sha256"]}
     done = cli(db_url, tmp_path / "c", "export", "bk", "out")
     assert done.returncode == 0, done.stderr
     exported = list((tmp_path / "c" / "out").rglob("*.json"))
     assert len(exported) == 1 and json.loads(exported[0].read_text())["backend"] == "sleep:0"
-    assert not sweep(
-        db, DatabaseStore(db, tmp_path), grace_s=3600
-    ).unnamed  # too fresh: a publish may be about to name it
-    orphan = (blobs - {row["result"]["sha256"]}).pop()
-    assert list(sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed) == [
-        orphan
-    ]  # A's attempt was lost: it names nothing now
+    assert not sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed
     with db.engine.connect() as conn:
-        assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == {row["result"]["sha256"]}
+        assert set(conn.execute(sa.select(store_blobs.c.sha256)).scalars()) == blobs
 
 
 @pytest.mark.parametrize("db_url", ["mariadb"], indirect=True)

@@ -14,7 +14,8 @@ from pipeline_kit import store
 from pipeline_kit.cli import main
 from pipeline_kit.db import Database
 from pipeline_kit.db.schema import attempts, books, store_blobs, store_chunks, tasks
-from pipeline_kit.engine import TaskSpec, enqueue
+from pipeline_kit.db.blobs import Upload
+from pipeline_kit.engine import Completion, TaskSpec, enqueue
 from pipeline_kit.store.database import DatabaseStore
 from pipeline_kit.store.gc import sweep
 from pipeline_kit.store.s3 import S3Store
@@ -146,3 +147,61 @@ def test_a_planted_s3_object_is_replaced_by_the_publisher(tmp_path: Path, s3_sto
     s3.publish("outputs/bk/frame.png", made, {})
     fetched = S3Store(s3.url, tmp_path / "b").fetch("outputs/bk/frame.png", {"sha256": sha})
     assert fetched.read_bytes() == made.read_bytes()
+
+
+def _reusing(db: Database, tmp_path: Path, data: bytes) -> tuple[Completion, str]:
+    """A running task whose output is `data`, already stored as an old orphan: its publish
+    (under its lease) and the completion it would send."""
+    from pipeline_kit import engine
+
+    store.set_url(db, store.DATABASE_URL)
+    with db.engine.begin() as conn:
+        enqueue(conn, [TaskSpec(task_id="t1", kind="noop", lane="default")])
+    (lease,) = engine.claim(db, "w", ["default"])
+    sha = hashlib.sha256(data).hexdigest()
+    _plant(db, sha, data)
+    made = tmp_path / "clip.mp4"
+    made.write_bytes(data)
+    stored = DatabaseStore(db, tmp_path / "c").publish("outputs/t1.mp4", made, {}, lease=(lease.task_id, lease.token))
+    uploads = [Upload(u.sha256, u.size, str(made)) for u in stored.uploads]  # settle not run: the file is here
+    result = {"sha256": stored.sha256, "bytes": stored.size}
+    completion = Completion(task_id="t1", token=lease.token, output_path=stored.output_path, result=result)
+    completion.uploads = uploads
+    return completion, sha
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_an_old_orphan_a_completion_reuses_is_not_swept_under_it(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A completion naming a blob found stored as an old orphan stamps it in its own transaction:
+    a gc that listed it as old and read the names just before the completion was accepted does not
+    delete it, and the blob the accepted completion names is there, whole."""
+    from pipeline_kit import engine
+    from pipeline_kit.store import gc
+
+    completion, sha = _reusing(db, tmp_path, b"a clip drawn twice" * 1000)
+    running_for = gc.running_for
+
+    def completed_meanwhile(conn: sa.Connection) -> float | None:
+        age = running_for(conn)  # the task's attempt began long after the orphan was stored
+        assert engine.complete(db, completion) is engine.Ack.ACCEPTED
+        return age
+
+    monkeypatch.setattr(gc, "running_for", completed_meanwhile)
+    assert not sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed
+    assert _blobs(db) == {sha} and DatabaseStore(db, tmp_path / "r").intact(sha)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+def test_a_blob_swept_between_publish_and_completion_is_stored_again(db: Database, tmp_path: Path) -> None:
+    """A publish found its blob stored (an old orphan) and stored nothing; gc swept it before the
+    completion: the accepted completion stores it again, so what it names is there."""
+    from pipeline_kit import engine
+
+    completion, sha = _reusing(db, tmp_path, os.urandom(3 << 20))  # several chunks
+    with db.engine.begin() as conn:  # the attempt began after the orphan was stored
+        conn.execute(sa.update(attempts).values(claimed_at=LONG_AGO + dt.timedelta(days=1)))
+    assert set(sweep(db, DatabaseStore(db, tmp_path), grace_s=0).unnamed) == {sha} and not _blobs(db)
+    assert engine.complete(db, completion) is engine.Ack.ACCEPTED
+    assert _blobs(db) == {sha} and DatabaseStore(db, tmp_path / "r").intact(sha)

@@ -22,6 +22,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from pipeline_kit.db import Database, create
+from pipeline_kit.db.schema import tasks
 from pipeline_kit.engine import TaskSpec, enqueue, seed_default_lanes
 from pipeline_kit.db.migrate import init
 from pipeline_kit.worker.heartbeat import Heartbeat
@@ -105,9 +106,10 @@ def test_a_batch_on_a_blob_store_writes_twice_and_each_blob_once(
 ) -> None:
     """A blob is never replaced and a completion is fenced, so a task names nothing before its
     upload (its completion names its blobs on its attempt; `store gc` spares what a running
-    attempt may have stored by its age): on S3 a batch writes its claim and its completions; in
-    the database store each blob is one more write, its chunks or, found stored, its stamp."""
-    from pipeline_kit.store import set_url
+    attempt may have stored by its age): a batch writes its claim and its completions, on S3
+    and in the database store alike (there the completion's transaction keeps the blobs it
+    names: its chunks or, found stored, its stamp). Each blob is stored."""
+    from pipeline_kit.store import open_store, set_url
 
     db, begun = _counted(tmp_path / "p.db")
     try:
@@ -118,22 +120,32 @@ def test_a_batch_on_a_blob_store_writes_twice_and_each_blob_once(
             set_url(db, "database")
         begun.clear()
         beats = _drain(db, tmp_path)
+        writes = begun["IMMEDIATE"]
+        with db.engine.connect() as conn:
+            made = [r.result for r in conn.execute(sa.select(tasks.c.output_path, tasks.c.result)) if r.output_path]
+        store = open_store(db, cache=tmp_path / "reader")
+        assert len(made) == TASKS and all(store.intact(r["sha256"]) for r in made)  # type: ignore[attr-defined]
     finally:
         db.dispose()
-    blobs = 0 if where == "s3" else TASKS
-    assert begun["IMMEDIATE"] <= 2 * math.ceil(TASKS / BATCH) + blobs + PER_RUN + 2 * beats, (begun, beats)
+    assert writes <= 2 * math.ceil(TASKS / BATCH) + PER_RUN + 2 * beats, (begun, beats)
 
 
 # The transaction that last wrote each row, as the server stamps it: PostgreSQL's `xmin`; on
 # MariaDB, InnoDB's transaction id through a transaction-precise ROW START column, added for the
 # test (system versioning) and taken away after it.
 _LAST_WRITER = {"postgresql": "xmin::text", "mysql": "pk_trx"}
-_VERSIONED = ("tasks", "attempts")
+_VERSIONED = ("tasks", "attempts", "store_blobs", "store_chunks")
+# The rows an output's completion writes: its task's, and the database store's blobs.
+_MADE = (
+    "SELECT {w} AS w FROM tasks{all} UNION ALL SELECT {w} FROM store_blobs{all} "
+    "UNION ALL SELECT {w} FROM store_chunks{all}"
+)
 
 
 @contextmanager
 def _stamped(db: Database) -> Iterator[None]:
-    """While inside, each row of tasks and attempts names the transaction that last wrote it."""
+    """While inside, each row of tasks, attempts and the database store's tables names the
+    transaction that last wrote it."""
     if db.dialect != "mysql":  # PostgreSQL stamps every row (xmin)
         yield
         return
@@ -155,28 +167,34 @@ def _stamped(db: Database) -> Iterator[None]:
                 conn.exec_driver_sql(f"ALTER TABLE {table} DROP SYSTEM VERSIONING")
 
 
+@pytest.mark.parametrize("where", ["folder", "database"])
 @pytest.mark.parametrize("db_url", ["postgresql", "mariadb"], indirect=True)
-def test_a_batchs_completions_are_one_transaction_on_the_servers(db_url: str, db: Database, tmp_path: Path) -> None:
-    """The server stamps each row with the transaction that last wrote it: after a folder store's
-    quick tasks are drained, their rows name one completing transaction per batch. MariaDB keeps
-    every version a row had, so there each batch is counted whole: its claim and its completion."""
+def test_a_batchs_completions_are_one_transaction_on_the_servers(
+    db_url: str, db: Database, tmp_path: Path, where: str
+) -> None:
+    """The server stamps each row with the transaction that last wrote it: after quick tasks are
+    drained, their rows, and the blobs of the database store, name one completing transaction
+    per batch (a blob is kept by the completion that names it). MariaDB keeps every version a
+    row had, so there each batch is counted whole: its claim and its completion."""
     batches = math.ceil(TASKS / BATCH)
     with _stamped(db):
         with db.engine.begin() as conn:
             enqueue(conn, [TaskSpec(task_id=f"t{i}", kind="noop", lane="default") for i in range(TASKS)])
-        beats = _drain(db, tmp_path, store=str(tmp_path))
+        beats = _drain(db, tmp_path, store=str(tmp_path) if where == "folder" else "database")
         writer = _LAST_WRITER[db.dialect]
         with db.engine.connect() as conn:
-            writers = conn.execute(sa.text(f"SELECT count(DISTINCT {writer}) FROM tasks")).scalar_one()
+            blobs = conn.execute(sa.text("SELECT count(*) FROM store_blobs")).scalar_one()
+            writers = conn.execute(sa.text(f"SELECT count(DISTINCT w) FROM ({_MADE.format(w=writer, all='')}) AS m"))
+            writers = writers.scalar_one()
             attempts = conn.execute(sa.text(f"SELECT count(DISTINCT {writer}) FROM attempts")).scalar_one()
             if db.dialect == "mysql":  # every transaction that wrote a row, the enqueue included
-                ever = {
-                    table: conn.execute(
-                        sa.text(f"SELECT count(DISTINCT pk_trx) FROM {table} FOR SYSTEM_TIME ALL")
-                    ).scalar_one()
-                    for table in _VERSIONED
-                }
-                assert ever["tasks"] <= 1 + 2 * batches + beats, (ever, beats)  # a beat renews leases
-                assert ever["attempts"] <= 2 * batches, ever  # opened by the claim, closed by the completion
+                ever = _MADE.format(w="pk_trx", all=" FOR SYSTEM_TIME ALL")
+                made = conn.execute(sa.text(f"SELECT count(DISTINCT w) FROM ({ever}) AS m")).scalar_one()
+                opened = conn.execute(
+                    sa.text("SELECT count(DISTINCT pk_trx) FROM attempts FOR SYSTEM_TIME ALL")
+                ).scalar_one()
+                assert made <= 1 + 2 * batches + beats, (made, beats)  # a beat renews leases
+                assert opened <= 2 * batches, opened  # opened by the claim, closed by the completion
+    assert (blobs > 0) == (where == "database"), blobs
     assert writers <= batches, writers
     assert attempts <= batches, attempts  # each attempt closed with its task

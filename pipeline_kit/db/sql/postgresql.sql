@@ -347,8 +347,17 @@ INSERT INTO llm_answers (key, model, answer, tokens_in, tokens_out, cost, create
 VALUES (:key, :model, :answer, :tokens_in, :tokens_out, :cost, (clock_timestamp() AT TIME ZONE 'UTC'))
 ON CONFLICT DO NOTHING;
 
+-- name: named_blob
+-- Whether the caller's completion under this token was accepted naming this blob: a worker
+-- account stores a blob only in the transaction of the completion that names it.
+SELECT EXISTS (
+    SELECT 1 FROM tasks t JOIN attempts a ON a.task_id = t.task_id AND a.lease_token = t.lease_token
+    WHERE t.task_id = :task_id AND t.lease_token = :token AND t.status IN ('completed', 'awaiting_review')
+      AND a.outcome = 'completed' AND LENGTH(:sha256) = 64 AND a.output_blobs LIKE CONCAT('%', CAST(:sha256 AS TEXT), '%'));
+
 -- name: chunk
-INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data);
+-- One chunk of a blob (one another writer stored first is left as it is: a blob is never replaced).
+INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data) ON CONFLICT DO NOTHING;
 
 -- name: blob_matches
 -- The chunks hash to the blob's checksum and add up to its size.
@@ -359,8 +368,9 @@ SELECT EXISTS (
     WHERE c.sha = :sha256 AND c.size = :size AND c.n = :chunks);
 
 -- name: blob
+-- The blob's row, once its chunks are in (left as it is if another writer stored it first).
 INSERT INTO store_blobs (sha256, size, chunks, stored_at)
-VALUES (:sha256, :size, :chunks, (clock_timestamp() AT TIME ZONE 'UTC'));
+VALUES (:sha256, :size, :chunks, (clock_timestamp() AT TIME ZONE 'UTC')) ON CONFLICT DO NOTHING;
 
 -- name: blob_seen
 UPDATE store_blobs SET stored_at = (clock_timestamp() AT TIME ZONE 'UTC') WHERE sha256 = :sha256;

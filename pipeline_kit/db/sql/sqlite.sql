@@ -282,11 +282,13 @@ ON CONFLICT DO NOTHING;
 -- The database store's blobs.
 
 -- name: chunk
-INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data);
+-- One chunk of a blob (one another writer stored first is left as it is: a blob is never replaced).
+INSERT INTO store_chunks (sha256, seq, data) VALUES (:sha256, :seq, :data) ON CONFLICT DO NOTHING;
 
 -- name: blob
+-- The blob's row, once its chunks are in (left as it is if another writer stored it first).
 INSERT INTO store_blobs (sha256, size, chunks, stored_at)
-VALUES (:sha256, :size, :chunks, strftime('%Y-%m-%d %H:%M:%f', 'now'));
+VALUES (:sha256, :size, :chunks, strftime('%Y-%m-%d %H:%M:%f', 'now')) ON CONFLICT DO NOTHING;
 
 -- name: blob_seen
 -- A publish found the blob stored: stamped, so a sweep that saw it unnamed before leaves it.
