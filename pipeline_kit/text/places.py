@@ -18,8 +18,9 @@ A shot's place is where its people are (`shot_places`): the last place its narra
 in (Mara sat on the quay, 阿Ｋ站在码头上, showed them into a cold office, In the carriage the lamps
 were dim: a setting opening its sentence holds the people after it, 夜里趴在窗口: at home, unless
 they stayed elsewhere for the night), out into the snow being the outdoor place around (the
-weather is never a place), a vehicle holding its people until they get out, not one only seen, spoken of, meant (想在镇上开诊所), left or said of a thing
-(eyes on the tower, the tower, which stood on its rock); else the place the scene's people are
+weather is never a place), a vehicle holding its people until they get out, not one only seen,
+spoken of, meant (想在镇上开诊所), left or said of a thing (eyes on the tower, the tower, which
+stood on its rock); else the place the scene's people are
 still in (however long they talk there); else a place the narration describes with nobody in it
 (boats knocked at the quay). A word for a kind of place is the place of that kind the scene named
 lately (山 of 花果山, the bridge of Cobham Bridge).
@@ -299,8 +300,8 @@ def settings(text: str, lang: str) -> list[tuple[int, str]]:
     house in Mill Lane), the outdoor place said after someone goes out into the weather (out into
     the snow. The lane was white) and a room opening the sentence after a move (walked down to the
     Plough. The taproom was full: the Plough's taproom); a room keeps the word that says which it is
-    (lamp room), not one that says what it looks like. Read once a chapter (the bible and the split's shots ask alike; the answer
-    is shared: never changed in place)."""
+    (lamp room), not one that says what it looks like. Read once a chapter (the bible and the
+    split's shots ask alike; the answer is shared: never changed in place)."""
     if lang == "zh":
         return _zh_settings(text)
     found: list[tuple[int, str | None, str]] = []
@@ -576,8 +577,9 @@ def shot_places(
     put in it). Out into the weather is the outdoor place held or named last, else nowhere; getting
     out of a vehicle (got down, 下了车) is being where the journey was bound (drove to Kelby), else
     nowhere; in bed at night with no place named (`_BED`) is where someone stayed for the night
-    (住进客栈, 留在当铺里) or the lodging held, else home. A word for a kind of place is the place of that kind the scene named last, within
-    HOLD shots and not left since (at the ford of Harlan's Ford, 山中 of 花果山, 洞 after 水帘洞)."""
+    (住进客栈, 留在当铺里) or the lodging held, else home. A word for a kind of place is the place
+    of that kind the scene named last, within HOLD shots and not left since (at the ford of
+    Harlan's Ford, 山中 of 花果山, 洞 after 水帘洞)."""
     marks = _marks(narration, lang, found, people)
     out: list[str | None] = []
     held: str | None = None
