@@ -93,7 +93,8 @@ _EN_WATERS_AND_LAND = (
     # waters and shores
     "well fountain pool pond stream brook creek canal weir dam waterfall falls river riverbank bank lake bay cove "
     "inlet estuary lagoon sea ocean coast shore beach sands dunes seafront promenade waterfront quay pier wharf "
-    "dock docks harbour harbor marina jetty cliff cliffs island rock "
+    "dock docks harbour harbor marina jetty slipway quayside riverside waterside seashore foreshore cliff cliffs "
+    "island rock "
     # land
     "field meadow pasture paddock orchard garden kitchen-garden yard lawn grounds estate sheepfold fold "
     "woodland farmland grassland moorland wasteland shrubbery allotment plantation spinney coppice grove "
@@ -613,6 +614,13 @@ def shot_places(
                 if night is None and here is not None and (here.rstrip(_ZH_LOCALISERS) or here)[-1] in _ZH_SLEEP_ENDS:
                     continue
                 name, kind = night or name, _PUT
+            if (
+                kind == _DESCRIBED
+                and here is not None
+                and _vehicle(here, lang)
+                and _carried(narration, lang, offset, here)
+            ):
+                kind = _PUT  # the cart stopped at the inn, 马车在酒店门前停下: its people are there
             if kind == _GONE:
                 stays = False
                 gone = _named(name, here, recent, k, lang) if name else None
@@ -625,7 +633,7 @@ def shot_places(
             if kind == _PUT and _TOWARD[lang].search(narration, max(0, offset - 16), offset):
                 bound = name  # drove to Kelby
             if kind == _PUT and lang == "zh":
-                night = name if _ZH_STAYS.search(narration, _sentence(narration, lang, offset)[0], offset) else None
+                night = name if _ZH_STAYS.search(narration, _sentence_start_near(narration, offset), offset) else None
             if kind == _PUT or here == name or here is None or not someone_put:  # a place described gives way
                 someone_put = kind == _PUT or here == name and someone_put
                 here, age, stays = name, 0, True
@@ -649,6 +657,21 @@ def _vehicle(name: str, lang: str) -> bool:
     if lang == "zh":
         return (name.rstrip(_ZH_LOCALISERS) or name)[-1] in "船车轿" or name.endswith(("船舱", "车厢"))
     return re.split(r"[ -]", name)[-1].lower() in _EN_VEHICLES
+
+
+def _sentence_start_near(text: str, offset: int, reach: int = 12) -> int:
+    """Where the Chinese sentence around `offset` starts, looking back `reach` characters at most
+    (a stay says its place soon after it: 住进了河边的旅店)."""
+    lo = max(0, offset - reach)
+    return max(lo, *(text.rfind(c, lo, offset) + 1 for c in _SENTENCE_ENDS["zh"][:3]))
+
+
+def _carried(text: str, lang: str, offset: int, vehicle: str) -> bool:
+    """Is the vehicle held the subject of the clause that names the place at `offset` (the cart
+    stopped at the inn, 马车在酒店门前停下), so that its people are there?"""
+    word = vehicle.rstrip(_ZH_LOCALISERS) if lang == "zh" else re.split(r"[ -]", vehicle)[-1]
+    clause = text[_clause(text, lang, offset)[0] : offset]
+    return (word in clause) if lang == "zh" else bool(re.search(rf"\b{re.escape(word)}\b", clause, re.I))
 
 
 def _last_outdoor(recent: dict[str, int], shot: int, lang: str) -> str | None:
@@ -829,7 +852,8 @@ def _marks(
             lang == "en"
             and lo <= previous
             and bool(
-                _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
+                (m := _EN_LANDMARK.search(text, max(lo, offset - 24), offset))
+                and not text[previous + len(previous_name) : m.start()].strip(" ,\n")  # the wagon halted by the well
                 or (_which_kind(previous_name) or previous_name[:1].isupper() and name in _EN_WAYS)
                 and _EN_ADDRESS.fullmatch(text, previous, offset)
             )

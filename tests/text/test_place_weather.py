@@ -65,6 +65,18 @@ def test_a_vehicle_holds_its_people_until_they_get_out() -> None:
     assert places_of(zh, "zh")[:2] == ["驴车", "驴车"] and places_of(zh, "zh")[2] != "驴车"
 
 
+def test_a_vehicle_that_stops_at_a_place_brings_its_people_there() -> None:
+    """ "the wagon halted by the well": the wagon is the clause's subject, so the people held in it
+    are at the well; a well only described while they sit in a wagon that is not its subject (the
+    road ran past a well) leaves them in the wagon."""
+    halted = ["Greta and Jory sat in the wagon. Jory dozed.", "At dusk the wagon halted by the well."]
+    assert places_of(halted, "en", book=_WHO) == ["wagon", "well"]
+    passed = ["Greta and Jory sat in the wagon. Jory dozed.", "At dusk the road ran down beside a well."]
+    assert places_of(passed, "en", book=_WHO) == ["wagon", "wagon"]
+    zh = ["阿秀和老吴坐在牛车上，慢慢往前走。", "天黑时，牛车在祠堂门口停了下来。"]
+    assert places_of(zh, "zh") == ["牛车", "祠堂门口"]
+
+
 def test_a_bed_at_night_is_home_only_where_nothing_says_they_stay_elsewhere() -> None:
     """Someone left for the night in a workroom (留在作坊里) who lies down at night is still there,
     and so is one who took lodgings (住进了驿站); one who spent the day at a market is home."""
