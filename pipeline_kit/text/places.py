@@ -198,7 +198,7 @@ _ZH_SETTING = re.compile(
 _ZH_PLACE_ENDS = (
     "场池家铺店房屋室院庄村镇城寺庙宫殿庵岛港洞山河江湖海溪潭泉井桥街巷路田园林坡岸滩"
     "楼台亭阁堂厅馆棚营帐岭峰崖寨府衙厂坊窑厩圃坟墓塔船车渡"
-    "栈站驿肆局校舍寓宅邸苑廊库仓堡市区沟湾洲塘涧窟泽漠坪"
+    "栈站驿肆局校舍寓宅邸苑廊库仓堡市区沟湾洲塘涧窟泽漠坪堤坝"
 )
 _ZH_LOCALISERS = "边上里中内外前后旁"
 # A character of a place's noun: no localiser, function word, pronoun, number, time or common verb.
@@ -738,7 +738,7 @@ _ZH_STAYS = re.compile(r"住[在进下了]|留[在下]|歇|宿|过夜")
 # Places people sleep in: lodgings, dwellings, temples, camps, boats (a bed there is no home).
 _ZH_SLEEP_ENDS = "店栈驿舍寓宅邸房屋室府庄寺庙庵营帐船"
 # Where one does not sleep: the ways, waters and open land (a vehicle or a shop will do for a night).
-_ZH_OUTDOOR_ENDS = "街巷路桥田园林坡岸滩山河江湖海溪潭泉井场岭峰崖沟湾塘涧泽漠坪渡"
+_ZH_OUTDOOR_ENDS = "街巷路桥田园林坡岸滩山河江湖海溪潭泉井场岭峰崖沟湾塘涧泽漠坪渡堤坝"
 _ZH_OUTDOOR_WORDS = ("门口", "村口", "路口", "码头", "渡口", "船头", "甲板")
 _EN_PERSON = re.compile(  # …or a number of them: the three of them (not in front of us)
     r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I|(?:all|both|each|some|two|three|four|five|six|several|most) of (?:them|us))\b"
@@ -794,16 +794,16 @@ _SEEN = {
     "en": re.compile(
         r"\b(?:s[ae]w|sees?|seen|seeing|look(?:s|ed|ing)?|watch(?:es|ed|ing)?|star(?:es|ed|ing)|gaz(?:es|ed|ing)|"
         r"glanc(?:es|ed|ing)|eyes|point(?:s|ed|ing)|hears?|heard|hearing|thought|thinks?|dream(?:s|ed|t)?|"
-        r"remember(?:s|ed)?|spoke|speaks?|talk(?:s|ed)?|wrote|writes?|told)\b",
+        r"remember(?:s|ed)?|spoke|speaks?|talk(?:s|ed)?|wrote|writes?|told|listen(?:s|ed|ing)?)\b",
         re.I,
     ),
     "zh": re.compile(r"看见|看到|看着|望见|望着|瞧见|远远|想起|想着|梦见|说起|提起|听说|听见|想在|想去|打算|准备在"),
 }
 # Where someone comes out of or down from is where they no longer are: left the room, out of the inn,
-# 走出客栈, 径下灵山.
+# 走出客栈, 径下灵山, 从茶馆出来.
 _LEFT_FROM = {
     "en": re.compile(r"\b(?:left|leaving|out of|from)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$", re.I),
-    "zh": re.compile(r"(?:出|下|离开|离了)了?$"),
+    "zh": re.compile(r"(?:出|下|离开|离了)了?$|从$"),
 }
 # A vehicle leaving a place: the train had left the station, the coach pulled out of the yard.
 _EN_VEHICLE_LEFT = re.compile(
@@ -829,7 +829,7 @@ _ZH_PUTS = re.compile(
     r"(?:(?:[来走回坐站立躺蹲跪住跑奔跳爬睡藏进到入趴靠倚])[在到进入上至]了?|(?:进|到|上|去)了)"
     rf"(?:[一这那][个家座间条块片所户处]|{_ZH_WHERE_OF})?$"
 )
-_ZH_AT = re.compile(r"[在到进入上回至往于]$")
+_ZH_AT = re.compile(rf"[在到进入上回至往于](?:{_ZH_WHERE_OF})?$")
 
 
 def _marks(
@@ -923,7 +923,7 @@ def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: C
     if lang == "zh":
         if _ZH_PUTS.search(text, max(0, offset - 8), offset):
             return True
-        if not _ZH_AT.search(text, max(0, offset - 1), offset):
+        if not _ZH_AT.search(text, max(0, offset - 6), offset):
             return False
     elif _EN_OF.search(text, max(0, offset - 12), offset) or _only_the(text, offset):
         return False

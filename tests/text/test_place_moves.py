@@ -87,3 +87,20 @@ def test_zh_a_place_someone_only_means_to_go_to_is_not_where_they_are() -> None:
     """老孙想在城里开一家铺子: he is still in the teahouse; 打算去 the same."""
     shots = ["老孙走进茶馆。老孙笑了。", "老孙说他想在城里开一家铺子，还打算去码头上看看。"]
     assert places_of(shots, "zh") == ["茶馆", "茶馆"]
+
+
+def test_zh_coming_out_of_a_place_leaves_it_and_a_place_said_with_where_it_is_is_reached() -> None:
+    """老周从茶馆出来: he is no longer in the teahouse once the shot is over; 领到后面的柴房: he is in
+    the woodshed (where it is, said with 的, stands between the move and the place); a dyke (河堤)
+    is a place."""
+    out = ["老周走进茶馆。老周喝茶。", "老周从茶馆出来。", "老周叹了口气。"]
+    assert places_of(out, "zh") == ["茶馆", "茶馆", None]
+    led = ["老周站在院子里。", "伙计把他领到后面的柴房，关上了门。"]
+    assert places_of(led, "zh") == ["院子", "柴房"]
+    assert places_of(["老周站在河堤上，看着河水。"], "zh") == ["河堤"]
+
+
+def test_a_place_only_listened_to_is_not_where_someone_is() -> None:
+    """ "Piet listened to the owls in the wood": the owls are in the wood, Piet stays in the parlour."""
+    shots = ["Piet sat in the parlour. Piet yawned.", "Late that night Piet listened to the owls in the wood."]
+    assert places_of(shots, "en", book=_WHO) == ["parlour", "parlour"]
