@@ -577,7 +577,8 @@ def shot_places(
     last place it describes with nobody in it (which a later description replaces, as nobody was
     put in it). Out into the weather is the outdoor place held or named last, else nowhere; getting
     out of a vehicle (got down, 下了车) is being where the journey was bound (drove to Kelby), else
-    nowhere; in bed at night with no place named (`_BED`) is where someone stayed for the night
+    nowhere, or, with no vehicle held, where the shot last saw one stop (a coach rolled into the
+    square); in bed at night with no place named (`_BED`) is where someone stayed for the night
     (住进客栈, 留在当铺里) or the lodging held, else home. A word for a kind of place is the place
     of that kind the scene named last, within HOLD shots and not left since (at the ford of
     Harlan's Ford, 山中 of 花果山, 洞 after 水帘洞)."""
@@ -596,6 +597,7 @@ def shot_places(
         stay = someone_put and _only_talk(narration[start:end], lang)  # talk moves nobody put there
         here, age = (held, age + (not stay)) if held is not None and age < HOLD else (None, 0)
         stays = True
+        seen: str | None = None  # the place the shot last described with nobody put in it
         for offset, kind, name in (m for m in marks if start <= m[0] < end):
             if kind == _BOUND:
                 bound = _named(name, here, recent, k, lang)
@@ -603,6 +605,8 @@ def shot_places(
             if kind == _ALIGHT:
                 if here is not None and _vehicle(here, lang):  # got down, 下了车: at the journey's end, if named
                     here, age, someone_put, stays = bound, 0, bound is not None, bound is not None
+                elif seen is not None:  # a carriage stopped in the yard. A man got out: in the yard
+                    here, age, someone_put, stays = seen, 0, True, True
                 continue
             if kind == _OUTDOORS:  # out into the snow: outdoors where they are, or were last
                 name = here if here is not None and _outdoor(here, lang) else _last_outdoor(recent, k, lang)
@@ -630,6 +634,7 @@ def shot_places(
                 continue
             name = _named(name, here, recent, k, lang)
             recent[name] = k
+            seen = name if kind == _DESCRIBED else None
             if kind == _PUT and _TOWARD[lang].search(narration, max(0, offset - 16), offset):
                 bound = name  # drove to Kelby
             if kind == _PUT and lang == "zh":

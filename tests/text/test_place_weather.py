@@ -77,6 +77,15 @@ def test_a_vehicle_that_stops_at_a_place_brings_its_people_there() -> None:
     assert places_of(zh, "zh") == ["牛车", "祠堂门口"]
 
 
+def test_people_getting_out_of_a_vehicle_are_where_it_stopped() -> None:
+    """ "A coach rolled into the square. Two soldiers climbed down": nobody was held in the coach,
+    but whoever gets out of it is in the square, not in the kitchen the shot before held."""
+    shots = ["Nell sat in the kitchen. Nell sighed.", "A coach rolled into the square. Two soldiers climbed down."]
+    assert places_of(shots, "en", book=_WHO) == ["kitchen", "square"]
+    zh = ["阿兰坐在屋里。阿兰叹气。", "一辆马车停在村口，一个老人下了车。"]
+    assert places_of(zh, "zh") == ["屋里", "村口"]
+
+
 def test_a_bed_at_night_is_home_only_where_nothing_says_they_stay_elsewhere() -> None:
     """Someone left for the night in a workroom (留在作坊里) who lies down at night is still there,
     and so is one who took lodgings (住进了驿站); one who spent the day at a market is home."""
