@@ -162,9 +162,10 @@ _EN_WENT_TO = (
     r"(?: (?:down|up|over|back|round|across|along|out|on|off|in))?(?: from the [a-z]+)? (?:to|into)"
 )
 _EN_WENT_TO_RE = re.compile(_EN_WENT_TO)
-# …and the building it goes to, named with its article: the room opening the next sentence is its
-# room (walked down to the Swan. The taproom was full: the Swan's taproom).
-_EN_BUILDING_AFTER = re.compile(r" the ([A-Z][a-z]+)(?![\w’'-]|\s+[A-Z]|\s+of\b)")
+# …and the place it goes to, named with its article or by a name: the room opening the next sentence
+# is its room (walked down to the Swan. The taproom was full: the Swan's taproom; rode over to Fenwick
+# Hall. The kitchen was hot: Fenwick Hall's kitchen).
+_EN_BUILDING_AFTER = re.compile(r" (?:the )?([A-Z][a-z]+(?: [A-Z][a-z]+)?)(?![\w’'-]|\s+[A-Z]|\s+of\b)")
 # A building named with its article and no word for a place (the Plough, the George), where someone
 # goes to it or stays in it: walked down to the Plough, drank at the George (not the King of
 # Bohemia, nor the Times someone reads).
