@@ -490,8 +490,7 @@ def _refers_back(word: str, names: list[str], texts: Sequence[str], lang: str) -
     said = re.compile(re.escape(word) if lang == "zh" else rf"\b{re.escape(word)}\b")
     for text in texts:
         if (m := said.search(text)) is not None:
-            firsts = [k for n in names if (k := text.find(n, 0, m.end())) >= 0]
-            if not firsts or min(firsts) > m.start():
+            if not any(text.find(n, 0, m.start() + len(n)) >= 0 for n in names):  # a name begun by then
                 return False
     return True
 
@@ -505,7 +504,8 @@ def _of_kind(name: str, word: str, lang: str) -> bool:
         kind = word.removesuffix("子")  # home (家) is whoever's home is spoken of (see `_kind_of`)
         named = name.removesuffix("子")
         return kind != "家" and len(kind) == 1 and kind in _ZH_PLACE_ENDS and len(named) > 1 and named.endswith(kind)
-    return word.isalpha() and word.islower() and name.lower().endswith(word)
+    kind = re.split(r" (?:in|on|at) (?=[A-Z])", name)[0]  # the house in Mill Lane is a house
+    return word.isalpha() and word.islower() and kind.lower().endswith(word)
 
 
 def _by_position(name: str, word: str, lang: str) -> bool:

@@ -98,11 +98,15 @@ def test_a_bed_at_night_is_home_only_where_nothing_says_they_stay_elsewhere() ->
 
 
 def test_a_building_given_by_its_street_and_a_room_of_a_named_building_are_places() -> None:
-    """ "the cottage on Ferry Road" is a place of its own (the street is part of its name, no bare
-    cottage); "walked over to the Anchor. The snugroom was warm" is the Anchor's snugroom, and a
-    place named without an article keeps its rooms the same way (Fenwick Hall's kitchen)."""
+    """ "the cottage on Ferry Road" is a place of its own (the street is part of its name), and
+    "the cottage" said after it is the same place; "walked over to the Anchor. The snugroom was
+    warm" is the Anchor's snugroom, and a place named without an article keeps its rooms the same
+    way (Fenwick Hall's kitchen)."""
     cottage = ["Ulla lodged in the cottage on Ferry Road. Ulla baked there.", "Ulla slept early."]
     assert places_of(cottage, "en", book=_WHO) == ["cottage on Ferry Road"] * 2
+    again = [*cottage, "Next day Ulla swept the cottage and sat in the cottage."]
+    assert places_of(again, "en", scenes=[1, 1, 2], book=_WHO) == ["cottage on Ferry Road"] * 3
+    assert build_bible(["\n\n".join(again), _WHO], "en").place_names["cottage"] == "cottage on Ferry Road"
     snug = ["Bram walked over to the Anchor after dark. The snugroom was warm. Bram drank.", "Bram sang."]
     assert places_of(snug, "en", book=_WHO) == ["Anchor's snugroom"] * 2
     hall = ["Jory rode over to Fenwick Hall after lunch. The kitchen was hot. Jory ate.", "Jory slept."]
