@@ -208,7 +208,8 @@ _ZH_NOUN_CHAR = (
     r"这那哪此本吾彼敝寒贵他她我你它谁一二三四五六七八九十两百千万几第半年月日夜晚早时午更刻钟点候今明昨"
     r"走来去看见听说道问找拿做请拜归转返进出回叫让要想会能可])[\u4e00-\u9fff]"
 )
-_ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}[{_ZH_PLACE_ENDS}]子?"
+# 站 ends a place (车站, 驿站) unless it is the verb: 走进屋站了一会, 回到家站在门口.
+_ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}(?:(?!站[在了着起住到上下])[{_ZH_PLACE_ENDS}])子?"
 # At a new time of the evening or night, someone at a window or in bed with no place named is at
 # home: 夜里，小梅趴在窗口往外看 (a new scene, wherever the day's last one was).
 _ZH_HOME_THINGS = "窗口|窗前|窗边|窗下|窗台|床上|床边|床头|炕上|炕头|被窝里"

@@ -132,3 +132,9 @@ def test_outdoor_work_places_lodgings_and_stations_are_places(text: str, lang: s
     车站, 公寓, 池塘: words for places ending in a character that makes words for places."""
     assert place in build_bible([text, _WHO], lang).place_names
     assert places_of([text], lang, book=_WHO if lang == "en" else "") == [place]
+
+
+def test_zh_standing_is_no_station() -> None:
+    """站 ends a place (火车站) but not where it is the verb after one: 走进屋站了一会儿 names no 屋站."""
+    names = build_bible(["老马走进屋站了一会儿，又走到车站去了。"], "zh").place_names
+    assert "车站" in names and not any(n.endswith("站") and n != "车站" for n in names)
