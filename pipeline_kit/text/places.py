@@ -653,8 +653,11 @@ def _outdoor(name: str, lang: str) -> bool:
     """Is the place out of doors: a way, a water, open land (the street, the orchard, Mill Lane,
     the barnyard, 街上, 码头, 果园), where the weather is?"""
     if lang == "zh":
-        kind = name.rstrip(_ZH_LOCALISERS) or name
-        return name.endswith(_ZH_OUTDOOR_WORDS) or kind[-1] in _ZH_OUTDOOR_ENDS
+        kind = name.rstrip(_ZH_LOCALISERS).removesuffix("子") or name
+        yard = kind == "院"  # 院里, 院子: the yard (医院, 书院 are buildings)
+        return (
+            yard or name.endswith(_ZH_OUTDOOR_WORDS) or kind.endswith(_ZH_OUTDOOR_WORDS) or kind[-1] in _ZH_OUTDOOR_ENDS
+        )
     word = re.split(r"[ -]", name)[-1].lower()
     return word in _EN_OUTDOORS or word.endswith(("yard", "field"))
 
@@ -662,7 +665,9 @@ def _outdoor(name: str, lang: str) -> bool:
 def _vehicle(name: str, lang: str) -> bool:
     """Is the place something people travel in (the dog-cart, the gig, 马车, 船上)?"""
     if lang == "zh":
-        return (name.rstrip(_ZH_LOCALISERS) or name)[-1] in "船车轿" or name.endswith(("船舱", "车厢"))
+        return (name.rstrip(_ZH_LOCALISERS).removesuffix("子") or name)[-1] in "船车轿" or name.endswith(
+            ("船舱", "车厢")
+        )
     return re.split(r"[ -]", name)[-1].lower() in _EN_VEHICLES
 
 
@@ -746,7 +751,7 @@ _ZH_STAYS = re.compile(r"住[在进下了]|留[在下]|歇|宿|过夜")
 _ZH_SLEEP_ENDS = "店栈驿舍寓宅邸房屋室府庄寺庙庵营帐船"
 # Where one does not sleep: the ways, waters and open land (a vehicle or a shop will do for a night).
 _ZH_OUTDOOR_ENDS = "街巷路桥田园林坡岸滩山河江湖海溪潭泉井场岭峰崖沟湾塘涧泽漠坪渡堤坝"
-_ZH_OUTDOOR_WORDS = ("门口", "村口", "路口", "码头", "渡口", "船头", "甲板")
+_ZH_OUTDOOR_WORDS = ("门口", "村口", "路口", "码头", "渡口", "船头", "甲板", "庭院", "后院", "前院", "天井")
 _EN_PERSON = re.compile(  # …or a number of them: the three of them (not in front of us)
     r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I|(?:all|both|each|some|two|three|four|five|six|several|most) of (?:them|us))\b"
 )

@@ -38,6 +38,12 @@ _WHO = (
             "",
             ["菜园", "柴房", "菜园"],
         ),
+        (
+            ["阿贵站在院子里。阿贵咳嗽。", "阿贵走进风雪中，喊了一声。"],
+            "zh",
+            "",
+            ["院子", "院子"],
+        ),  # a yard is outdoors
     ],
 )
 def test_out_in_the_weather_is_the_outdoor_place_around_never_the_weather(
