@@ -15,10 +15,12 @@ someone is in, at or goes to is a place once it is named once (in the boiler roo
 harbour). A move with a one-character place word (上山, 进城, 关门) is what someone does, never a place.
 
 A shot's place is where its people are (`shot_places`): the last place its narration puts a person
-in (Mara sat on the quay, 阿Ｋ站在码头上, showed them into a cold office, out into the snow, In the
-carriage the lamps were dim: a setting opening its sentence holds the people after it, 夜里趴在窗口:
-at home), not one only seen, spoken of, meant (想在镇上开诊所), left or said of a thing
-(eyes on the tower, the tower, which stood on its rock); else the place the scene's people are
+in (Mara sat on the quay, 阿Ｋ站在码头上, showed them into a cold office, In the carriage the lamps
+were dim: a setting opening its sentence holds the people after it, 夜里趴在窗口: at home, unless
+they stayed elsewhere for the night), out into the snow being the outdoor place around (the
+weather is never a place), a vehicle holding its people until they get out, not one only seen,
+spoken of, meant (想在镇上开诊所), left or said of a thing (eyes on the tower, the tower, which
+stood on its rock); else the place the scene's people are
 still in (however long they talk there); else a place the narration describes with nobody in it
 (boats knocked at the quay). A word for a kind of place is the place of that kind the scene named
 lately (山 of 花果山, the bridge of Cobham Bridge).
@@ -59,46 +61,58 @@ _EN_WAYS = (
 # What people travel in: a vehicle that leaves a place takes its people with it (the train left the
 # station: they are still in the carriage).
 _EN_VEHICLES = (
-    "train carriage compartment cab coach omnibus bus tram cart wagon waggon caravan boat ship ferry deck "
+    "train carriage compartment cab coach omnibus bus tram cart wagon waggon caravan gig chaise landau brougham "
+    "phaeton hansom sleigh sledge van lorry truck car taxi boat ship ferry deck "
     "quarterdeck forecastle wheelhouse cockpit galley hold steamer yacht schooner barge raft canoe lifeboat dinghy "
     "rowboat skiff punt"
 ).split()
-# Every other place: dwellings, buildings, public places, forts, waters and land.
-_EN_OTHER_SETTINGS = (
+# Every other place: dwellings, buildings, public places, forts; then waters and land (outdoors).
+_EN_BUILDINGS = (
     # dwellings and buildings
     "home house mansion manor lodge villa cottage cabin hut hovel shack tenement flat apartment bungalow farmhouse "
     "homestead vicarage rectory parsonage manse "
-    "ranch croft farm farmyard barn stable stables byre cowshed pigsty kennel kennels henhouse dovecote "
+    "ranch croft farm barn stable stables byre cowshed pigsty kennel kennels henhouse dovecote "
     "granary silo shed outhouse greenhouse hothouse summerhouse boathouse bathhouse washhouse gatehouse guardhouse "
     "coach-house storeroom storehouse warehouse depot store shop bakery smithy forge workshop studio factory "
-    "foundry works mill sawmill brewery distillery tannery laundry mine quarry pit boatyard shipyard dockyard "
+    "foundry works mill sawmill brewery distillery tannery laundry dairy creamery piggery mine quarry pit "
     "office counting-house boardroom bank "
     # public places
-    "inn tavern pub alehouse saloon hotel restaurant cafe café teahouse tearoom coffee-house canteen refectory "
+    "inn tavern pub alehouse saloon hotel motel hostel hostelry restaurant cafe café teahouse tearoom coffee-house "
+    "canteen refectory "
     "church chapel cathedral abbey priory monastery convent cloister temple mosque synagogue shrine vestry crypt "
-    "tomb vault mausoleum churchyard graveyard cemetery school schoolhouse schoolyard playground college "
+    "tomb vault mausoleum cemetery school schoolhouse playground college "
     "university academy laboratory hospital ward infirmary clinic surgery sanatorium asylum workhouse almshouse "
     "orphanage prison jail gaol dungeon cell court courthouse courtroom police-station post-office station platform "
     "museum gallery theatre theater stage circus arena stadium fairground market marketplace market-place bazaar "
     "stall booth kiosk pavilion bandstand park square "
     # forts, camps and ruins
-    "castle palace tower fort fortress citadel barracks garrison camp campsite tent battlefield trench ruins ruin "
-    "lighthouse "
+    "castle palace tower fort fortress citadel barracks garrison camp campsite tent trench ruins ruin "
+    "lighthouse"
+).split()
+_EN_WATERS_AND_LAND = (
     # waters and shores
     "well fountain pool pond stream brook creek canal weir dam waterfall falls river riverbank bank lake bay cove "
     "inlet estuary lagoon sea ocean coast shore beach sands dunes seafront promenade waterfront quay pier wharf "
-    "dock docks harbour harbor marina jetty cliff cliffs island rock "
+    "dock docks harbour harbor marina jetty slipway quayside riverside waterside seashore foreshore cliff cliffs "
+    "island rock "
     # land
-    "field meadow pasture paddock orchard vineyard garden kitchen-garden yard courtyard stable-yard inn-yard lawn "
-    "shrubbery allotment plantation grove thicket clearing glade copse wood woods forest jungle moor heath marsh "
+    "field meadow pasture paddock orchard garden kitchen-garden yard lawn grounds estate sheepfold fold "
+    "woodland farmland grassland moorland wasteland shrubbery allotment plantation spinney coppice grove "
+    "thicket clearing glade copse wood woods forest jungle moor heath marsh "
     "swamp bog fen desert oasis plain prairie steppe hill hillside mountain mountainside valley ridge ravine gorge "
     "canyon gully gulch crag summit peak slope"
 ).split()
-_EN_SETTING_NOUNS = _EN_ROOMS + _EN_WAYS + _EN_VEHICLES + _EN_OTHER_SETTINGS
-# …and a word made with one of the words for a room, a house or a shop (the workroom, the taproom,
-# the pumphouse, the bookshop).
+_EN_SETTING_NOUNS = _EN_ROOMS + _EN_WAYS + _EN_VEHICLES + _EN_BUILDINGS + _EN_WATERS_AND_LAND
+# Out of doors: the ways, waters and land, a yard or a field of any kind, and the open places of a town.
+_EN_OUTDOORS = frozenset(
+    _EN_WAYS + _EN_WATERS_AND_LAND + "square park market marketplace market-place fairground playground".split()
+)
+# …and a word made with one of the words for a room, a house, a shop, a yard or a field (the workroom,
+# the taproom, the pumphouse, the bookshop, the barnyard, the vineyard, the cornfield).
 _EN_SETTING_NOUN = (
-    r"(?:[a-z]+[ -])?(?:[a-z]+(?:room|house|shop)|" + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True)) + r")"
+    r"(?:[a-z]+[ -])?(?:[a-z]+(?:room|house|shop|yard|field)|"
+    + "|".join(sorted(_EN_SETTING_NOUNS, key=len, reverse=True))
+    + r")"
 )
 # A preposition of place or a move, a determiner or an owner (the trader's, Mrs Dace's, the Reed
 # farmhouse), perhaps a
@@ -113,20 +127,45 @@ _EN_SETTING = re.compile(
     rf"\b{_EN_INTO} "
     r"(?:the|a|an|his|her|their|our|my|its|this|that|(?:(?:the|his|her|their|our|my|its) )?"
     r"((?:(?:Mrs?|Dr|St)\.? )?[A-Za-z]+['’]s|(?<=the )[A-Z][a-z]+)) "
-    r"(" + _EN_SETTING_NOUN + r")(?![\w’'-])(?! (?!(?:was|has|his|this|is|as|us|its)\b)[a-z]+s\b)"
+    r"(" + _EN_SETTING_NOUN + r")(?:(?<! yard)e?s)?(?![\w’'-])(?! (?!(?:was|has|his|this|is|as|us|its)\b)[a-z]+s\b)"
 )
 # The place a setting is part of: in the kitchen of the farmhouse (she is in the kitchen; the
 # farmhouse is a place too).
 _EN_SETTING_OF = re.compile(
     r" of (?:the|a|an|his|her|their|our|my|its|this|that) (" + _EN_SETTING_NOUN + r")(?![\w’'-])"
 )
-# Going out into the weather is going outdoors: they hurried out into the snow (there they are).
-_EN_OUT_INTO = re.compile(r"out(?<!\wout) (?:into|in|onto) the (snow|rain|fog|mist|sunshine|sunlight|storm)\b")
+# Going out into the weather is going outdoors (no place is named after the weather): they hurried
+# out into the snow, 跑到雨里, 走进风雪中; the outdoor place said next is where they are (The street
+# was white), else the outdoor place they were in last (see `shot_places`).
+_OUT_INTO = {
+    "en": re.compile(
+        r"out(?<!\wout) (?:into|in|onto) the (snow|sleet|hail|rain|drizzle|downpour|fog|mist|frost|cold|wind|gale|"
+        r"storm|blizzard|sun|sunshine|sunlight|moonlight|dark|darkness|night)\b"
+    ),
+    "zh": re.compile(r"[跑走冲奔钻站立][到进入在](大?(?:风雪|雨雪|[雨雪风雾])(?:地|天)?[里中])"),
+}
+_EN_OUTDOOR_THE = re.compile(
+    r"\b[Tt]he ((?:[a-z]+[ -])?(?:[a-z]+(?:yard|field)|"
+    + "|".join(sorted(_EN_OUTDOORS, key=len, reverse=True))
+    + r"))(?![\w’'-])"
+)
+# A building given by its street: the house in Mill Lane, the cottage on Quay Street (a room's
+# address is its building's: the room at Baker Street names no place of its own).
+_EN_STREET_ADDRESS = re.compile(
+    r" ((?:in|on|at) (?:[A-Z][a-z]+ )+(?:"
+    + "|".join(w.capitalize() for w in _EN_WAYS if w not in ("village", "town"))
+    + r"|Row|Square|Terrace|Crescent|Place|Court|Gardens|Hill|Walk|Green|Close|Parade))(?![\w’'-])"
+)
 # A move someone makes to a place: walked down to, went into, walked up from the slipway to.
 _EN_WENT_TO = (
     r"\b(?:walked|went|came|ran|hurried|rode|drove|strolled|wandered|stepped|returned|headed|crept|limped)"
     r"(?: (?:down|up|over|back|round|across|along|out|on|off|in))?(?: from the [a-z]+)? (?:to|into)"
 )
+_EN_WENT_TO_RE = re.compile(_EN_WENT_TO)
+# …and the place it goes to, named with its article or by a name: the room opening the next sentence
+# is its room (walked down to the Swan. The taproom was full: the Swan's taproom; rode over to Fenwick
+# Hall. The kitchen was hot: Fenwick Hall's kitchen).
+_EN_BUILDING_AFTER = re.compile(r" (?:the )?([A-Z][a-z]+(?: [A-Z][a-z]+)?)(?![\w’'-]|\s+[A-Z]|\s+of\b)")
 # A building named with its article and no word for a place (the Plough, the George), where someone
 # goes to it or stays in it: walked down to the Plough, drank at the George (not the King of
 # Bohemia, nor the Times someone reads).
@@ -136,7 +175,7 @@ _EN_BUILDING_MOVE = re.compile(
     rf"(?:{_EN_WENT_TO}|\b(?:sat|stood|drank|dined|ate|slept|stayed|lodged|waited|met|lived)(?: [a-z]+)? (?:in|at)) $"
 )
 # A room said with its article as a sentence's subject: the taproom was full (see `_EN_ROOMS`;
-# `_after_a_move` says it opens one; the literal comes first, so the scan skips to each "The").
+# `_moved_to` says it opens one; the literal comes first, so the scan skips to each "The").
 _EN_ROOM_OPENS = re.compile(
     r"The(?<!\wThe) (" + "|".join(sorted([r"[a-z]+room", *_EN_ROOMS], key=len, reverse=True)) + r")(?![\w’'-])"
 )
@@ -160,6 +199,7 @@ _ZH_SETTING = re.compile(
 _ZH_PLACE_ENDS = (
     "场池家铺店房屋室院庄村镇城寺庙宫殿庵岛港洞山河江湖海溪潭泉井桥街巷路田园林坡岸滩"
     "楼台亭阁堂厅馆棚营帐岭峰崖寨府衙厂坊窑厩圃坟墓塔船车渡"
+    "栈站驿肆局校舍寓宅邸苑廊库仓堡市区沟湾洲塘涧窟泽漠坪堤坝"
 )
 _ZH_LOCALISERS = "边上里中内外前后旁"
 # A character of a place's noun: no localiser, function word, pronoun, number, time or common verb.
@@ -168,17 +208,22 @@ _ZH_NOUN_CHAR = (
     r"这那哪此本吾彼敝寒贵他她我你它谁一二三四五六七八九十两百千万几第半年月日夜晚早时午更刻钟点候今明昨"
     r"走来去看见听说道问找拿做请拜归转返进出回叫让要想会能可])[\u4e00-\u9fff]"
 )
-_ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}[{_ZH_PLACE_ENDS}]子?"
+# 站 ends a place (车站, 驿站) unless it is the verb: 走进屋站了一会, 回到家站在门口.
+_ZH_PLACE_NOUN = rf"(?:{_ZH_NOUN_CHAR}){{0,3}}(?:(?!站[在了着起住到上下])[{_ZH_PLACE_ENDS}])子?"
 # At a new time of the evening or night, someone at a window or in bed with no place named is at
 # home: 夜里，小梅趴在窗口往外看 (a new scene, wherever the day's last one was).
 _ZH_HOME_THINGS = "窗口|窗前|窗边|窗下|窗台|床上|床边|床头|炕上|炕头|被窝里"
 _ZH_AT_HOME = re.compile(rf"[趴坐躺靠倚站睡][在到]({_ZH_HOME_THINGS})")
 _ZH_NIGHT_OPENS = re.compile("|".join(p for t, p in TIMES["zh"] if t in ("evening", "night")))
+# Where a place is, said before it with 的: 河边的旅店, 城南的公寓, 镇上的王家茶馆 (not a place itself:
+# 驿站的大通铺 is a part of the 驿站, a bed in it).
+_ZH_WHERE_OF = rf"[^，。！？；：“”\s的]{{0,3}}[^，。！？；：“”\s的{_ZH_PLACE_ENDS}]的"
 _ZH_FAMILY_WORDS = "大家|人家|自家|国家|专家|作家|行家|东家|冤家|亲家|老人家"  # 家 in words that name no family
 _ZH_OPEN_SETTING = re.compile(
-    r"([来走跑奔赶爬跳搬逃冲飞游回坐站蹲躺住睡跪立趴靠停藏躲][在到进入]|(?<![现实好自所存不没])在|"
+    r"([来走跑奔赶爬跳搬逃冲飞游回坐站蹲躺住睡跪立趴靠停藏躲][在到进入]|[走爬跳登坐站]上|(?<![现实好自所存不没])在|"
+    r"(?<![看爱想马赶追跟迎遇碰])上了|"
     r"(?<![看想听说直得受遇感找做见提等不没])到|进|(?<![失过下上死出回离除])去)了?"
-    r"(?:[一这那][个家座间条块片所户处])?"
+    rf"(?:[一这那][个家座间条块片所户处]|{_ZH_WHERE_OF})?"
     rf"((?!{_ZH_FAMILY_WORDS}){_ZH_PLACE_NOUN})(门口|[{_ZH_LOCALISERS}])?"
 )
 # A family's or a town's place, wherever it is said: 王家的院子, 走到赵家的米铺门口, 青石镇的药铺 (the
@@ -254,20 +299,29 @@ class Place:
 @lru_cache(maxsize=128)  # a book's chapters, as long as it has no more
 def settings(text: str, lang: str) -> list[tuple[int, str]]:
     """(offset, setting) of each unnamed place a preposition or a move puts someone in, and of the
-    place that one is part of (in the kitchen of the farmhouse), the weather someone goes out into
-    (out into the snow) and a room opening the sentence after a move (walked down to the Plough. The
-    taproom was full); a room keeps the word that says which it is (lamp room), not one that says
-    what it looks like. Read once a chapter (the bible and the split's shots ask alike; the answer
-    is shared: never changed in place)."""
+    place that one is part of (in the kitchen of the farmhouse), a building with its street (the
+    house in Mill Lane), the outdoor place said after someone goes out into the weather (out into
+    the snow. The lane was white) and a room opening the sentence after a move (walked down to the
+    Plough. The taproom was full: the Plough's taproom); a room keeps the word that says which it is
+    (lamp room), not one that says what it looks like. Read once a chapter (the bible and the
+    split's shots ask alike; the answer is shared: never changed in place)."""
     if lang == "zh":
         return _zh_settings(text)
     found: list[tuple[int, str | None, str]] = []
     for m in _EN_SETTING.finditer(text):
-        found.append((m.start(1 if m.group(1) else 2), m.group(1), m.group(2).lower()))
+        street = _EN_STREET_ADDRESS.match(text, m.end()) if not m.group(1) and m.group(2) in _EN_BUILDINGS else None
+        noun = m.group(2).lower() + (" " + street.group(1) if street else "")  # the house in Mill Lane
+        found.append((m.start(1 if m.group(1) else 2), m.group(1), noun))
         if whole := _EN_SETTING_OF.match(text, m.end()):
             found.append((whole.start(1), None, whole.group(1).lower()))
-    found += [(m.start(1), None, m.group(1)) for m in _EN_OUT_INTO.finditer(text)]
-    found += [(m.start(1), None, m.group(1)) for m in _EN_ROOM_OPENS.finditer(text) if _after_a_move(text, m.start())]
+    for m in _OUT_INTO["en"].finditer(text):
+        nearby = _EN_OUTDOOR_THE.search(text, m.end(), _sentence(text, "en", _sentence(text, "en", m.end())[1])[1])
+        if nearby:
+            found.append((m.start(1), None, nearby.group(1)))  # out into the snow. The street was white
+    for m in _EN_ROOM_OPENS.finditer(text):
+        if (move := _moved_to(text, m.start())) is not None:
+            building = _EN_BUILDING_AFTER.match(text, move.end())
+            found.append((m.start(1), building.group(1) + "'s" if building else None, m.group(1)))
     pairs = Counter(name for _, _, name in found if " " in name or "-" in name)
     out = []
     for offset, owner, name in found:
@@ -276,12 +330,12 @@ def settings(text: str, lang: str) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def _after_a_move(text: str, offset: int) -> bool:
-    """Does a sentence start at `offset`, after one that moves someone to a place (walked down to
-    the Plough, went into the house)?"""
+def _moved_to(text: str, offset: int) -> re.Match[str] | None:
+    """The move of the sentence before one starting at `offset` that moves someone to a place
+    (walked down to the Plough, went into the house), if a sentence starts there."""
     before = text[max(0, offset - 3) : offset].rstrip(" ")
     opens = not before or before[-1] in '.!?"”\n'
-    return opens and bool(re.search(_EN_WENT_TO, text[_sentence(text, "en", max(0, offset - 2))[0] : offset]))
+    return _EN_WENT_TO_RE.search(text, _sentence(text, "en", max(0, offset - 2))[0], offset) if opens else None
 
 
 def _zh_settings(text: str) -> list[tuple[int, str]]:
@@ -437,8 +491,7 @@ def _refers_back(word: str, names: list[str], texts: Sequence[str], lang: str) -
     said = re.compile(re.escape(word) if lang == "zh" else rf"\b{re.escape(word)}\b")
     for text in texts:
         if (m := said.search(text)) is not None:
-            firsts = [k for n in names if (k := text.find(n, 0, m.end())) >= 0]
-            if not firsts or min(firsts) > m.start():
+            if not any(text.find(n, 0, m.start() + len(n)) >= 0 for n in names):  # a name begun by then
                 return False
     return True
 
@@ -452,7 +505,8 @@ def _of_kind(name: str, word: str, lang: str) -> bool:
         kind = word.removesuffix("子")  # home (家) is whoever's home is spoken of (see `_kind_of`)
         named = name.removesuffix("子")
         return kind != "家" and len(kind) == 1 and kind in _ZH_PLACE_ENDS and len(named) > 1 and named.endswith(kind)
-    return word.isalpha() and word.islower() and name.lower().endswith(word)
+    kind = re.split(r" (?:in|on|at) (?=[A-Z])", name)[0]  # the house in Mill Lane is a house
+    return word.isalpha() and word.islower() and kind.lower().endswith(word)
 
 
 def _by_position(name: str, word: str, lang: str) -> bool:
@@ -523,8 +577,13 @@ def shot_places(
     place the shot puts a person in; else the place its scene's people are still in, held until
     they leave with no place named, the scene ends, or HOLD shots pass with no word of it; else the
     last place it describes with nobody in it (which a later description replaces, as nobody was
-    put in it). A word for a kind of place is the place of that kind the scene named last, within
-    HOLD shots and not left since (at the ford of Harlan's Ford, 山中 of 花果山, 洞 after 水帘洞)."""
+    put in it). Out into the weather is the outdoor place held or named last, else nowhere; getting
+    out of a vehicle (got down, 下了车) is being where the journey was bound (drove to Kelby), else
+    nowhere, or, with no vehicle held, where the shot last saw one stop (a coach rolled into the
+    square); in bed at night with no place named (`_BED`) is where someone stayed for the night
+    (住进客栈, 留在当铺里) or the lodging held, else home. A word for a kind of place is the place
+    of that kind the scene named last, within HOLD shots and not left since (at the ford of
+    Harlan's Ford, 山中 of 花果山, 洞 after 水帘洞)."""
     marks = _marks(narration, lang, found, people)
     out: list[str | None] = []
     held: str | None = None
@@ -532,13 +591,42 @@ def shot_places(
     age = 0
     someone_put = False  # the place held is one the text put a person in, not one only described
     recent: dict[str, int] = {}  # the scene's places named lately -> the shot that last named them
+    bound: str | None = None  # where the scene's journey heads (drove to Kelby): a vehicle's people get out there
+    night: str | None = None  # the last place someone was put in for the night (住进客栈, 留在当铺里), any scene
     for k, (start, end, shot_scene) in enumerate(spans):
         if shot_scene != scene:
-            held, scene, recent = None, shot_scene, {}
+            held, scene, recent, bound = None, shot_scene, {}, None
         stay = someone_put and _only_talk(narration[start:end], lang)  # talk moves nobody put there
         here, age = (held, age + (not stay)) if held is not None and age < HOLD else (None, 0)
         stays = True
+        seen: str | None = None  # the place the shot last described with nobody put in it
         for offset, kind, name in (m for m in marks if start <= m[0] < end):
+            if kind == _BOUND:
+                bound = _named(name, here, recent, k, lang)
+                continue
+            if kind == _ALIGHT:
+                if here is not None and _vehicle(here, lang):  # got down, 下了车: at the journey's end, if named
+                    here, age, someone_put, stays = bound, 0, bound is not None, bound is not None
+                elif seen is not None:  # a carriage stopped in the yard. A man got out: in the yard
+                    here, age, someone_put, stays = seen, 0, True, True
+                continue
+            if kind == _OUTDOORS:  # out into the snow: outdoors where they are, or were last
+                name = here if here is not None and _outdoor(here, lang) else _last_outdoor(recent, k, lang)
+                if name is None:
+                    here, stays = None, False
+                    continue
+                kind = _PUT
+            if kind == _BED:  # in bed at night: where they stayed for the night, or sleep, else home
+                if night is None and here is not None and (here.rstrip(_ZH_LOCALISERS) or here)[-1] in _ZH_SLEEP_ENDS:
+                    continue
+                name, kind = night or name, _PUT
+            if (
+                kind == _DESCRIBED
+                and here is not None
+                and _vehicle(here, lang)
+                and _carried(narration, lang, offset, here)
+            ):
+                kind = _PUT  # the cart stopped at the inn, 马车在酒店门前停下: its people are there
             if kind == _GONE:
                 stays = False
                 gone = _named(name, here, recent, k, lang) if name else None
@@ -548,12 +636,60 @@ def shot_places(
                 continue
             name = _named(name, here, recent, k, lang)
             recent[name] = k
+            seen = name if kind == _DESCRIBED else None
+            if kind == _PUT and _TOWARD[lang].search(narration, max(0, offset - 16), offset):
+                bound = name  # drove to Kelby
+            if kind == _PUT and lang == "zh":
+                night = name if _ZH_STAYS.search(narration, _sentence_start_near(narration, offset), offset) else None
             if kind == _PUT or here == name or here is None or not someone_put:  # a place described gives way
                 someone_put = kind == _PUT or here == name and someone_put
                 here, age, stays = name, 0, True
         out.append(here)
         held = here if stays else None
     return out
+
+
+def _outdoor(name: str, lang: str) -> bool:
+    """Is the place out of doors: a way, a water, open land (the street, the orchard, Mill Lane,
+    the barnyard, 街上, 码头, 果园), where the weather is?"""
+    if lang == "zh":
+        kind = name.rstrip(_ZH_LOCALISERS).removesuffix("子") or name
+        yard = kind == "院"  # 院里, 院子: the yard (医院, 书院 are buildings)
+        return (
+            yard or name.endswith(_ZH_OUTDOOR_WORDS) or kind.endswith(_ZH_OUTDOOR_WORDS) or kind[-1] in _ZH_OUTDOOR_ENDS
+        )
+    word = re.split(r"[ -]", name)[-1].lower()
+    return word in _EN_OUTDOORS or word.endswith(("yard", "field"))
+
+
+def _vehicle(name: str, lang: str) -> bool:
+    """Is the place something people travel in (the dog-cart, the gig, 马车, 船上)?"""
+    if lang == "zh":
+        return (name.rstrip(_ZH_LOCALISERS).removesuffix("子") or name)[-1] in "船车轿" or name.endswith(
+            ("船舱", "车厢")
+        )
+    return re.split(r"[ -]", name)[-1].lower() in _EN_VEHICLES
+
+
+def _sentence_start_near(text: str, offset: int, reach: int = 12) -> int:
+    """Where the Chinese sentence around `offset` starts, looking back `reach` characters at most
+    (a stay says its place soon after it: 住进了河边的旅店)."""
+    lo = max(0, offset - reach)
+    return max(lo, *(text.rfind(c, lo, offset) + 1 for c in _SENTENCE_ENDS["zh"][:3]))
+
+
+def _carried(text: str, lang: str, offset: int, vehicle: str) -> bool:
+    """Is the vehicle held the subject of the clause that names the place at `offset` (the cart
+    stopped at the inn, 马车在酒店门前停下), so that its people are there?"""
+    word = vehicle.rstrip(_ZH_LOCALISERS) if lang == "zh" else re.split(r"[ -]", vehicle)[-1]
+    clause = text[_clause(text, lang, offset)[0] : offset]
+    return (word in clause) if lang == "zh" else bool(re.search(rf"\b{re.escape(word)}\b", clause, re.I))
+
+
+def _last_outdoor(recent: dict[str, int], shot: int, lang: str) -> str | None:
+    """The outdoor place the scene named last within HOLD shots, if any."""
+    outdoors = [(s, n) for n, s in recent.items() if shot - s <= HOLD and _outdoor(n, lang)]
+    return max(outdoors)[1] if outdoors else None
 
 
 def _only_talk(narration: str, lang: str) -> bool:
@@ -597,6 +733,25 @@ _EN_LEAD_KINDS = {
 
 
 _PUT, _DESCRIBED, _GONE = "put", "described", "gone"
+_BED = "bed"  # in bed or at a window at night, no place named: home, unless they stay where they are
+_OUTDOORS = "outdoors"  # out into the weather, no place named: the outdoor place they are in or were in last
+_BOUND = "bound"  # where a thing or a journey heads (the trap rattled on to Leatherhead): no one is there yet
+_ALIGHT = "alight"  # getting out of a vehicle, or its arrival: its people are at the place it was bound for
+# Getting out of a vehicle or arriving in it: they got down, the cab drew up, 下了车, 上了岸.
+_ALIGHTS = {
+    "en": re.compile(
+        r"\b(?:got|climbed|jumped|stepped|clambered|scrambled) (?:down|out|off)\b|\b(?:alighted|arrived)\b|"
+        r"\b(?:drew|pulled) up\b"
+    ),
+    "zh": re.compile(r"下了?[车船轿马]|[上靠]了?岸"),
+}
+# A night's stay: 住进客栈, 留在当铺里, 在驿站过夜 — the place holds someone in bed that night.
+_ZH_STAYS = re.compile(r"住[在进下了]|留[在下]|歇|宿|过夜")
+# Places people sleep in: lodgings, dwellings, temples, camps, boats (a bed there is no home).
+_ZH_SLEEP_ENDS = "店栈驿舍寓宅邸房屋室府庄寺庙庵营帐船"
+# Where one does not sleep: the ways, waters and open land (a vehicle or a shop will do for a night).
+_ZH_OUTDOOR_ENDS = "街巷路桥田园林坡岸滩山河江湖海溪潭泉井场岭峰崖沟湾塘涧泽漠坪渡堤坝"
+_ZH_OUTDOOR_WORDS = ("门口", "村口", "路口", "码头", "渡口", "船头", "甲板", "庭院", "后院", "前院", "天井")
 _EN_PERSON = re.compile(  # …or a number of them: the three of them (not in front of us)
     r"\b(?:[Hh]e|[Ss]he|[Tt]hey|[Ww]e|I|(?:all|both|each|some|two|three|four|five|six|several|most) of (?:them|us))\b"
 )
@@ -622,7 +777,7 @@ _EN_OWN_SUBJECT = re.compile(
 )
 # A place after another in its clause, joined by one of these, says where the first is.
 _EN_LANDMARK = re.compile(
-    r"\b(?:behind|beside|near|by|next to|opposite|beyond|below|above|beneath|under|past)\s+"
+    r"\b(?:behind|beside|near|by|next to|opposite|beyond|below|above|beneath|under|past|outside|in front of)\s+"
     r"(?:the|a|an|his|her|their|its|this|that)\s+$",
     re.I,
 )
@@ -651,16 +806,16 @@ _SEEN = {
     "en": re.compile(
         r"\b(?:s[ae]w|sees?|seen|seeing|look(?:s|ed|ing)?|watch(?:es|ed|ing)?|star(?:es|ed|ing)|gaz(?:es|ed|ing)|"
         r"glanc(?:es|ed|ing)|eyes|point(?:s|ed|ing)|hears?|heard|hearing|thought|thinks?|dream(?:s|ed|t)?|"
-        r"remember(?:s|ed)?|spoke|speaks?|talk(?:s|ed)?|wrote|writes?|told)\b",
+        r"remember(?:s|ed)?|spoke|speaks?|talk(?:s|ed)?|wrote|writes?|told|listen(?:s|ed|ing)?)\b",
         re.I,
     ),
     "zh": re.compile(r"看见|看到|看着|望见|望着|瞧见|远远|想起|想着|梦见|说起|提起|听说|听见|想在|想去|打算|准备在"),
 }
 # Where someone comes out of or down from is where they no longer are: left the room, out of the inn,
-# 走出客栈, 径下灵山.
+# 走出客栈, 径下灵山, 从茶馆出来.
 _LEFT_FROM = {
     "en": re.compile(r"\b(?:left|leaving|out of|from)\s+(?:(?:the|a|an|his|her|their|our|my|its)\s+)?$", re.I),
-    "zh": re.compile(r"(?:出|下|离开|离了)了?$"),
+    "zh": re.compile(r"(?:出|下|离开|离了)了?$|从$"),
 }
 # A vehicle leaving a place: the train had left the station, the coach pulled out of the yard.
 _EN_VEHICLE_LEFT = re.compile(
@@ -679,10 +834,14 @@ _GONE_AWAY = {
     ),
     "zh": re.compile(r"(?:走|去|出去|回去|跑|逃|离开|走开)了?(?=[。！？；])|走出|出了?门"),
 }
-# A Chinese move or stay with its place: 站在码头上, 来到清水镇 (someone does these, subject or not);
-# a bare 在/到/上 puts a person there when the clause names one (老陈正在船上).
-_ZH_PUTS = re.compile(r"(?:[来走回坐站立躺蹲跪住跑奔跳爬睡藏进到入趴靠倚])[在到进入上至]了?$|(?:进|到|上)了$")
-_ZH_AT = re.compile(r"[在到进入上回至往于]$")
+# A Chinese move or stay with its place, perhaps a measure or where it is (站在码头上, 来到清水镇, 去了菜园,
+# 走进一家饭馆, 住进了河边的旅店): someone does these, subject or not; a bare 在/到/上 puts a person
+# there when the clause names one (老陈正在船上).
+_ZH_PUTS = re.compile(
+    r"(?:(?:[来走回坐站立躺蹲跪住跑奔跳爬睡藏进到入趴靠倚])[在到进入上至]了?|(?:进|到|上|去)了)"
+    rf"(?:[一这那][个家座间条块片所户处]|{_ZH_WHERE_OF})?$"
+)
+_ZH_AT = re.compile(rf"[在到进入上回至往于](?:{_ZH_WHERE_OF})?$")
 
 
 def _marks(
@@ -705,11 +864,15 @@ def _marks(
             lang == "en"
             and lo <= previous
             and bool(
-                _EN_LANDMARK.search(text, max(lo, offset - 24), offset)
+                (m := _EN_LANDMARK.search(text, max(lo, offset - 24), offset))
+                and not text[previous + len(previous_name) : m.start()].strip(" ,\n")  # the wagon halted by the well
                 or (_which_kind(previous_name) or previous_name[:1].isupper() and name in _EN_WAYS)
                 and _EN_ADDRESS.fullmatch(text, previous, offset)
             )
         )
+        inside = offset < previous + len(previous_name) and text.startswith(previous_name, previous)
+        if inside:
+            continue  # the house in Mill Lane: the street is part of the house's name
         previous, previous_name = offset, name
         if landmark:
             continue  # the cemetery behind the chapel: the chapel says where the cemetery is
@@ -720,7 +883,7 @@ def _marks(
         if (
             lang == "en"
             and _EN_ROOM_OPENS.match(text, offset - 4)
-            and _after_a_move(text, offset - 4)
+            and _moved_to(text, offset - 4) is not None
             and _room_of_last(text, offset, marks)
         ):
             marks.append((offset, _PUT, name))  # walked down to the Plough. The taproom was full: in it
@@ -733,10 +896,18 @@ def _marks(
             marks.append((offset, _GONE, name))
         elif not _SEEN[lang].search(before) and not _OF_A_THING.match(text, lo):
             if _puts_someone(text, lang, offset, lo, hi, people):
-                marks.append((offset, _PUT, name))
-            elif not _TOWARD[lang].search(text, max(0, offset - 16), offset):
+                in_bed = lang == "zh" and not text.startswith(name[:1], offset)  # home read from a bed
+                marks.append((offset, _BED if in_bed else _PUT, name))
+            elif _TOWARD[lang].search(text, max(0, offset - 16), offset):
+                marks.append((offset, _BOUND, name))
+            else:
                 marks.append((offset, _DESCRIBED, name))
-    put_clauses = {_clause(text, lang, o) for o, kind, _ in marks if kind == _PUT}
+    named = {o for o, _ in found}
+    for m in _OUT_INTO[lang].finditer(text):
+        if m.start(1) not in named and _puts_someone(text, lang, m.start(1), *_clause(text, lang, m.start(1)), people):
+            marks.append((m.start(1), _OUTDOORS, ""))  # out into the snow, nowhere named
+    marks += [(m.start(), _ALIGHT, "") for m in _ALIGHTS[lang].finditer(text)]
+    put_clauses = {_clause(text, lang, o) for o, kind, _ in marks if kind in (_PUT, _OUTDOORS)}
     for m in _GONE_AWAY[lang].finditer(text):
         clause = _clause(text, lang, m.start())
         if lang == "zh" and _ZH_HANDLES.search(text, clause[0], m.start()):
@@ -762,9 +933,9 @@ def _puts_someone(text: str, lang: str, offset: int, lo: int, hi: int, people: C
     Scotland Yard; the top of the tower) is where someone belongs, or a part of it, and one only
     named with its article (she swept the shop): no."""
     if lang == "zh":
-        if _ZH_PUTS.search(text, max(0, offset - 3), offset):
+        if _ZH_PUTS.search(text, max(0, offset - 8), offset):
             return True
-        if not _ZH_AT.search(text, max(0, offset - 1), offset):
+        if not _ZH_AT.search(text, max(0, offset - 6), offset):
             return False
     elif _EN_OF.search(text, max(0, offset - 12), offset) or _only_the(text, offset):
         return False

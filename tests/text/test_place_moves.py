@@ -1,5 +1,5 @@
 """Where a move takes people, on short made-up texts: someone shown or led into a place is there;
-going out into the weather is going outdoors; a building named with its article and no word for
+going out into the weather names no place; a building named with its article and no word for
 a place is where someone walks to it, and a room that opens the next sentence is a room of it; a
 setting that opens its sentence is where the narration after it stands; a vehicle leaving a place
 keeps its people aboard; in Chinese, at a new time of the night someone at a window or in bed is
@@ -30,24 +30,25 @@ def test_someone_shown_or_led_into_a_place_is_there_a_thing_carried_in_is_not() 
     assert places_of(carried, "en", book=_WHO) == ["yard", "yard"]
 
 
-def test_going_out_into_the_weather_is_going_outdoors() -> None:
-    """ "all of them ran out into the rain": a number of them are people, and the rain is where the
-    shot now stands, not the kitchen they left."""
+def test_going_out_into_the_weather_names_no_place() -> None:
+    """ "all of them ran out into the rain": a number of them are people, and they are no longer in
+    the kitchen they left; the rain is no place (see test_place_weather.py for where they are)."""
     shots = [
         "Cora and Piet sat in the kitchen. Cora laughed.",
         "When the clock struck, all of them ran out into the rain.",
     ]
-    assert places_of(shots, "en", book=_WHO) == ["kitchen", "rain"]
+    assert places_of(shots, "en", book=_WHO) == ["kitchen", None]
+    assert "rain" not in build_bible(["\n\n".join(shots)], "en").place_names
 
 
 def test_a_building_named_with_its_article_is_a_place_where_someone_walks_to_it() -> None:
     """ "strolled over to the Lamb in the town. The parlour was warm": the Lamb is a place (the
-    town is its address), the parlour a room of it that the shot stands in; a name with its article
+    town is its address), the parlour a room of it (the Lamb's parlour) that the shot stands in; a name with its article
     someone reads (in the Herald) or one that is a title (went to the Duke of Orme) is no place."""
     text = "After supper Nils strolled over to the Lamb in the town. The parlour was warm and loud. Nils drank."
     names = build_bible([text + " Nils read it in the Herald. Then Nils went to the Duke of Orme."], "en").place_names
     assert "Lamb" in names and "Herald" not in names and "Duke" not in names
-    assert places_of([text, "Nils laughed at a joke. Nils drank again."], "en", book=_WHO) == ["parlour", "parlour"]
+    assert places_of([text, "Nils laughed at a joke. Nils drank again."], "en", book=_WHO) == ["Lamb's parlour"] * 2
 
 
 def test_a_setting_that_opens_its_sentence_holds_the_people_after_it() -> None:
@@ -86,3 +87,20 @@ def test_zh_a_place_someone_only_means_to_go_to_is_not_where_they_are() -> None:
     """老孙想在城里开一家铺子: he is still in the teahouse; 打算去 the same."""
     shots = ["老孙走进茶馆。老孙笑了。", "老孙说他想在城里开一家铺子，还打算去码头上看看。"]
     assert places_of(shots, "zh") == ["茶馆", "茶馆"]
+
+
+def test_zh_coming_out_of_a_place_leaves_it_and_a_place_said_with_where_it_is_is_reached() -> None:
+    """老周从茶馆出来: he is no longer in the teahouse once the shot is over; 领到后面的柴房: he is in
+    the woodshed (where it is, said with 的, stands between the move and the place); a dyke (河堤)
+    is a place."""
+    out = ["老周走进茶馆。老周喝茶。", "老周从茶馆出来。", "老周叹了口气。"]
+    assert places_of(out, "zh") == ["茶馆", "茶馆", None]
+    led = ["老周站在院子里。", "伙计把他领到后面的柴房，关上了门。"]
+    assert places_of(led, "zh") == ["院子", "柴房"]
+    assert places_of(["老周站在河堤上，看着河水。"], "zh") == ["河堤"]
+
+
+def test_a_place_only_listened_to_is_not_where_someone_is() -> None:
+    """ "Piet listened to the owls in the wood": the owls are in the wood, Piet stays in the parlour."""
+    shots = ["Piet sat in the parlour. Piet yawned.", "Late that night Piet listened to the owls in the wood."]
+    assert places_of(shots, "en", book=_WHO) == ["parlour", "parlour"]
