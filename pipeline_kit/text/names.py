@@ -223,7 +223,7 @@ def _context(text: str, name: str, offset: int) -> str:
 
 def _en_raw(text: str) -> list[tuple[int, str, bool]]:
     words = [(m.start(), m.group()) for m in _EN_WORD.finditer(text)]
-    lower_counts = Counter(w.lower() for w in re.findall(r"\b[a-z][a-z’']*\b", text))
+    lower_counts = Counter(map(str.lower, re.findall(r"\b[a-z][a-z’']*\b", text)))
     total: Counter[str] = Counter()
     inner: Counter[str] = Counter()
     place_ctx: Counter[str] = Counter()
@@ -232,12 +232,13 @@ def _en_raw(text: str) -> list[tuple[int, str, bool]]:
     for k, (off, word) in enumerate(words):
         total[word] += 1
         before = text[max(0, off - 20) : off].rstrip(" _\n\t")
-        prev = before.split()[-1].rstrip(".").lower() if before.split() else ""
+        before_words = before.split()
+        prev = before_words[-1].rstrip(".").lower() if before_words else ""
         if before and (before[-1] not in _INITIAL_BEFORE or prev in _EN_TITLES):  # Mr. Tolley: no sentence ends
             inner[word] += 1
         after = text[off + len(word) : off + len(word) + 14].lstrip(",’” ").split()
         nxt = after[0].lower().strip(".,;!?") if after else ""
-        raw2 = before.split()[-2] if len(before.split()) >= 2 else ""
+        raw2 = before_words[-2] if len(before_words) >= 2 else ""
         prev2 = raw2.lower()
         if (
             prev in _EN_PLACE_BEFORE

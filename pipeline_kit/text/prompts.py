@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -60,13 +60,41 @@ class Templates:
         return cls(texts["image_prompt"], texts["video_prompt"], texts["character_sheet"], texts["location_sheet"])
 
 
+class PromptTemplate(Template):
+    """A `string.Template` cut at its placeholders once: a split fills 15,000 prompts, and
+    `Template.safe_substitute`, which reads the whole text again for each, took three times as long."""
+
+    @cached_property
+    def _pieces(self) -> list[tuple[str, str | None, str]]:
+        """(text before, placeholder name or None, the placeholder as written) up to each
+        placeholder, then the text after the last; $$ and a stray $ as safe_substitute leaves them."""
+        pieces, at = [], 0
+        for m in self.pattern.finditer(self.template):
+            before, named = self.template[at : m.start()], m.group("named") or m.group("braced")
+            if named is None:
+                before += self.delimiter if m.group("escaped") is not None else m.group()
+            pieces.append((before, named, m.group()))
+            at = m.end()
+        return [*pieces, (self.template[at:], None, "")]
+
+    def safe_substitute(self, mapping: Mapping[str, object] | None = None, /, **kws: object) -> str:
+        """As `Template.safe_substitute`: each placeholder by its value, one without a value as written."""
+        values = kws if mapping is None else {**mapping, **kws} if kws else mapping
+        return "".join(
+            [
+                before if name is None else before + (str(values[name]) if name in values else as_written)
+                for before, name, as_written in self._pieces
+            ]
+        )
+
+
 def load_template(name: str, directory: str | Path | None = None) -> Template:
     """The template `<name>.txt` from `directory` (else $PIPELINE_KIT_TEMPLATES) when it has one,
     else the built-in one; a bad $placeholder is BadInput."""
     path = Path(directory or os.environ.get(TEMPLATE_ENV) or _BUILTIN) / f"{name}.txt"
     if not path.is_file():
         path = _BUILTIN / f"{name}.txt"
-    template = Template(path.read_text(encoding="utf-8").strip())
+    template = PromptTemplate(path.read_text(encoding="utf-8").strip())
     if not template.is_valid():
         raise BadInput(f"prompt template {name}.txt has a bad $placeholder")
     return template
