@@ -31,11 +31,12 @@ MIN_ACTIONS = 3  # ... or opening this many clauses in one chapter
 _ZH_HEAD = (
     "夫|匠|郎|翁|叟|妪|童子?|童儿|妇人?|婆子?|汉子?|女子|男子|娘子|丫鬟|侍女|宫女|使女|书童|小厮|家童|仙童|道童|"
     "道士|道人|秀才|书生|公子|掌柜|伙计|店家|店主|船家|艄公|梢公|稍公|郎中|使者|差人|公差|衙役|狱卒|军士|兵士|"
-    "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板"
+    "后生|少年|猎户|猎人|牧童|主人|客人|客商|商人|老板|"
+    "工人|医生|护士|司机|老师|师傅|厨子|厨师|会计|保姆|[木瓦泥铁电钳焊车长短杂矿]工|扳道工|搬运工|装卸工|清洁工"
 )
 # Heads of office by morphology: the head of a unit (村长, 保长, 镇长), its master (场主, 庄主, 店主) or a
 # member of its staff (技术员, 售货员).
-_ZH_OFFICE = "[村镇乡县保甲族队厂船班组里寨]长|[场庄店地财寨窑船坛洞牧]主|[\u4e00-\u9fff]{1,2}员"
+_ZH_OFFICE = "[村镇乡县保甲族队厂船班组里寨站局所矿]长|[场庄店地财寨窑船坛洞牧]主|[\u4e00-\u9fff]{1,2}员"
 _ZH_ROLE = re.compile(rf"^(?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE})|[老小少][者翁叟妪妇汉婆童])$")
 SURNAMED_TIMES = 2  # a surname and a role met this often is somebody (周保长)
 _ZH_SURNAMED_ROLE = re.compile(rf"[{''.join(sorted(SURNAMES))}](?:[\u4e00-\u9fff]{{0,2}}(?:{_ZH_HEAD}|{_ZH_OFFICE}))")

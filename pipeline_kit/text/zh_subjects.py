@@ -82,7 +82,7 @@ def clause_subjects(
     named = {run for run in found if _PERSON_END.search(run) and len(run) > 2}
     objects = met_as_objects(joined, found - named)
     talking = speakers(joined, {run for run in found - named - objects if built_like_a_name(run)})
-    apposed = after_a_person(joined, found - named - objects - talking, person)
+    apposed = after_a_person(joined, found - named - talking, person)  # 扳道工大刘 … 塞给大刘 too
     # a short story's full name (a surname and a given name: not 马有些) opening clause after
     # clause: 吴桂兰, 孙铁柱
     short = len(joined) < SHORT_TEXT
@@ -99,14 +99,20 @@ def _given_name(given: str, common: Callable[[str], bool]) -> bool:
 
 
 def after_a_person(text: str, names: Iterable[str], person: Callable[[str], bool]) -> set[str]:
-    """In a short story, the `names` built like a name (a surname and a given name) that stand right
-    after a word for who they are (铁匠王老三, 老渔夫周大山, 儿子周海生): the text says they are a
+    """In a short story, the `names` built like a name (a surname and a given name, 老冯, 大刘) that
+    stand right after a word for who they are (铁匠王老三, 老渔夫周大山, 扳道工大刘): the text says they are a
     person. (A novel names its people often enough for the other rules; there 老者戴一顶… is a verb.)"""
     if len(text) >= SHORT_TEXT:
         return set()
     out = set()
     for name in names:
-        if len(name) == 3 and name[0] in SURNAMES and name[1] not in _NUMERALS:
+        if (
+            len(name) == 3
+            and name[0] in SURNAMES
+            and name[1] not in _NUMERALS
+            or len(name) == 2
+            and built_like_a_name(name)
+        ):
             at = [m.start() for m in re.finditer(re.escape(name), text)]
             if any(person(text[max(0, o - k) : o]) for o in at for k in (3, 2)):
                 out.add(name)
@@ -171,7 +177,8 @@ def name_shaped(run: str) -> bool:
 
 
 def built_like_a_name(run: str) -> bool:
-    """A common surname and a given name, 老/小/阿 and one character, or a word for a person at the end."""
+    """A common surname and a given name, 老/小/阿 and one character, 大 and a surname, or a word for
+    a person at the end."""
     given = run[1:]
     if len(run) == 3 and run[0] in SURNAMES and run[1] in _GIVEN_TOO:  # 钱有福, 李来顺: the word is a name's
         given = run[2]
@@ -179,4 +186,9 @@ def built_like_a_name(run: str) -> bool:
         return False
     if _PERSON_END.search(run) and len(run) > 2:
         return True
-    return len(run) <= 3 and run[0] in SURNAMES or len(run) == 2 and run[0] in _PET
+    return (
+        len(run) <= 3
+        and run[0] in SURNAMES
+        or len(run) == 2
+        and (run[0] in _PET or run[0] == "大" and run[1] in SURNAMES and not frequencies().get(run))  # 大刘, not 大王
+    )

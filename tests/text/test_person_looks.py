@@ -7,6 +7,7 @@ Made-up texts in both languages; each rule beside a sentence of the same shape i
 from __future__ import annotations
 
 from pipeline_kit.text.cast import build_bible
+from pipeline_kit.text.zh_subjects import built_like_a_name
 
 
 def test_english_looks_read_as_a_description_and_the_apposition_after_what_she_is() -> None:
@@ -98,3 +99,15 @@ def test_a_name_once_in_each_of_two_chapters_is_someone() -> None:
     assert "Pell" in build_bible(chapters, "en").canonical
     text = "罗二娘的儿子狗娃跑过来。狗娃摔了一跤。\n罗二娘喊：“狗娃！”狗娃爬起来又跑。"
     assert "狗娃" in build_bible([text], "zh").by_name
+
+
+def test_a_familiar_name_set_after_what_the_person_does_is_someone() -> None:
+    """搬运工大孙 (大 and a surname, set after a trade) is a person though he opens only two clauses
+    and is met as an object (交给大孙); 大王, a word, is no such name."""
+    text = (
+        "仓库里只有两个人：保管员老郑和搬运工大孙。大孙力气大，一个人能扛两袋米。\n"
+        "老郑把钥匙交给大孙，自己回家吃饭去了。\n大孙锁好门，坐在台阶上抽烟。"
+    )
+    bible = build_bible([text], "zh")
+    assert "大孙" in bible.by_name, [c.name for c in bible.characters]
+    assert not built_like_a_name("大王")  # a word: the king, not a big man named 王
