@@ -282,6 +282,11 @@ _BACK = {
 }
 
 
+def refers_back(text: str, at: int, lang: str) -> bool:
+    """Is the word at `at` one for anyone new (the stranger, 那人), who is someone met before?"""
+    return _BACK[lang].match(text, at) is not None
+
+
 def referred_back(text: str, lang: str, brought: Sequence[tuple[int, Someone]]) -> list[tuple[int, Someone]]:
     """(offset, person) where `text` refers back to someone unnamed by a word for anyone new (那人,
     the stranger): the one `brought` in last before it (offset -1: before the text)."""

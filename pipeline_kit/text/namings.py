@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline_kit.text.cast_roles import EN_BARE, PERSON_NOUNS, ZH_BARE
-from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, mentioned, someones
+from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, mentioned, referred_back, someones
 from pipeline_kit.text.prompts import narration_only, unnamed_in
 from pipeline_kit.text.zh_dictionary import frequencies
 from pipeline_kit.text.zh_subjects import SHORT_TEXT, name_shaped
@@ -243,9 +243,14 @@ class _Chapter:
         found = [(o, k, p) for o, p in unnamed_in(plain, lang, [(o, e) for o, e, _ in spans])]
         # one of a chapter before, met again by what they are before anyone of that name comes in here
         first = {p.name: o for o, _, p in sorted(found, key=lambda f: f[0], reverse=True)}
+        met: list[tuple[int, int, Someone]] = []
         for j, person in carried:
             again = mentioned(plain, lang, [person])
-            found += [(o, j, person) for o, _ in again if o < first.get(person.name, len(plain))]
+            met += [(o, j, person) for o, _ in again if o < first.get(person.name, len(plain))]
+        met.sort(key=lambda f: f[0])
+        home = {p: j for _, j, p in met}
+        back = referred_back(plain, lang, [(o, p) for o, _, p in met])  # then "said the stranger"
+        found += met + [(o, home[p], p) for o, p in back]
         by_offset: dict[int, tuple[int, Someone]] = {}
         for o, home, p in found:  # one brought in there is not met again there
             by_offset.setdefault(o, (home, p))

@@ -126,3 +126,19 @@ def test_a_surname_and_a_given_name_said_apart_name_a_person_met_once() -> None:
     assert "陆青" in bible.by_name, [c.name for c in bible.characters]
     assert "青布长衫" in bible.by_name["陆青"].description
     assert "陆青" in {name for _, name in bible.mentions(one)}
+
+
+def test_the_stranger_of_a_later_chapter_is_the_one_met_again_there() -> None:
+    """Chapter two meets chapter one's woman in the green hood again, then says "the stranger" of
+    her before she gives her name: that shot is hers (Orla Finch) too."""
+    one = "At dusk a woman in a green hood stood by the mill race. Kit Dunne watched her from the bridge."
+    two = (
+        "The woman in the green hood came again at noon. Kit Dunne went down to her.\n\n"
+        '"You\'re soaked," said Kit Dunne. The stranger only smiled.\n\n'
+        '"Who are you?" asked Kit Dunne.\n\n"Orla," she said. "Orla Finch."'
+    )
+    bible = build_bible([one, two], "en")
+    orla = bible.canonical["Orla"]
+    mentioned_at = {o for o, name in bible.mentions(two) if name == orla}
+    assert two.index("The stranger") in mentioned_at, bible.unnamed_spans(two)
+    assert one.index("a woman") in {o for o, name in bible.mentions(one) if name == orla}
