@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from pipeline_kit.text.cast_roles import en_apposed_roles, en_role_names, en_roles
 from pipeline_kit.text.name_groups import NameGroups, NameSets
-from pipeline_kit.text.namings import namings
+from pipeline_kit.text.namings import namings, role_namings
 from pipeline_kit.text.names import _EN_PLACE_WORDS, Mentions
 
 THE_SHARE = 0.8  # a word after "the" this often is a thing, a boat or a title, not a person's name
@@ -190,7 +190,7 @@ def _roles(
     beside several people is shared by them: its forms -> their names. `apposed` roles, set after a
     name but never speaking or acting often enough, count only where that name is a known one."""
     given: dict[str, set[str]] = {}
-    for role, name in en_role_names(texts, roles | apposed, names):
+    for role, name in en_role_names(texts, roles | apposed, names) + role_namings(texts, roles, names):
         given.setdefault(role, set()).add(name)
     shared = {}
     for role, forms in {**roles, **{r: f for r, f in apposed.items() if r in given}}.items():

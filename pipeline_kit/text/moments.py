@@ -90,6 +90,7 @@ _EN_APPOSED = re.compile(r"\b(?:was|were|is|are)\b[^.;:!?“”\"]*,\s+$")
 _EN_MET = re.compile(
     r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were)"
     r"|(?:[Tt]here )?(?:stood|sat|lay|came|walked|rode|ran|waited)"  # Behind the desk sat a fat old gentleman
+    r"|said|asked|called|cried|answered|replied"  # "Here," said a boy at the end of the table
     # Among the passengers who came down the gangway was a tall girl (no subject before the was)
     r"|(?<![\w,] )(?:Among|Amongst|In|On|At|Beside|Behind|Near|Under|Inside|Outside|Across|Beyond|Before)"
     r" (?:(?!\b(?:he|she|it|they|I|we|you|this|that)\b)[^.;:!?“”\"]){3,80}? (?:was|were))"
@@ -282,9 +283,9 @@ _BACK = {
 }
 
 
-def refers_back(text: str, at: int, lang: str) -> bool:
-    """Is the word at `at` one for anyone new (the stranger, 那人), who is someone met before?"""
-    return _BACK[lang].match(text, at) is not None
+def refers_back(person: Someone, lang: str) -> bool:
+    """Is `person` no more than a word for anyone new (the stranger, 那人)?"""
+    return _BACK[lang].fullmatch(person.name) is not None
 
 
 def referred_back(text: str, lang: str, brought: Sequence[tuple[int, Someone]]) -> list[tuple[int, Someone]]:

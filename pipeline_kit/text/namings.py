@@ -13,12 +13,12 @@ A naming is news only: a name the narration gave before is its holder's own.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from pipeline_kit.text.cast_roles import EN_BARE, PERSON_NOUNS, ZH_BARE
-from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, mentioned, referred_back, someones
+from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, mentioned, referred_back, refers_back, someones
 from pipeline_kit.text.prompts import narration_only, unnamed_in
 from pipeline_kit.text.zh_dictionary import frequencies
 from pipeline_kit.text.zh_subjects import SHORT_TEXT, name_shaped
@@ -51,6 +51,7 @@ _EN_GIVEN = re.compile(
 _EN_ASKS = re.compile(r"\bname\b|\bwho are you\b|\bcall you\b|\bcalled\?", re.I)
 _EN_QUOTE = re.compile(r"“([^”]*)”|\"([^\"]*)\"")
 _EN_ANSWER = re.compile(rf"^\s*{_EN_NAME}(?=[.!]|,?\s*$)")  # "Davey," / "Pen. Pen Marlow." (not "Miss Roylott, you…")
+_EN_NAME_ALONE = re.compile(rf"\s*{_EN_NAME}[.!]?\s*")  # "Tom Hale." read out: a quotation that is a name
 # Owning a name just read out or called for: "That's me," "It is I."
 _EN_ME = re.compile(
     r"\s*(?:(?:Yes|Aye|Why),? )?"
@@ -122,11 +123,12 @@ def _en_namings(text: str) -> list[Naming]:
         reply = _EN_QUOTE.search(text, q.end(), q.end() + CONTEXT // 2) if name else None
         if name and reply and _EN_ME.match(reply.group(1) if reply.group(1) is not None else reply.group(2)):
             rank = _EN_RANKS.get(name.group("rank") or "")
-            out.append(
-                Naming(_paragraph_end(text, reply.end()), q.start() + 1 + name.start("name"), name.group("name"), rank)
-            )
+            at = q.start() + 1 + name.start("name")  # called out: the one who answers to it
+            out.append(Naming(_paragraph_end(text, reply.end()), at, name.group("name"), rank, called=True))
     for q in _EN_QUOTE.finditer(text):  # "Come down, Arthur!" to the boy in the tree
         said = q.group(1) if q.group(1) is not None else q.group(2)
+        if _EN_NAME_ALONE.fullmatch(said):
+            continue  # "Tom Hale." alone is called for, to whoever answers to it, not said to anyone
         for m in _EN_CALLED.finditer(said):
             rank = _EN_RANKS.get(m.group("rank") or "")
             out.append(Naming(q.start(), q.start() + 1 + m.start("name"), m.group("name"), rank, called=True))
@@ -137,6 +139,31 @@ def _en_namings(text: str) -> list[Naming]:
         sex = sex or _EN_RANKS.get(m.group("rank") or "") or (PERSON_NOUNS["en"][noun] if noun else None)
         out.append(Naming(m.end(), m.start("name"), m.group("name"), sex, noun))
     return list({n.start: n for n in sorted(out, key=lambda n: n.called, reverse=True)}.values())
+
+
+# The tag after a quotation: ", said the stranger", " asked the old man".
+_EN_TAG_AFTER = re.compile(
+    r"[”\"],?\s+(?:said|asked|answered|replied|cried|called)\s+(?P<who>the (?:[a-z-]+ ){0,2}[a-z-]+)\b"
+)
+
+
+def role_namings(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
+    """(role, name) where a role character gives its own name ('"Hale," said the stranger. "Tom
+    Hale."'): in a short story the role is that person, whose name the text was keeping back (a
+    novel's role words are many people)."""
+    if sum(map(len, texts)) >= SHORT_TEXT:
+        return []
+    role_of = {form.lower(): role for role, forms in roles.items() for form in forms}
+    out = []
+    for text in texts:
+        for naming in namings(text, "en"):
+            ends = [at for at in (text.find("”", naming.start), text.find('"', naming.start)) if at >= 0]
+            tag = _EN_TAG_AFTER.match(text, min(ends)) if ends and not naming.called else None
+            role = role_of.get(tag.group("who").lower()) if tag else None
+            held = [w for w in (naming.name, *reversed(naming.name.split())) if w in names]
+            if role and held:
+                out.append((role, held[0]))
+    return out
 
 
 def _zh_namings(text: str) -> list[Naming]:
@@ -201,7 +228,8 @@ def named_unnamed(
         if not given:
             continue
         found, unfound = _whose(given, chapter(k), canonical, told_before(k))
-        if unfound and k > 0:  # someone named here may have come in a chapter before
+        vague = any(home == k and refers_back(p, lang) for home, p in found)  # "the stranger" of here
+        if (unfound or vague) and k > 0:  # someone named here may have come in a chapter before
             carried = [
                 (j, p)
                 for j in range(max(0, k - LOOKBACK), k)
@@ -250,6 +278,13 @@ class _Chapter:
         met.sort(key=lambda f: f[0])
         home = {p: j for _, j, p in met}
         back = referred_back(plain, lang, [(o, p) for o, _, p in met])  # then "said the stranger"
+        names = {p.name for _, p in carried}
+        found = [  # "The stranger smiled" after one of a chapter before was met again: that one
+            next(((o, j, q) for m, j, q in reversed(met) if m < o), (o, h, p))
+            if h == k and refers_back(p, lang) and p.name not in names
+            else (o, h, p)
+            for o, h, p in found
+        ]
         found += met + [(o, home[p], p) for o, p in back]
         by_offset: dict[int, tuple[int, Someone]] = {}
         for o, home, p in found:  # one brought in there is not met again there
@@ -283,7 +318,7 @@ def _whose(
         name = _holder(naming.name, canonical)
         if name is None or told_before(name):
             continue
-        person = _named(naming, chapter.seen, chapter.spans, name)
+        person = _named(naming, chapter, name)
         if person is None:
             unfound = True
         elif person not in out:
@@ -291,13 +326,12 @@ def _whose(
     return out, unfound
 
 
-def _named(
-    naming: Naming, seen: list[tuple[int, int, Someone]], spans: list[tuple[int, int, str]], name: str
-) -> tuple[int, Someone] | None:
+def _named(naming: Naming, chapter: _Chapter, name: str) -> tuple[int, Someone] | None:
     """(chapter brought in, person) of the unnamed person `naming` names: the last brought in or met
     again before it within CONTEXT, of its sex and noun where it tells them; none when the
     narration named that character before (Nell, then "I'm Nell Ardent": her own name, no one
     else's)."""
+    seen, spans = chapter.seen, chapter.spans
     for offset, home, person in reversed(seen):
         if offset >= naming.at:
             continue
@@ -307,10 +341,21 @@ def _named(
             continue  # a titled name called to someone: to one of the sex its title says (Miss Hunter: a young lady)
         if naming.noun and not person.words.endswith(naming.noun):
             continue
+        if naming.called and _speaks(chapter.plain, offset, person):
+            continue  # "the farmer read out the names: 'Tom Hale.'": the one calling is not the one called
         if any(o < naming.start and n == name for o, _, n in spans):
             return None  # named in the narration before: the naming is no news ("I'm Anna," said Anna)
         return home, person
     return None
+
+
+_EN_SPEAKS = r"\s+(?:\w+ly\s+)?(?:said|says|called|cried|shouted|read|asked|answered|replied|whispered|began)\b"
+
+
+def _speaks(plain: str, offset: int, person: Someone) -> bool:
+    """Does `person`, met at `offset`, speak there (the farmer read out, the woman said)?"""
+    head = re.escape(person.words.split()[-1])
+    return re.compile(rf"(?:\S+ ){{0,4}}?{head}{_EN_SPEAKS}").match(plain, offset) is not None
 
 
 def _definite(person: Someone) -> bool:
@@ -320,8 +365,10 @@ def _definite(person: Someone) -> bool:
 
 
 def _bare(person: Someone, lang: str) -> bool:
-    """Is `person` no more than a man or a woman (the man, the young lady, 那人)? In a book of many
-    chapters, one such is seldom the one of a chapter before."""
+    """Is `person` no more than a man or a woman (the man, the young lady, 那人, the stranger)? In a
+    book of many chapters, one such is seldom the one of a chapter before."""
+    if refers_back(person, lang):
+        return True
     return person.words.split()[-1] in EN_BARE if lang == "en" else person.name in ZH_BARE
 
 

@@ -28,7 +28,6 @@ from pipeline_kit.text.moments import (
     objects,
     plural_subject,
     referred_back,
-    refers_back,
     someones,
     staged,
     subjects,
@@ -405,8 +404,6 @@ def brought_in(
     for o, person in someones(plain, lang):
         if o + len(person.described) in bounds:
             continue  # a character's own mention (the inspector, 一个…妇人) or one named (女儿秀英)
-        if person.described == person.name and refers_back(plain, o, lang):
-            continue  # "The stranger smiled": someone met before, here or a chapter before (referred_back)
         end = _SENTENCE[lang].match(plain, o)
         after = end.end() if end else len(plain)
         gap = plain[after : after + _OPENING]

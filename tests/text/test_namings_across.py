@@ -142,3 +142,36 @@ def test_the_stranger_of_a_later_chapter_is_the_one_met_again_there() -> None:
     mentioned_at = {o for o, name in bible.mentions(two) if name == orla}
     assert two.index("The stranger") in mentioned_at, bible.unnamed_spans(two)
     assert one.index("a woman") in {o for o, name in bible.mentions(one) if name == orla}
+
+
+def test_the_one_who_reads_names_out_is_not_the_one_called() -> None:
+    """The farmer reads out "Jem Rook." and "Here," says a boy: the boy is Jem Rook, the farmer no
+    one; "Tom Hale." that nobody answers names neither."""
+    text = (
+        'At the supper the farmer read out the names of the hands. "Jem Rook." "Here," said a boy at '
+        'the end of the table. "Tom Hale." Nobody answered.\n\n'
+        '"Tom Hale is gone, sir," said Jem Rook. Jem Rook ate his bread. Tom Hale was never seen again.'
+    )
+    bible = build_bible([text], "en")
+    named = {text[s:e]: n for s, e, n in bible.unnamed_spans(text)}
+    assert "the farmer" not in named, named
+    assert bible.by_name[bible.canonical["Jem Rook"]].gender == "male"
+
+
+def test_the_stranger_of_every_chapter_is_one_person_and_not_the_newcomer() -> None:
+    """A story calls its hero "the stranger" in every chapter: in chapter two, after a pedlar comes
+    up the lane, "the stranger" is still the hero, named in chapter three, never the pedlar."""
+    one = "The stranger came to the farm in June. He asked for work. Old Mr. Pryce gave him the loft."
+    two = (
+        "A pedlar with a cart of pots came up the lane. The stranger went out to meet him.\n\n"
+        '"A man I knew once," said the stranger.'
+    )
+    three = (
+        '"Who are you, then?" asked Mr. Pryce at supper.\n\n"Hale," said the stranger. "Tom Hale."\n\n'
+        "Tom Hale stayed on until the frost."
+    )
+    bible = build_bible([one, two, three], "en")
+    tom = bible.canonical["Tom Hale"]
+    assert one.index("The stranger") in {o for o, n in bible.mentions(one) if n == tom}
+    two_tom = {o for o, n in bible.mentions(two) if n == tom}
+    assert two.index("The stranger") in two_tom and two.index("A pedlar") not in two_tom
