@@ -1,13 +1,17 @@
 """Where a text gives someone's name, and whom it names: "My name is Edmund Crake", "They call
-me Bess", "Davey," answering "What's your name?", "who introduced himself as Mr. Pollard", a boy
-named Davey, 她叫沈静秋, 大家都叫他七爷, 那个光头男孩叫狗蛋, and a name called to a newcomer ("Come
-down, Arthur!" to the boy in the tree).
+me Bess", "Davey," answering "What's your name?", "who introduced himself as Mr. Pollard", "his
+name, it turned out, was Amos Reed", a boy named Davey, a name read out and owned ("Mr. Owen
+Lark." - "That's me,"), 她叫沈静秋, 大家都叫他七爷, 那个光头男孩叫狗蛋, 我姓许，单名一个澄字, and a
+name called to a newcomer ("Come down, Arthur!" to the boy in the tree).
 
 A name so given is a person's, whatever its shape and however seldom the text repeats it. The
 one it names is the unnamed person the text brought in last before it, of the sex the naming
 tells (her, a boy, 她), or of the noun it names (那个光头男孩): the stranger who knocked at the
 door is Edmund Crake from the first shot he is in, so he keeps one face, his looks and his he.
-A naming is news only: a name the narration gave before is its holder's own.
+That person may have come in a chapter or two before and be met again by what they are (the
+fisherman, 那个满脸胡子的汉子); in a long book only someone more than "the man" or 那人 is carried
+so. A naming is news only: a name the narration gave before, in any chapter, is its holder's own;
+and whoever calls or reads a name out is not the one it names.
 """
 
 from __future__ import annotations
@@ -276,7 +280,7 @@ class _Chapter:
             again = mentioned(plain, lang, [person])
             met += [(o, j, person) for o, _ in again if o < first.get(person.name, len(plain))]
         met.sort(key=lambda f: f[0])
-        home = {p: j for _, j, p in met}
+        came_in = {p: j for _, j, p in met}
         back = referred_back(plain, lang, [(o, p) for o, _, p in met])  # then "said the stranger"
         names = {p.name for _, p in carried}
         found = [  # "The stranger smiled" after one of a chapter before was met again: that one
@@ -285,13 +289,14 @@ class _Chapter:
             else (o, h, p)
             for o, h, p in found
         ]
-        found += met + [(o, home[p], p) for o, p in back]
+        found += met + [(o, came_in[p], p) for o, p in back]
         by_offset: dict[int, tuple[int, Someone]] = {}
         for o, home, p in found:  # one brought in there is not met again there
             by_offset.setdefault(o, (home, p))
         return cls(plain, spans, [(o, home, p) for o, (home, p) in sorted(by_offset.items())])
 
     def spans_of(self, whose: dict[tuple[int, Someone], str], lang: str) -> list[tuple[int, int, str]]:
+        """(start, end, name) of each mention here of someone `whose` names."""
         raw = dict(someones(self.plain, lang))  # as each was written where it was brought in (a boy of about ten)
         out = []
         for offset, home, person in self.seen:
