@@ -90,6 +90,7 @@ PERSON_NOUNS: dict[str, dict[str, str | None]] = {
         ),
     },
 }
+_ZH_NOUNS_LONGEST = sorted(PERSON_NOUNS["zh"].items(), key=lambda item: -len(item[0]))  # 老头子 before 老头
 # Age-sex nouns: "the man" alone is anyone (a role needs an adjective: the old man).
 EN_BARE = frozenset("man woman boy girl gentleman lady fellow lad lass child youth person".split())
 ZH_BARE = frozenset("那人 男人 女人 汉子 妇人 女子 孩子 老人 年轻人 男子 小孩".split())  # anyone of an age or sex
@@ -157,7 +158,9 @@ def _word_gender(name: str, lang: str) -> str | None:
 def told_sex(words: str, lang: str) -> str | None:
     """The sex `words` say outright by their nouns for people (樵夫, 老妇; a tall girl), else None."""
     if lang == "zh":
-        female, male = bool(_ZH_FEMALE.search(words)), bool(_ZH_MALE.search(words))
+        ending = next((sex for noun, sex in _ZH_NOUNS_LONGEST if words.endswith(noun)), None)  # 一个老头
+        female = bool(_ZH_FEMALE.search(words)) or ending == "female"
+        male = bool(_ZH_MALE.search(words)) or ending == "male"
     else:
         said = {PERSON_NOUNS["en"].get(w) for w in re.findall(r"[a-z]+", words.lower())}
         female, male = "female" in said, "male" in said

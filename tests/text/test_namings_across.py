@@ -175,3 +175,13 @@ def test_the_stranger_of_every_chapter_is_one_person_and_not_the_newcomer() -> N
     assert one.index("The stranger") in {o for o, n in bible.mentions(one) if n == tom}
     two_tom = {o for o, n in bible.mentions(two) if n == tom}
     assert two.index("The stranger") in two_tom and two.index("A pedlar") not in two_tom
+
+
+def test_a_noun_for_a_man_tells_the_sex_of_the_one_it_names() -> None:
+    """一个老头 then 我姓韩，叫韩老栓: 老头 says a man, as 汉子 and 樵夫 do, and so 韩老栓 is one; a
+    different old man of a chapter before (一个卖糖葫芦的老头) is not him."""
+    one = "一个卖糖葫芦的老头在铺子门口歇脚，喝了一碗水就走了。"
+    two = "过了半个月，又来了一个老头，背着一捆柴。\n\n“我姓韩，叫韩老栓，是山那边的。”\n\n韩老栓把柴放下。"
+    bible = build_bible([one, two], "zh")
+    assert bible.by_name["韩老栓"].gender == "male"
+    assert "韩老栓" not in {name for _, name in bible.mentions(one)}
