@@ -105,6 +105,15 @@ _EN_SET_BESIDE = re.compile(rf"(?<=, )(?P<det>an?) {_EN_PERSON}(?=, {_EN_VERB}\b
 # Kin by whose they are, opening a clause and doing something (石头的娘躺在炕上; not 娘的病): the
 # kinship word is found first (the owner before 的 is read back from it: a scan is fast only so).
 _ZH_KIN_OF = re.compile(rf"的({'|'.join(sorted(ZH_KIN, key=len, reverse=True))})(?![的们])")
+_EN_KIN_OF = re.compile(rf"(?:’s|'s) (?:[a-z]+ )?(?:{'|'.join(sorted(EN_KIN_NOUNS, key=len, reverse=True))})\b")
+
+
+def kin_owner(text: str, end: int, lang: str) -> bool:
+    """Is the name ending at `end` said only as whose kin comes next (罗三娘的儿子虎子, Ada's grandson)?
+    Kin may come without the one they belong to."""
+    return (_ZH_KIN_OF if lang == "zh" else _EN_KIN_OF).match(text, end) is not None
+
+
 _ZH_OWNER = re.compile(r"(?:^|[，。！？；：”」\s])([\u4e00-\u9fff]{1,4})$")
 _ZH_SOMEONE = re.compile(
     rf"(?P<det>一[个位名]|个)(?P<adjs>[^，。！？、；：“”]{{0,8}}?的)?"

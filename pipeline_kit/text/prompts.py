@@ -19,6 +19,7 @@ from typing import Any
 from pipeline_kit.errors import BadInput
 from pipeline_kit.ornaments import without_ornaments
 from pipeline_kit.text.moments import (
+    kin_owner,
     MOMENT_SEP,
     Referent,
     Someone,
@@ -363,7 +364,7 @@ def named_subjects(
         if quote:
             out.append(text[quote[0] : quote[1]])
             at = quote[1]
-    names = [n for _, _, n in narrated] + spoken_to
+    names = [n for o, w, n in narrated if not kin_owner(text, o + len(w), lang)] + spoken_to
     staged_people = dict.fromkeys([*names, *(r for r in resolved if isinstance(r, str))])
     if plural:
         staged_people.update(dict.fromkeys(present))

@@ -349,3 +349,12 @@ def test_a_word_for_anyone_new_refers_back_to_the_one_just_brought_in() -> None:
     assert "戴草帽的汉子" in zh[1][2]["Characters"], zh[1]
     en = _shots("A man in a grey coat stood at the gate.\n\nMara looked at the stranger and frowned.", "en", EN_CAST)
     assert "a man in a grey coat" in en[1][2]["Characters"], en[1]
+
+
+def test_someone_named_only_as_whose_kin_acts_is_not_staged() -> None:
+    """秀兰的儿子跑进院子 and "Mara's brother rode up" show the son and the brother: 秀兰 and Mara are
+    only whose they are, and are not staged there; where they act too, they are."""
+    zh = _shots("秀兰的儿子跑进院子，喊了一声。\n\n秀兰的儿子坐下，秀兰给他倒水。", "zh", ZH_CAST)
+    assert "秀兰" not in zh[0][1] and "秀兰" in zh[1][1], zh
+    en = _shots("Mara's brother rode up the lane.\n\nMara's brother got down and Mara ran to him.", "en", EN_CAST)
+    assert "Mara" not in en[0][1] and "Mara" in en[1][1], en
