@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 
@@ -155,25 +155,22 @@ class Bible:
         """(start, end, canonical name) of each mention of a character in `text`; a shared alias
         goes to the holder named last before it, else first after it, else the most mentioned
         (worked out once per text: the split, its cast and its prompts ask for a chapter's)."""
-        if text not in self._spans_read:
-            self._spans_read[text] = self._spans(text)
-        return self._spans_read[text]
-
-    @cached_property
-    def _spans_read(self) -> dict[str, list[tuple[int, int, str]]]:
-        return {}
-
-    def _spans(self, text: str) -> list[tuple[int, int, str]]:
-        return sorted(self._own(text) + self.unnamed_spans(text))
+        return self._once("spans", text, lambda t: sorted(self._own(t) + self.unnamed_spans(t)))
 
     def _own(self, text: str) -> list[tuple[int, int, str]]:
         """The mentions of characters by their own names (see `spans`), once per text."""
-        if text not in self._own_read:
-            self._own_read[text] = self._names_resolved(text)
-        return self._own_read[text]
+        return self._once("own", text, self._names_resolved)
+
+    def _once(
+        self, what: str, text: str, read: Callable[[str], list[tuple[int, int, str]]]
+    ) -> list[tuple[int, int, str]]:
+        """`read(text)`, worked out once per text for each `what` (spans, own, unnamed)."""
+        if (what, text) not in self._read:
+            self._read[what, text] = read(text)
+        return self._read[what, text]
 
     @cached_property
-    def _own_read(self) -> dict[str, list[tuple[int, int, str]]]:
+    def _read(self) -> dict[tuple[str, str], list[tuple[int, int, str]]]:
         return {}
 
     def _names_resolved(self, text: str) -> list[tuple[int, int, str]]:
@@ -204,15 +201,11 @@ class Bible:
         are Crake's); a chapter of the book is read with the others, once."""
         if not self.characters:
             return []
-        if text not in self._unnamed_read:
+        if ("unnamed", text) not in self._read:
             texts = self.chapters if text in self.chapters else (text,)
             found = named_unnamed(texts, self.lang, [self._own(t) for t in texts], self.canonical)
-            self._unnamed_read.update(zip(texts, found))
-        return self._unnamed_read[text]
-
-    @cached_property
-    def _unnamed_read(self) -> dict[str, list[tuple[int, int, str]]]:
-        return {}
+            self._read.update({("unnamed", t): spans for t, spans in zip(texts, found)})
+        return self._read["unnamed", text]
 
     @cached_property
     def who(self) -> Who:
@@ -579,8 +572,7 @@ def _describe(bible: Bible, texts: Sequence[str], titles: Counter[tuple[str, str
         )
         out.append(replace(c, description=text, gender=gender))
     described = Bible(bible.lang, tuple(out), bible.places, bible.chapters)
-    described._spans_read.update(bible._spans_read)  # the same names and mentions: the same spans
-    described._unnamed_read.update(bible._unnamed_read)
+    described._read.update(bible._read)  # the same names and mentions: the same spans
     return described
 
 

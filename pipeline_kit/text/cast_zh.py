@@ -43,6 +43,7 @@ from pipeline_kit.text.zh_subjects import (
     clause_subjects,
     given_names,
     met_as_objects,
+    SHORT_TEXT,
     name_shaped,
     speakers,
 )
@@ -55,7 +56,7 @@ _NAME_CHAR = re.compile(rf"[{_NAME_CHARS}]")
 # One to three letters, none before (its first letter matched first: searched for letter by letter).
 _LATIN_RUN = re.compile(rf"[{_LATIN}](?<![{_LATIN}][{_LATIN}])[{_LATIN}]{{0,2}}(?![{_LATIN}])")
 MIN_SPEECHES = 3  # a speaker name must speak this often in the book ...
-SHORT_SPEECHES, SHORT_TEXT = 2, 40_000  # ... or this often in a short story
+SHORT_SPEECHES = 2  # ... or this often in a short story (zh_subjects.SHORT_TEXT)
 MIN_MENTIONS = 3  # a name found only by its letters must recur this often
 COMMON_WORD = 1000  # jieba's frequency of a word too common to be a given name (大伙 706, 水生 629)
 # A speech tag before a quotation: words that may lead the verb (又, 连忙, 大笑), the verb, a colon.

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from pipeline_kit.text.cast_roles import EN_BARE, EN_KIN_NOUNS, PERSON_NOUNS, ZH_KIN
+from pipeline_kit.text.cast_roles import EN_BARE, EN_KIN_NOUNS, EN_SPEECH, PERSON_NOUNS, ZH_KIN
 from pipeline_kit.text.names import _EN_TITLE
 
 CONTEXT = 600  # a leading pronoun may mean a person named this many characters before the shot
@@ -90,7 +90,7 @@ _EN_APPOSED = re.compile(r"\b(?:was|were|is|are)\b[^.;:!?“”\"]*,\s+$")
 _EN_MET = re.compile(
     r"\b(?:found|saw|noticed|spotted|met|discovered|passed|woke|[Tt]here (?:was|were)"
     r"|(?:[Tt]here )?(?:stood|sat|lay|came|walked|rode|ran|waited)"  # Behind the desk sat a fat old gentleman
-    r"|said|asked|called|cried|answered|replied"  # "Here," said a boy at the end of the table
+    rf"|{EN_SPEECH}|called"  # "Here," said a boy at the end of the table
     # Among the passengers who came down the gangway was a tall girl (no subject before the was)
     r"|(?<![\w,] )(?:Among|Amongst|In|On|At|Beside|Behind|Near|Under|Inside|Outside|Across|Beyond|Before)"
     r" (?:(?!\b(?:he|she|it|they|I|we|you|this|that)\b)[^.;:!?“”\"]){3,80}? (?:was|were))"

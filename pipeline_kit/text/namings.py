@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pipeline_kit.text.cast_roles import EN_BARE, PERSON_NOUNS, ZH_BARE
+from pipeline_kit.text.cast_roles import EN_BARE, EN_SPEECH, PERSON_NOUNS, ZH_BARE
 from pipeline_kit.text.moments import CONTEXT, ZH_CALLED, Someone, mentioned, referred_back, refers_back, someones
 from pipeline_kit.text.prompts import narration_only, unnamed_in
 from pipeline_kit.text.zh_dictionary import frequencies
@@ -146,9 +146,7 @@ def _en_namings(text: str) -> list[Naming]:
 
 
 # The tag after a quotation: ", said the stranger", " asked the old man".
-_EN_TAG_AFTER = re.compile(
-    r"[”\"],?\s+(?:said|asked|answered|replied|cried|called)\s+(?P<who>the (?:[a-z-]+ ){0,2}[a-z-]+)\b"
-)
+_EN_TAG_AFTER = re.compile(rf"[”\"],?\s+(?:{EN_SPEECH}|called)\s+(?P<who>the (?:[a-z-]+ ){{0,2}}[a-z-]+)\b")
 
 
 def role_namings(texts: Sequence[str], roles: dict[str, set[str]], names: Collection[str]) -> list[tuple[str, str]]:
@@ -354,7 +352,7 @@ def _named(naming: Naming, chapter: _Chapter, name: str) -> tuple[int, Someone] 
     return None
 
 
-_EN_SPEAKS = r"\s+(?:\w+ly\s+)?(?:said|says|called|cried|shouted|read|asked|answered|replied|whispered|began)\b"
+_EN_SPEAKS = rf"\s+(?:\w+ly\s+)?(?:{EN_SPEECH}|says|called|read|began)\b"  # the farmer read out
 
 
 def _speaks(plain: str, offset: int, person: Someone) -> bool:
